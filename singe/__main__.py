@@ -1,0 +1,3 @@
+from singe.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,100 @@
+"""The one exception family of singe.
+
+``SingeInputError`` and its subclasses are the user's mistakes (a bad file, a
+bad option): the CLI prints them as they are and exits with status 2.
+``SingeInternalError`` is our bug: it keeps its traceback.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class SingeError(Exception):
+    """Base of every error singe raises on purpose."""
+
+
+@dataclass(frozen=True)
+class Location:
+    """A place in an input file: 1-based line and column, with the line's text."""
+
+    file: str
+    line: int
+    column: int = 1
+    text: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}"
+
+    def excerpt(self) -> str:
+        """The offending line with a caret under the column."""
+        if not self.text:
+            return ""
+        shown = self.text.rstrip("\r\n").expandtabs(1)
+        caret = " " * max(self.column - 1, 0) + "^"
+        return f"    {shown}\n    {caret}"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One diagnosed mistake: where, what, and the likely cause."""
+
+    location: Location | None
+    message: str
+    hint: str = ""
+
+    def __str__(self) -> str:
+        head = f"{self.location}: error: {self.message}" if self.location else f"error: {self.message}"
+        parts = [head]
+        if self.location is not None and self.location.text:
+            parts.append(self.location.excerpt())
+        if self.hint:
+            parts.append(f"    hint: {self.hint}")
+        return "\n".join(parts)
+
+
+class SingeInputError(SingeError):
+    """The user's input is wrong; carries every problem found in one file."""
+
+    def __init__(self, problems: list[Problem] | Problem | str):
+        if isinstance(problems, str):
+            problems = [Problem(None, problems)]
+        elif isinstance(problems, Problem):
+            problems = [problems]
+        self.problems = list(problems)
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+    @property
+    def location(self) -> Location | None:
+        """Location of the first problem (the one a user reads first)."""
+        return self.problems[0].location if self.problems else None
+
+
+class MechanismSyntaxError(SingeInputError):
+    """A CHEMKIN, THERMO, TRANSPORT or QSS file does not follow its grammar."""
+
+
+class MechanismSemanticError(SingeInputError):
+    """The files parse but do not describe a consistent mechanism."""
+
+
+class OptionError(SingeInputError):
+    """A compiler or command-line option is invalid."""
+
+
+class SingeInternalError(SingeError):
+    """A broken invariant inside singe: a bug, not the user's fault."""
+
+
+class ProblemCollector:
+    """Collects the semantic problems of a file so they are reported together."""
+
+    def __init__(self) -> None:
+        self.problems: list[Problem] = []
+
+    def add(self, location: Location | None, message: str, hint: str = "") -> None:
+        self.problems.append(Problem(location, message, hint))
+
+    def raise_if_any(self, kind: type[SingeInputError] = MechanismSemanticError) -> None:
+        if self.problems:
+            raise kind(self.problems)

@@ -1,0 +1,78 @@
+"""Lexer and parser of QSSA/STIFF species lists (``*.qss``)."""
+
+from __future__ import annotations
+
+import ply.yacc
+
+from singe.errors import MechanismSyntaxError, Problem
+from singe.frontend.source import SourceText, Token
+from singe.frontend.syntax import QssFile
+from singe.frontend.transport import WordLexer
+
+
+class QssParser:
+    """PLY grammar of a QSSA/stiff species list: ``QSSA names END``, ``STIFF names END``."""
+
+    tokens = WordLexer.tokens
+
+    def __init__(self):
+        self.parser = ply.yacc.yacc(module=self, write_tables=False, debug=False)
+
+    def parse(self, source: SourceText) -> QssFile:
+        self.source = source
+        self.lexer = WordLexer(source)
+        sections = self.parser.parse(lexer=self.lexer)
+        qssa = [t for kind, names in sections if kind == "QSSA" for t in names]
+        stiff = [t for kind, names in sections if kind == "STIFF" for t in names]
+        return QssFile(source, tuple(qssa), tuple(stiff), tuple(kind for kind, _ in sections))
+
+    def _token(self, p, i) -> Token:
+        return Token(p[i], self.source.location_at(p.lexpos(i), p.lineno(i)))
+
+    def p_qss_file(self, p):
+        """qss_file : qss_file section
+                    | empty"""
+        p[0] = p[1] + [p[2]] if len(p) == 3 else []
+
+    def p_empty(self, p):
+        """empty :"""
+
+    def p_section(self, p):
+        """section : WORD names END NEWLINE"""
+        keyword = self._token(p, 1)
+        kind = keyword.text.upper()
+        if kind not in ("QSSA", "QSS", "STIFF"):
+            raise MechanismSyntaxError(Problem(keyword.location, f"unknown keyword {keyword.text!r}",
+                                               "a .qss file holds QSSA ... END and STIFF ... END sections"))
+        p[0] = ("STIFF" if kind == "STIFF" else "QSSA", p[2])
+
+    def p_names(self, p):
+        """names : names WORD
+                 | names NUMBER
+                 | names NEWLINE
+                 | empty"""
+        if len(p) == 2:
+            p[0] = []
+        elif p.slice[2].type != "NEWLINE":
+            p[0] = p[1] + [self._token(p, 2)]
+        else:
+            p[0] = p[1]
+
+    def p_error(self, tok):
+        if tok is None:
+            raise self.source.error(self.lexer.lexer.lineno - 1, 1, "the QSSA/STIFF section has no END")
+        location = self.lexer.location(tok)
+        raise MechanismSyntaxError(Problem(location, f"unexpected {tok.value!r}",
+                                           "a .qss file holds QSSA ... END and STIFF ... END sections, "
+                                           "each keyword on its own line"))
+
+
+_PARSER: QssParser | None = None
+
+
+def parse_qss(source: SourceText) -> QssFile:
+    """Parse a QSSA/STIFF species list (raises MechanismSyntaxError)."""
+    global _PARSER
+    if _PARSER is None:
+        _PARSER = QssParser()
+    return _PARSER.parse(source)

@@ -75,10 +75,9 @@ class ChemkinLexer(LexerBase):
 
     def t_ANY_WORD(self, t):
         r"[^\s!/]+"
-        if self.first_on_line(t):
-            keyword = section_keyword(t.value)
-            if keyword is not None:
-                return self._section(t, keyword)
+        keyword = section_keyword(t.value)
+        if keyword is not None and (keyword == "END" or self.first_on_line(t)):
+            return self._section(t, keyword)
         self._line_has_tokens = True
         if is_number(t.value):
             t.type = "NUMBER"

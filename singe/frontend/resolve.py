@@ -76,6 +76,7 @@ class _AuxData:
     """Auxiliary data of one reaction, gathered before building it."""
 
     duplicate: bool = False
+    invalid: set[str] = field(default_factory=set)  # keywords given with unreadable values
     params: dict[str, tuple[Token, list[float]]] = field(default_factory=dict)
     plog: list[tuple[Token, list[float]]] = field(default_factory=list)
     cheb: list[tuple[Token, list[float]]] = field(default_factory=list)
@@ -150,6 +151,7 @@ class ReactionBuilder:
     def _parameters(self, item: AuxItem, keyword: str, aux: _AuxData) -> None:
         numbers = self._numbers(item, keyword)
         if numbers is None:
+            aux.invalid.add(keyword)
             return
         if keyword == "PLOG":
             aux.plog.append((item.keyword, numbers))
@@ -244,6 +246,8 @@ class ReactionBuilder:
         """Which rate form the equation and its auxiliary data describe."""
         where = syntax.equation.location
         params = aux.params
+        if aux.invalid & {"LOW", "HIGH", "PLOG", "CHEB"}:
+            return None  # already reported
         if aux.plog:
             return "plog"
         if aux.cheb:

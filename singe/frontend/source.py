@@ -8,6 +8,7 @@ positions through ``location``.
 from __future__ import annotations
 
 import difflib
+import functools
 import pathlib
 import re
 from dataclasses import dataclass
@@ -70,7 +71,7 @@ class SourceText:
             text += "\n"
         return cls(path, text, first_line)
 
-    @property
+    @functools.cached_property
     def lines(self) -> list[str]:
         return self.text.split("\n")
 

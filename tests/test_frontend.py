@@ -173,7 +173,7 @@ def test_three_body_and_falloff_forms(features):
     assert features.reactions[8].falloff.params == (0.5, 100.0, 1000.0, 1.1, 0.2)
     activated = features.reactions[9]
     assert activated.kind == "chemically-activated"
-    assert activated.k_low.A == pytest.approx(1e15 * 1e-6) and activated.k_high.A == pytest.approx(1e12 * 1e-3)
+    assert activated.k_low.A == pytest.approx(1e15 * 1e-3) and activated.k_high.A == pytest.approx(1e12)
 
 
 def test_rev_dup_plog_cheb_lt(features):

@@ -195,52 +195,64 @@ class ReactionBuilder:
 
     # -- the reaction ------------------------------------------------------
 
+    @staticmethod
+    def _rate_orders(eq: Equation, aux: _AuxData) -> tuple[float, float]:
+        """Overall orders of the forward and reverse rates, for the units of A.
+
+        As CHEMKIN and Cantera: FORD/RORD exponents replace stoichiometric
+        ones, and ``+M`` counts once."""
+        forward = dict(eq.reactants)
+        forward.update({name: order for _, name, order in aux.orders})
+        reverse = dict(eq.products)
+        reverse.update({name: order for _, name, order in aux.reverse_orders})
+        extra = 1.0 if eq.third_body else 0.0
+        return sum(forward.values()) + extra, sum(reverse.values()) + extra
+
     def _reaction(self, syntax: ReactionSyntax, index: int, eq: Equation, aux: _AuxData,
                   units: Units) -> Reaction | None:
-        order = sum(nu for _, nu in eq.reactants)
-        reverse_order = sum(nu for _, nu in eq.products)
-        if eq.third_body:
-            order, reverse_order = order + 1, reverse_order + 1
         kind = self._kind(syntax, eq, aux)
         if kind is None:
             return None
-        line = Arrhenius(syntax.A.value, syntax.b.value, 0.0)
-        main_order = order + 1 if kind == "chemically-activated" else order
+        order, reverse_order = self._rate_orders(eq, aux)
 
         def arrhenius(values, rate_order, lt=None) -> Arrhenius:
             A, b, E = values
             lt_B, lt_C = lt if lt else (0.0, 0.0)
             return Arrhenius(units.pre_exponential(A, rate_order), b, units.activation(E), lt_B, lt_C)
 
-        lt = aux.params.get("LT", (None, None))[1]
-        rate = {"plog": lambda: self._plog(aux, units, order),
-                "chebyshev": lambda: self._chebyshev(aux, units, order)}.get(
-            kind, lambda: arrhenius((line.A, line.b, syntax.E.value), main_order, lt))()
+        if kind == "plog":
+            rate = self._plog(aux, units, order)
+        elif kind == "chebyshev":
+            rate = self._chebyshev(aux, units, order)
+        else:  # the main line; for chemical activation it is k0, in the reaction's own units
+            rate = arrhenius((syntax.A.value, syntax.b.value, syntax.E.value), order, aux.params.get("LT", (0, None))[1])
         if rate is None:
             return None
-        location = syntax.equation.location
-        reverse = None
-        if "REV" in aux.params:
-            values = aux.params["REV"][1]
-            rlt = aux.params.get("RLT", (None, None))[1]
-            if any(values) or rlt:
-                reverse = arrhenius(values, reverse_order, rlt)
-        reversible = eq.reversible and not ("REV" in aux.params and reverse is None)
-        if "REV" in aux.params and not eq.reversible:
-            self.problems.add(aux.params["REV"][0].location, "REV given for an irreversible (=>) reaction",
-                              "write the equation with = or <=>")
+        reverse = self._reverse(eq, aux, lambda values, lt: arrhenius(values, reverse_order, lt))
         return Reaction(
             index=index, equation=syntax.equation.text, reactants=eq.reactants, products=eq.products,
-            reversible=reversible, kind=kind, rate=rate, location=location,
+            reversible=eq.reversible and not ("REV" in aux.params and reverse is None),
+            kind=kind, rate=rate, location=syntax.equation.location,
             third_body=self._third_body(syntax, eq, aux),
             low=arrhenius(aux.params["LOW"][1], order + 1) if kind == "falloff" else None,
-            high=arrhenius(aux.params["HIGH"][1], order) if kind == "chemically-activated" else None,
+            high=arrhenius(aux.params["HIGH"][1], order - 1) if kind == "chemically-activated" else None,
             falloff=self._falloff(aux) if kind in ("falloff", "chemically-activated") else None,
             reverse_rate=reverse,
             orders=tuple((n, o) for _, n, o in aux.orders),
             reverse_orders=tuple((n, o) for _, n, o in aux.reverse_orders),
             duplicate=aux.duplicate,
         )
+
+    def _reverse(self, eq: Equation, aux: _AuxData, arrhenius) -> Arrhenius | None:
+        """The explicit REV rate (None when absent or REV/0 0 0/)."""
+        if "REV" not in aux.params:
+            return None
+        if not eq.reversible:
+            self.problems.add(aux.params["REV"][0].location, "REV given for an irreversible (=>) reaction",
+                              "write the equation with = or <=>")
+        values = aux.params["REV"][1]
+        rlt = aux.params.get("RLT", (None, None))[1]
+        return arrhenius(values, rlt) if any(values) or rlt else None
 
     def _kind(self, syntax: ReactionSyntax, eq: Equation, aux: _AuxData) -> str | None:
         """Which rate form the equation and its auxiliary data describe."""

@@ -11,6 +11,10 @@ from singe.bundled import bundled_names, resolve_mechanism
 from singe.errors import SingeInputError
 from singe.frontend import load_mechanism
 from singe.mechanism import Mechanism
+from singe.options import KERNELS, PLACEMENTS, TARGETS, CompileOptions
+
+TRANSPORT_KERNELS = ("viscosity", "diffusion")
+DUMPS = ("graph", "mapping", "schedule")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -20,6 +24,25 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"singe: error: {message}\n")
 
 
+def _weights(text: str) -> tuple[float, float, float]:
+    try:
+        values = tuple(float(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"weights must be three numbers like 1,0.5,1: {text!r}") from None
+    if len(values) != 3:
+        raise argparse.ArgumentTypeError(f"weights must be three numbers (flops,registers,locality): {text!r}")
+    return values  # type: ignore[return-value]
+
+
+def _kernels(text: str) -> list[str]:
+    names = [k.strip() for k in text.split(",") if k.strip()]
+    unknown = [k for k in names if k not in KERNELS]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"unknown kernel {', '.join(unknown) or text!r}: choose from "
+                                         f"{', '.join(KERNELS)}")
+    return names
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="singe", description="Compile a CHEMKIN mechanism into warp-specialized GPU kernels.")
     parser.add_argument("mechanism", help="CHEMKIN reaction file, or a bundled mechanism: "
@@ -27,6 +50,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--thermo", help="THERMO file (default: therm.dat beside the mechanism, or embedded)")
     parser.add_argument("--transport", help="TRANSPORT file (default: tran.dat beside the mechanism, or embedded)")
     parser.add_argument("--qss", help="QSSA/STIFF species list (default: <stem>.qss beside the mechanism)")
+    parser.add_argument("--kernels", type=_kernels, help="kernels to compile (default: every kernel the "
+                        "mechanism supports)")
+    parser.add_argument("--warps", type=int, default=8, help="warps per CTA (default 8)")
+    parser.add_argument("--ctas-per-sm", type=int, default=2, help="target CTAs per SM (default 2)")
+    parser.add_argument("--arch", choices=sorted(TARGETS), default="sm_90")
+    parser.add_argument("--weights", type=_weights, default=CompileOptions().weights,
+                        help="mapping weights flops,registers,locality (default 1,0.5,1)")
+    parser.add_argument("--placement", choices=PLACEMENTS, default="auto")
+    parser.add_argument("--dump", choices=DUMPS, help="print an intermediate representation")
     return parser
 
 
@@ -45,12 +77,38 @@ def describe(mech: Mechanism, seconds: float) -> str:
     return "\n".join(lines)
 
 
+def _default_kernels(mech: Mechanism) -> list[str]:
+    return list(TRANSPORT_KERNELS) if mech.has_transport else []
+
+
+def _compile_all(mech: Mechanism, args) -> None:
+    from singe.compiler import compile_kernel
+
+    options = CompileOptions(warps=args.warps, ctas_per_sm=args.ctas_per_sm, arch=args.arch,
+                             weights=args.weights, placement=args.placement)
+    for kernel in args.kernels or _default_kernels(mech):
+        if kernel not in TRANSPORT_KERNELS:
+            raise SingeInputError(f"the {kernel} kernel is not available yet")
+        start = time.perf_counter()
+        compiled = compile_kernel(mech, kernel, options=options)
+        seconds = time.perf_counter() - start
+        if args.dump:
+            ir = {"graph": compiled.graph, "mapping": compiled.mapping, "schedule": compiled.programs}[args.dump]
+            print(ir)
+            continue
+        print(f"{compiled.summary()} (compiled in {seconds:.2f} s)")
+        for warning in compiled.programs.warnings:
+            print(f"  warning: {warning}")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         start = time.perf_counter()
         mech = load_mechanism(resolve_mechanism(args.mechanism), args.thermo, args.transport, args.qss)
-        print(describe(mech, time.perf_counter() - start))
+        if not args.dump:
+            print(describe(mech, time.perf_counter() - start))
+        _compile_all(mech, args)
     except SingeInputError as error:
         print(error, file=sys.stderr)
         return 2

@@ -225,9 +225,11 @@ class Species:
     location: Location | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Mechanism:
     """A complete mechanism, the input of every kernel.
+
+    Compared and hashed by identity (caches keyed on a mechanism stay cheap).
 
     ``qss_species`` are treated by the quasi-steady-state approximation and
     are not part of the kernels' state; ``stiff_species`` get dynamic

@@ -1,0 +1,93 @@
+"""The driver: a list of stage calls, keeping every IR (paper Figure 8).
+
+    graph    = build_graph(mechanism, kernel)        # kernels
+    mapping  = map_graph(graph, options)             # mapping (§4.1)
+    programs = schedule(mapping)                     # scheduling (§4.2)
+
+``CompiledKernel`` holds them all; ``simulate`` runs the warp programs in the
+warp simulator on SI inputs.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+
+from singe.kernels import build_graph
+from singe.kernels.ir import DataflowGraph
+from singe.mapping import Mapping, map_graph
+from singe.mechanism import Mechanism
+from singe.options import CompileOptions
+from singe.programs import WarpPrograms
+from singe.schedule import schedule
+
+
+@dataclass(frozen=True)
+class CompiledKernel:
+    """A kernel of a mechanism compiled with some options, with every IR."""
+
+    mechanism: Mechanism
+    kernel: str
+    options: CompileOptions
+    graph: DataflowGraph
+    mapping: Mapping
+    programs: WarpPrograms
+
+    def verify(self) -> None:
+        """Check every IR's invariants (graph, mapping, the barrier proof of the programs)."""
+        self.graph.verify()
+        self.mapping.verify()
+        self.programs.verify()
+
+    def simulation_inputs(self, T, P, Y) -> tuple[dict[str, np.ndarray], int]:
+        """Global-memory arrays of the kernel's inputs: T [K] (n,), P [Pa] (n,),
+        Y (n_transported, n) mass fractions."""
+        Y = np.atleast_2d(np.asarray(Y, dtype=float))
+        n_species = len(self.mechanism.transported_species)
+        if Y.shape[0] != n_species:
+            raise ValueError(f"Y must have shape (n_transported={n_species}, n), got {Y.shape}")
+        n = Y.shape[1]
+        T = np.broadcast_to(np.asarray(T, dtype=float), (n,))
+        P = np.broadcast_to(np.asarray(P, dtype=float), (n,))
+        return {"temperature": T[None, :], "pressure": P[None, :], "mass_fractions": Y}, n
+
+    def run(self, T, P, Y, **simulator_options):
+        """The full ``SimulationResult`` (outputs, per-warp counts, hazards)."""
+        from singe.sim import simulate
+
+        inputs, n = self.simulation_inputs(T, P, Y)
+        return simulate(self.programs, inputs, n, **simulator_options)
+
+    def simulate(self, T, P, Y, **simulator_options) -> np.ndarray:
+        """The kernel's outputs in SI: viscosity (n,) [Pa s]; diffusion
+        (n_transported, n) [m^2/s]."""
+        outputs = self.run(T, P, Y, **simulator_options).outputs
+        if self.kernel == "viscosity":
+            return outputs["viscosity"][0]
+        return outputs[self.kernel]
+
+    @functools.cached_property
+    def counts(self):
+        """Per-warp instruction, memory and barrier counts for one slab (data independent)."""
+        n = len(self.mechanism.transported_species)
+        Y = np.full((n, 32), 1.0 / n)
+        return self.run(np.full(32, 1200.0), np.full(32, 101325.0), Y).counts
+
+    def summary(self) -> str:
+        programs = self.programs
+        return (f"{self.mechanism.name} {self.kernel}: {programs.warps} warps, "
+                f"{len(self.graph.operations)} operations, {len(programs.sync_points)} sync points on "
+                f"{len(programs.barrier_ids)} barrier ids (limit {programs.barrier_limit}), "
+                f"{programs.shared_bytes} B shared, ~{max(programs.registers)} registers")
+
+
+def compile_kernel(mech: Mechanism, kernel: str, warps: int = 8, **options) -> CompiledKernel:
+    """Compile ``kernel`` of ``mech`` for ``warps`` warps; ``options`` are the
+    fields of ``CompileOptions`` (ctas_per_sm, arch, weights, placement ...)."""
+    config = options.pop("options", None) or CompileOptions(warps=warps, **options)
+    graph = build_graph(mech, kernel)
+    mapping = map_graph(graph, config)
+    programs = schedule(mapping)
+    return CompiledKernel(mech, kernel, config, graph, mapping, programs)

@@ -1,0 +1,25 @@
+"""Kernels: a ``Mechanism`` -> one ``DataflowGraph`` per kernel (paper §3)."""
+
+from __future__ import annotations
+
+import functools
+
+from singe.errors import OptionError, SingeInputError
+from singe.kernels.ir import DataflowGraph
+from singe.mechanism import Mechanism
+
+
+@functools.lru_cache(maxsize=32)
+def build_graph(mech: Mechanism, kernel: str) -> DataflowGraph:
+    """The dataflow graph of ``kernel`` ('viscosity', 'diffusion') for ``mech``."""
+    from singe.kernels import transport
+
+    builders = {"viscosity": transport.viscosity_graph, "diffusion": transport.diffusion_graph}
+    if kernel not in builders:
+        raise OptionError(f"unknown kernel {kernel!r}: choose from {', '.join(builders)}")
+    if len(mech.transported_species) < 2:
+        raise SingeInputError(f"{mech.name}: the {kernel} kernel needs at least two transported species")
+    return builders[kernel](mech)
+
+
+__all__ = ["build_graph", "DataflowGraph"]

@@ -1,0 +1,273 @@
+"""Computation and data mapping (paper §4.1).
+
+``map_graph`` assigns every operation to a warp with a greedy algorithm
+(most expensive operation first, each where a weighted cost of FLOP balance,
+register balance and cross-warp traffic is lowest), splits associative sums
+into per-warp partial sums, and decides where each value crossing warps
+lives: its own shared-memory slot ('store') or the producer's registers,
+exchanged through reused slots when needed ('buffer').
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from singe.errors import SingeInternalError
+from singe.kernels.ir import DataflowGraph, Instr, Operation, Reg
+from singe.options import CompileOptions
+from singe.programs import WARP_SIZE
+
+SLOT_BYTES = WARP_SIZE * 8
+
+
+@dataclass(frozen=True)
+class Mapping:
+    """Operations on warps and values in memories.
+
+    ``graph`` is the input graph with reductions split into per-warp partial
+    sums; ``warp_of`` covers every non-replicated operation of it;
+    ``placement`` maps each graph value to 'register' (used only on the warp
+    that makes it, or made by a replicated operation), 'store' or 'buffer'.
+    """
+
+    graph: DataflowGraph
+    options: CompileOptions
+    warp_of: dict[str, int]
+    placement: dict[str, str]
+    mode: str
+    shared_budget_slots: int
+    info: dict = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def warps(self) -> int:
+        return self.options.warps
+
+    def flops_per_warp(self) -> list[int]:
+        flops = [0] * self.warps
+        for op in self.graph.operations:
+            if not op.replicated:
+                flops[self.warp_of[op.name]] += op.flops
+        return flops
+
+    def consuming_warps(self, value: str) -> set[int]:
+        return {self.warp_of[c] for c in self.graph.consumers().get(value, []) if c in self.warp_of}
+
+    def verify(self) -> None:
+        self.graph.verify()
+        for op in self.graph.operations:
+            if op.replicated != (op.name not in self.warp_of):
+                raise SingeInternalError(f"{op.name}: replicated operations are unmapped, others mapped")
+        for name, warp in self.warp_of.items():
+            if not 0 <= warp < self.warps:
+                raise SingeInternalError(f"{name} mapped to warp {warp} of {self.warps}")
+        producers = self.graph.producers()
+        for value, producer in producers.items():
+            where = self.placement.get(value)
+            if where not in ("register", "store", "buffer"):
+                raise SingeInternalError(f"value {value} has no placement")
+            crosses = producer in self.warp_of and self.consuming_warps(value) - {self.warp_of[producer]}
+            if where == "register" and crosses:
+                raise SingeInternalError(f"value {value} is read on other warps but placed in a register")
+
+    def __str__(self) -> str:
+        flops = self.flops_per_warp()
+        shared = sum(1 for p in self.placement.values() if p == "store")
+        lines = [f"mapping {self.graph.kernel} of {self.graph.mechanism} onto {self.warps} warps "
+                 f"(weights {self.options.weights}, placement {self.mode}: {shared} stored values, "
+                 f"shared budget {self.shared_budget_slots} slots)"]
+        for warp in range(self.warps):
+            names = [op.name for op in self.graph.operations if self.warp_of.get(op.name) == warp]
+            lines.append(f"warp {warp}: {flops[warp]} flops, {len(names)} ops: {' '.join(names)}")
+        return "\n".join(lines)
+
+
+# -- warp assignment ----------------------------------------------------------
+
+def _affinities(graph: DataflowGraph) -> dict[str, dict[str, float]]:
+    """How much each pair of operations gains from sharing a warp: 1 per data
+    edge, 1/(terms-1) per pair of terms of one reduction."""
+    producers = graph.producers()
+    weights: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    by_name = graph.by_name
+    for op in graph.operations:
+        if op.replicated:
+            continue
+        sources = [producers[v] for v in op.inputs if not by_name[producers[v]].replicated]
+        for source in sources:
+            weights[op.name][source] += 1.0
+            weights[source][op.name] += 1.0
+        if op.reduction and len(sources) > 1:
+            share = 1.0 / (len(sources) - 1)
+            for a in sources:
+                for b in sources:
+                    if a != b:
+                        weights[a][b] += share
+    return weights
+
+
+def assign_warps(graph: DataflowGraph, options: CompileOptions) -> dict[str, int]:
+    """Greedy assignment: most FLOPs first, each to the warp of lowest cost.
+
+    cost = w_f * excess(flops) + w_r * excess(values) + w_l * remote affinity,
+    where excess(x) = max(x_after / mean - 1, 0) penalizes a warp only past its
+    fair share, and the remote affinity is the fraction of the operation's
+    affinity (data edges, shared reductions) with operations already on
+    other warps.  Ties go to the least loaded warp, so with no locality to
+    gain the operations spread evenly, and with locality they fill warps in
+    contiguous blocks (adjacent diffusion columns share rows).
+    """
+    warps = options.warps
+    w_flops, w_regs, w_local = options.weights
+    ops = [op for op in graph.operations if not op.replicated]
+    position = {op.name: i for i, op in enumerate(ops)}
+    mean_flops = max(sum(op.flops for op in ops) / warps, 1.0)
+    mean_values = max(sum(len(op.outputs) for op in ops) / warps, 1.0)
+    affinity = _affinities(graph)
+    flops = [0] * warps
+    values = [0] * warps
+    warp_of: dict[str, int] = {}
+    for op in sorted(ops, key=lambda o: (-o.flops, position[o.name])):
+        near = affinity.get(op.name, {})
+        total = sum(near.values()) or 1.0
+
+        def cost(warp: int) -> tuple[float, int, int]:
+            remote = sum(a for other, a in near.items() if other in warp_of and warp_of[other] != warp)
+            value = (w_flops * max((flops[warp] + op.flops) / mean_flops - 1.0, 0.0)
+                     + w_regs * max((values[warp] + len(op.outputs)) / mean_values - 1.0, 0.0)
+                     + w_local * remote / total)
+            return round(value, 12), flops[warp], warp
+
+        best = min(range(warps), key=cost)
+        warp_of[op.name] = best
+        flops[best] += op.flops
+        values[best] += len(op.outputs)
+    return warp_of
+
+
+# -- per-warp partial sums ----------------------------------------------------
+
+def split_reductions(graph: DataflowGraph, warp_of: dict[str, int]) -> tuple[DataflowGraph, dict[str, int]]:
+    """Rewrite each reduction so that every warp adds the terms it makes into
+    one running partial sum (inside the producing operations, in graph order),
+    and the reduction adds the per-warp partials."""
+    producers = graph.producers()
+    consumers = graph.consumers()
+    ops = {op.name: op for op in graph.operations}
+    order = [op.name for op in graph.operations]
+    appended: dict[str, list[Instr]] = defaultdict(list)
+    extra_inputs: dict[str, list[str]] = defaultdict(list)
+    extra_outputs: dict[str, list[str]] = defaultdict(list)
+    dropped: dict[str, set[str]] = defaultdict(set)
+    new_reductions: dict[str, Operation] = {}
+    for reduction in (op for op in graph.operations if op.reduction):
+        partials = []
+        by_warp: dict[int, list[str]] = defaultdict(list)
+        for term in sorted(reduction.inputs, key=lambda v: order.index(producers[v])):
+            by_warp[warp_of[producers[term]]].append(term)
+        for warp, terms in sorted(by_warp.items()):
+            previous = None
+            for step, term in enumerate(terms):
+                producer = producers[term]
+                name = f"{reduction.outputs[0]}@w{warp}.{step}"
+                if previous is None:
+                    appended[producer].append(Instr("mov", name, (Reg(term),)))
+                else:
+                    appended[producer].append(Instr("add", name, (Reg(previous), Reg(term))))
+                    extra_inputs[producer].append(previous)
+                extra_outputs[producer].append(name)
+                if consumers[term] == [reduction.name]:
+                    dropped[producer].add(term)
+                previous = name
+            partials.append(previous)
+        new_reductions[reduction.name] = _sum_operation(reduction, partials)
+    rewritten = []
+    for op in graph.operations:
+        if op.name in new_reductions:
+            rewritten.append(new_reductions[op.name])
+            continue
+        if op.name not in appended:
+            rewritten.append(op)
+            continue
+        inputs = op.inputs + tuple(extra_inputs[op.name])
+        outputs = tuple(v for v in op.outputs if v not in dropped[op.name]) + tuple(extra_outputs[op.name])
+        rewritten.append(Operation(op.name, op.kind, _insert_after_definitions(op.instrs, appended[op.name]),
+                                   inputs, outputs, op.replicated, False))
+    lowered = DataflowGraph(graph.kernel, graph.mechanism, tuple(rewritten), graph.n_species, graph.info)
+    return lowered, dict(warp_of)
+
+
+def _insert_after_definitions(instrs: tuple[Instr, ...], additions: list[Instr]) -> tuple[Instr, ...]:
+    """Place each accumulation right after the instruction that computes its term
+    (so terms do not stay live to the end of the operation)."""
+    after: dict[str, list[Instr]] = defaultdict(list)
+    for addition in additions:
+        after[addition.srcs[-1].name].append(addition)
+    result = []
+    for instr in instrs:
+        result.append(instr)
+        result.extend(after.pop(instr.dst, []))
+    for remaining in after.values():  # terms that are inputs of the operation
+        result.extend(remaining)
+    return tuple(result)
+
+
+def _sum_operation(reduction: Operation, partials: list[str]) -> Operation:
+    """The reduction over per-warp partials (a plain sum, no longer splittable)."""
+    output = reduction.outputs[0]
+    instrs = []
+    total = partials[0]
+    for i, partial in enumerate(partials[1:], 1):
+        name = output if i == len(partials) - 1 else f"{output}.s{i}"
+        instrs.append(Instr("add", name, (Reg(total), Reg(partial))))
+        total = name
+    if len(partials) == 1:
+        instrs.append(Instr("mov", output, (Reg(total),)))
+    return Operation(reduction.name, reduction.kind, tuple(instrs), tuple(partials), (output,))
+
+
+# -- data placement -----------------------------------------------------------
+
+def _cross_values(graph: DataflowGraph, warp_of: dict[str, int]) -> dict[str, set[int]]:
+    """Values read on a warp other than their producer's -> the warps reading them."""
+    producers = graph.producers()
+    result = {}
+    for value, readers in graph.consumers().items():
+        producer = producers[value]
+        if producer not in warp_of:
+            continue
+        warps = {warp_of[r] for r in readers if r in warp_of}
+        if warps - {warp_of[producer]}:
+            result[value] = warps
+    return result
+
+
+def place_values(graph: DataflowGraph, warp_of: dict[str, int], options: CompileOptions,
+                 budget_slots: int) -> tuple[dict[str, str], str]:
+    """Placement of every value and the mode chosen."""
+    cross = _cross_values(graph, warp_of)
+    widely_read = {v for v, readers in cross.items() if len(readers) >= max(3, options.warps // 4)}
+    mode = options.placement
+    if mode == "auto":
+        if len(cross) <= budget_slots:
+            mode = "store"
+        elif len(widely_read) + options.warps <= budget_slots:
+            mode = "mixed"
+        else:
+            mode = "buffer"
+    placement = {v: "register" for v in graph.producers()}
+    for value in cross:
+        if mode == "store" or (mode == "mixed" and value in widely_read):
+            placement[value] = "store"
+        else:
+            placement[value] = "buffer"
+    return placement, mode
+
+
+def map_graph(graph: DataflowGraph, options: CompileOptions) -> Mapping:
+    """Assign operations to warps, split reductions, place values."""
+    warp_of = assign_warps(graph, options)
+    lowered, warp_of = split_reductions(graph, warp_of)
+    budget = options.target.shared_budget(options.ctas_per_sm) // SLOT_BYTES
+    placement, mode = place_values(lowered, warp_of, options, budget)
+    return Mapping(lowered, options, warp_of, placement, mode, budget)

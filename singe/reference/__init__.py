@@ -1,0 +1,1 @@
+"""Reference physics in numpy: the definition every kernel is checked against."""

@@ -1,0 +1,400 @@
+"""Named-barrier placement and scheduling (paper §4.2).
+
+Operations are taken in one global order consistent with the data
+dependences (most critical first: longest remaining FLOP path).  Each warp's
+program is that order restricted to the warp, with the items communication
+needs appended *at the same point of the global order* for every warp
+involved: the producer's store and ``bar.arrive``, the consumer's
+``bar.sync`` and load.  Synchronization points are therefore numbered in one
+total order that every warp follows, so any warp count is deadlock-free
+(Theorem 1); arrivals happen as late as that order allows, so one barrier
+covers every value a warp has produced so far (grouping), and with
+``group_barriers`` every warp that will need those values joins the same
+barrier.
+
+Happens-before knowledge is tracked with vector clocks.  It decides when a
+consumer already knows a value is written (no new barrier), when a reused
+shared slot's readers are done (write-after-read barriers), and when a named
+barrier id can be reused: every participant of the new point must know that
+every participant of the id's previous point has reached it, so barrier
+generations never mix.  When no id is free, every warp meets at
+``bar.sync 0`` and all ids become free.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from singe.errors import SingeInternalError
+from singe.kernels.ir import DataflowGraph, Operation
+from singe.mapping import Mapping
+from singe.programs import (Arrive, Compute, FullSync, SharedLoad, SharedStore, Sync, SyncPoint, WarpProgram,
+                            WarpPrograms)
+
+REGISTER_OVERHEAD = 24  # indices, pointers, lane and warp id, loop counter
+
+
+def global_order(graph: DataflowGraph, warp_of: dict[str, int]) -> list[Operation]:
+    """Mapped operations in a topological order, longest remaining path first."""
+    producers = graph.producers()
+    by_name = graph.by_name
+    ops = [op for op in graph.operations if op.name in warp_of]
+    successors: dict[str, set[str]] = defaultdict(set)
+    predecessors: dict[str, set[str]] = defaultdict(set)
+    for op in ops:
+        for value in op.inputs:
+            source = producers[value]
+            if source in warp_of:
+                successors[source].add(op.name)
+                predecessors[op.name].add(source)
+    level: dict[str, float] = {}
+    for op in reversed(graph.topological_order()):
+        if op.name in warp_of:
+            level[op.name] = op.flops + max((level[s] for s in successors[op.name]), default=0)
+    index = {op.name: i for i, op in enumerate(ops)}
+    waiting = {op.name: len(predecessors[op.name]) for op in ops}
+    ready = [op.name for op in ops if waiting[op.name] == 0]
+    order = []
+    while ready:
+        ready.sort(key=lambda n: (-level[n], index[n]))
+        name = ready.pop(0)
+        order.append(by_name[name])
+        for user in successors[name]:
+            waiting[user] -= 1
+            if waiting[user] == 0:
+                ready.append(user)
+    if len(order) != len(ops):
+        raise SingeInternalError("mapped graph has a cycle")
+    return order
+
+
+@dataclass
+class _Slot:
+    """What a shared slot holds and who touched it (item positions)."""
+
+    value: str | None = None
+    writer: tuple[int, int] | None = None
+    readers: list[tuple[int, int]] = field(default_factory=list)
+
+
+@dataclass
+class _Point:
+    """A placed synchronization point with each participant's item position."""
+
+    point: SyncPoint
+    positions: dict[int, int]
+
+
+class _Scheduler:
+    """Builds the warp programs by walking the global order once."""
+
+    def __init__(self, mapping: Mapping):
+        self.mapping = mapping
+        self.graph = mapping.graph
+        self.warps = mapping.warps
+        self.warp_of = mapping.warp_of
+        self.placement = mapping.placement
+        self.producers = self.graph.producers()
+        self.ops = self.graph.by_name
+        self.programs: list[list] = [[] for _ in range(self.warps)]
+        self.clock = [[0] * self.warps for _ in range(self.warps)]
+        self.in_registers: list[set[str]] = [set() for _ in range(self.warps)]
+        self.slots: list[_Slot] = []
+        self.slot_of: dict[str, int] = {}
+        self.points: list[_Point] = []
+        self.last_on_id: dict[int, _Point] = {}
+        self.limit = mapping.options.barrier_limit
+        self.budget = mapping.shared_budget_slots
+        self.pending: list[Counter] = [Counter() for _ in range(self.warps)]
+        self.full_syncs = 0
+
+    # -- knowledge ---------------------------------------------------------
+
+    def _append(self, warp: int, item) -> int:
+        position = len(self.programs[warp])
+        self.programs[warp].append(item)
+        self.clock[warp][warp] = position + 1
+        return position
+
+    def knows(self, warp: int, other: int, position: int) -> bool:
+        """Has ``warp`` seen item ``position`` of ``other`` happen?"""
+        return warp == other or self.clock[warp][other] > position
+
+    # -- synchronization -----------------------------------------------------
+
+    def synchronize(self, arrivers: set[int], syncers: set[int], values: list[str]) -> None:
+        """Append one synchronization point: arrivers arrive, syncers wait."""
+        arrivers = arrivers - syncers
+        participants = sorted(arrivers | syncers)
+        barrier_id = self._barrier_id(participants)
+        point = SyncPoint(len(self.points), barrier_id, tuple(sorted(arrivers)), tuple(sorted(syncers)),
+                          tuple(dict.fromkeys(values)))
+        positions = {}
+        for warp in sorted(arrivers):
+            positions[warp] = self._append(warp, Arrive(barrier_id, point.threads, point.number, point.values))
+        for warp in sorted(syncers):
+            positions[warp] = self._append(warp, Sync(barrier_id, point.threads, point.number, point.values))
+        joined = [max(self.clock[w][x] for w in participants) for x in range(self.warps)]
+        for warp in syncers:
+            self.clock[warp] = [max(a, b) for a, b in zip(self.clock[warp], joined)]
+        placed = _Point(point, positions)
+        self.points.append(placed)
+        self.last_on_id[barrier_id] = placed
+
+    def _barrier_id(self, participants: list[int]) -> int:
+        """A named barrier id whose previous point every participant knows complete."""
+        free = [i for i in range(1, self.limit) if i not in self.last_on_id]
+        if free:
+            return free[0]
+        reusable = [i for i, placed in self.last_on_id.items()
+                    if all(self.knows(w, x, pos) for w in participants for x, pos in placed.positions.items())]
+        if reusable:
+            return min(reusable, key=lambda i: self.last_on_id[i].point.number)
+        self.full_sync("every named barrier id is in use")
+        return 1
+
+    def full_sync(self, reason: str) -> None:
+        """Every warp meets at bar.sync 0; afterwards all know everything."""
+        for warp in range(self.warps):
+            self._append(warp, FullSync(reason))
+        joined = [max(self.clock[w][x] for w in range(self.warps)) for x in range(self.warps)]
+        self.clock = [list(joined) for _ in range(self.warps)]
+        self.last_on_id.clear()
+        self.full_syncs += 1
+
+    # -- shared memory ---------------------------------------------------------
+
+    def _allocate(self, warp: int) -> int:
+        """A slot ``warp`` may write now (a write-after-read barrier if needed)."""
+        free = [s for s, slot in enumerate(self.slots) if slot.value is None]
+        safe = [s for s in free if self._slot_known(warp, s)]
+        if safe:
+            return safe[0]
+        if len(self.slots) < self.budget:
+            self.slots.append(_Slot())
+            return len(self.slots) - 1
+        if not free:
+            free = [self._evict()]
+        slot = free[0]
+        self._order_before_write(warp, slot)
+        return slot
+
+    def _slot_known(self, warp: int, slot: int) -> bool:
+        state = self.slots[slot]
+        touches = state.readers + ([state.writer] if state.writer else [])
+        return all(self.knows(warp, w, pos) for w, pos in touches)
+
+    def _order_before_write(self, warp: int, slot: int) -> None:
+        state = self.slots[slot]
+        touches = state.readers + ([state.writer] if state.writer else [])
+        unknown = {w for w, pos in touches if not self.knows(warp, w, pos)}
+        if unknown:
+            self.synchronize(unknown, {warp}, [f"reads of slot {slot}"])
+
+    def _evict(self) -> int:
+        """Free the buffered value whose remaining readers are fewest (it can be stored again)."""
+        candidates = [s for s, slot in enumerate(self.slots)
+                      if slot.value is not None and self.placement.get(slot.value) == "buffer"]
+        if not candidates:
+            raise SingeInternalError(f"{self.budget} shared slots cannot hold the stored values of "
+                                     f"{self.graph.kernel}: use placement 'buffer' or fewer CTAs per SM")
+        slot = min(candidates, key=lambda s: sum(p[self.slots[s].value] for p in self.pending))
+        del self.slot_of[self.slots[slot].value]
+        self.slots[slot].value = None
+        return slot
+
+    def store(self, warp: int, value: str) -> None:
+        slot = self._allocate(warp)
+        position = self._append(warp, SharedStore(value, slot))
+        self.slots[slot] = _Slot(value, (warp, position), [])
+        self.slot_of[value] = slot
+
+    def load(self, warp: int, value: str) -> None:
+        slot = self.slot_of[value]
+        position = self._append(warp, SharedLoad(value, slot))
+        self.slots[slot].readers.append((warp, position))
+        self.pending[warp][value] -= 1
+        if self.placement[value] == "buffer" and not any(p[value] for p in self.pending):
+            self.slots[slot].value = None
+            del self.slot_of[value]
+
+    # -- the walk ----------------------------------------------------------
+
+    def run(self, order: list[Operation]) -> None:
+        for op in order:
+            warp = self.warp_of[op.name]
+            for value in self._shared_inputs(op, warp):
+                self.pending[warp][value] += 1
+        for op in order:
+            self.schedule(op)
+        self.full_sync("end of slab: the next slab reuses shared memory and barriers")
+
+    def _shared_inputs(self, op: Operation, warp: int) -> list[str]:
+        """Inputs of ``op`` that reach ``warp`` through shared memory."""
+        result = []
+        for value in op.inputs:
+            producer = self.producers[value]
+            if producer not in self.warp_of:
+                continue  # replicated: recomputed locally
+            if self.placement[value] == "store" or self.warp_of[producer] != warp:
+                result.append(value)
+        return result
+
+    def schedule(self, op: Operation) -> None:
+        warp = self.warp_of[op.name]
+        self._replicated_inputs(op, warp)
+        shared = self._shared_inputs(op, warp)
+        for value in shared:
+            if value not in self.slot_of:
+                self.store(self.warp_of[self.producers[value]], value)
+        self._wait_for(warp, shared)
+        for value in shared:
+            self.load(warp, value)
+        self._append(warp, Compute(op))
+        self.in_registers[warp].update(op.outputs)
+        for value in op.outputs:
+            if self.placement.get(value) == "store":
+                self.store(warp, value)
+
+    def _replicated_inputs(self, op: Operation, warp: int) -> None:
+        for value in op.inputs:
+            producer = self.ops[self.producers[value]]
+            if producer.replicated and value not in self.in_registers[warp]:
+                self._replicated_inputs(producer, warp)
+                self._append(warp, Compute(producer))
+                self.in_registers[warp].update(producer.outputs)
+
+    def _unknown_writers(self, warp: int, values) -> dict[int, list[str]]:
+        """Writers of ``values`` whose stores ``warp`` has not seen -> those values."""
+        result: dict[int, list[str]] = defaultdict(list)
+        for value in values:
+            slot = self.slot_of.get(value)
+            if slot is None:
+                continue
+            writer, position = self.slots[slot].writer
+            if not self.knows(warp, writer, position):
+                result[writer].append(value)
+        return result
+
+    def _wait_for(self, warp: int, values: list[str]) -> None:
+        writers = self._unknown_writers(warp, values)
+        if not writers:
+            return
+        arrivers, syncers = set(writers), {warp}
+        ordered = [v for vs in writers.values() for v in vs]
+        if self.mapping.options.group_barriers:
+            for other in range(self.warps):
+                needed = [v for v in self.pending[other] if self.pending[other][v] > 0]
+                theirs = self._unknown_writers(other, needed)
+                if other != warp and set(theirs) & arrivers:
+                    syncers.add(other)
+                    for writer, vs in theirs.items():
+                        arrivers.add(writer)
+                        ordered.extend(vs)
+        self.synchronize(arrivers, syncers, ordered)
+
+
+def _register_estimate(program: list, consts: int) -> int:
+    """Registers per thread: peak live doubles (2 registers each) by backward
+    liveness, the warp's striped constants and a fixed overhead.
+
+    Codegen reads a value loaded from shared memory where the operation right
+    after the load uses it, and stores an output to shared memory where it is
+    computed; such values (dead outside that operation) are not live across
+    the operation."""
+    streamed_stores = _streamed_stores(program)
+    live: set[str] = set()
+    peak = 0
+    for i in range(len(program) - 1, -1, -1):
+        item = program[i]
+        if isinstance(item, Compute):
+            outputs = set(item.op.outputs)
+            streamed_out = {v for v in outputs if v not in live}
+            streamed_in = {v for v in _loads_before(program, i) if v not in live}
+            inputs = set(item.op.inputs) - streamed_in
+            extra = min(len(streamed_in), 1) + min(len(streamed_out), 1)
+            peak = max(peak, len(live | outputs - streamed_out | inputs) + item.op.temporaries + extra)
+            live = (live - outputs) | inputs
+        elif i not in streamed_stores:
+            live = (live - set(_writes(item))) | set(_reads(item))
+            peak = max(peak, len(live))
+    return REGISTER_OVERHEAD + 2 * peak + 2 * -(-consts // 32)
+
+
+def _streamed_stores(program: list) -> set[int]:
+    """Positions of stores of a value right after the Compute that makes it,
+    when this warp never reads that register copy again (later uses reload it)."""
+    streamed = set()
+    producer = None
+    for i, item in enumerate(program):
+        if isinstance(item, Compute):
+            producer = i
+        elif isinstance(item, SharedStore) and producer is not None:
+            if item.value in program[producer].op.outputs and not _read_again(program, producer, item.value):
+                streamed.add(i)
+        else:
+            producer = None
+    return streamed
+
+
+def _read_again(program: list, made_at: int, value: str) -> bool:
+    """Does a Compute after ``made_at`` read ``value`` before it is loaded anew?"""
+    for item in program[made_at + 1:]:
+        if isinstance(item, SharedLoad) and item.value == value:
+            return False
+        if isinstance(item, Compute) and value in item.op.inputs:
+            return True
+    return False
+
+
+def _loads_before(program: list, i: int) -> set[str]:
+    """Values loaded by the run of SharedLoads right before item ``i``."""
+    values = set()
+    j = i - 1
+    while j >= 0 and isinstance(program[j], SharedLoad):
+        values.add(program[j].value)
+        j -= 1
+    return values
+
+
+def _reads(item) -> list[str]:
+    if isinstance(item, Compute):
+        return list(item.op.inputs)
+    if isinstance(item, SharedStore):
+        return [item.value]
+    return []
+
+
+def _writes(item) -> list[str]:
+    if isinstance(item, Compute):
+        return list(item.op.outputs)
+    if isinstance(item, SharedLoad):
+        return [item.value]
+    return []
+
+
+def schedule(mapping: Mapping) -> WarpPrograms:
+    """Warp programs for a mapped graph (see the module docstring)."""
+    scheduler = _Scheduler(mapping)
+    scheduler.run(global_order(mapping.graph, mapping.warp_of))
+    options = mapping.options
+    budget = options.target.register_budget(32 * options.warps, options.ctas_per_sm)
+    registers = []
+    for program in scheduler.programs:
+        consts = len({c for item in program if isinstance(item, Compute) for c in item.op.constants})
+        registers.append(_register_estimate(program, consts))
+    over = [w for w, r in enumerate(registers) if r > budget]
+    warnings = []
+    if over:
+        warnings.append(f"{len(over)} of {mapping.warps} warps need up to ~{max(registers)} registers per thread, "
+                        f"{budget} available at {options.ctas_per_sm} CTAs per SM: registers will spill")
+    programs = WarpPrograms(
+        kernel=mapping.graph.kernel, mechanism=mapping.graph.mechanism, warps=mapping.warps,
+        programs=tuple(WarpProgram(w, tuple(p)) for w, p in enumerate(scheduler.programs)),
+        sync_points=tuple(placed.point for placed in scheduler.points),
+        shared_slots=len(scheduler.slots), barrier_limit=scheduler.limit,
+        registers=tuple(registers), warnings=tuple(warnings),
+        info={"full_syncs": scheduler.full_syncs, "register_budget": budget, "placement": mapping.mode},
+    )
+    return programs

@@ -50,9 +50,6 @@ class Mapping:
                 flops[self.warp_of[op.name]] += op.flops
         return flops
 
-    def consuming_warps(self, value: str) -> set[int]:
-        return {self.warp_of[c] for c in self.graph.consumers().get(value, []) if c in self.warp_of}
-
     def verify(self) -> None:
         self.graph.verify()
         for op in self.graph.operations:
@@ -62,11 +59,13 @@ class Mapping:
             if not 0 <= warp < self.warps:
                 raise SingeInternalError(f"{name} mapped to warp {warp} of {self.warps}")
         producers = self.graph.producers()
+        consumers = self.graph.consumers()
         for value, producer in producers.items():
             where = self.placement.get(value)
             if where not in ("register", "store", "buffer"):
                 raise SingeInternalError(f"value {value} has no placement")
-            crosses = producer in self.warp_of and self.consuming_warps(value) - {self.warp_of[producer]}
+            readers = {self.warp_of[c] for c in consumers.get(value, []) if c in self.warp_of}
+            crosses = producer in self.warp_of and readers - {self.warp_of[producer]}
             if where == "register" and crosses:
                 raise SingeInternalError(f"value {value} is read on other warps but placed in a register")
 

@@ -363,14 +363,11 @@ def big_programs(warps: int = 8, items: int = 250, instrs: int = 75) -> WarpProg
     return make_programs(programs, points, slots=warps)
 
 
-def test_speed_4096_points():
+def test_large_program_runs_every_item():
+    """Every item of a 2000-item program runs once (speed: autotune/bench_compiler.py)."""
     programs = big_programs()
     n_items = sum(len(p.items) for p in programs.programs)
     n_instrs = sum(len(op.instrs) for p in programs.programs for op in p.computes())
     assert n_items >= 2000 and n_instrs >= 30000
-    start = time.perf_counter()
     result = simulate(programs, {"temperature": temperatures(4096)}, 4096, schedule="random")
-    elapsed = time.perf_counter() - start
     assert result.steps == n_items
-    assert elapsed < 5.0, f"{elapsed:.2f} s"
-    print(f"{4096 * n_instrs / elapsed:.3g} point-instructions/s ({elapsed:.2f} s)")

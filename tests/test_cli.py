@@ -1,0 +1,53 @@
+"""The singe command: summaries, IR dumps, one-line errors with status 2."""
+
+from __future__ import annotations
+
+import pytest
+
+from singe.cli import main
+from singe.compiler import compile_kernel
+from singe.errors import OptionError
+from conftest import load
+
+
+def test_compiles_transport_kernels_of_a_bundled_mechanism(capsys):
+    assert main(["h2o2", "--warps", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "h2o2 viscosity: 3 warps" in out and "h2o2 diffusion: 3 warps" in out
+
+
+@pytest.mark.parametrize("dump, marker", [("graph", "graph viscosity of h2o2"),
+                                          ("mapping", "mapping viscosity of h2o2 onto 2 warps"),
+                                          ("schedule", "warp programs viscosity of h2o2: 2 warps")])
+def test_dump(capsys, dump, marker):
+    assert main(["h2o2", "--warps", "2", "--kernels", "viscosity", "--dump", dump]) == 0
+    assert marker in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["h2o2", "--warps", "33"], "--warps must be an integer from 1 to 32"),
+    (["h2o2", "--kernels", "chem"], "unknown kernel"),
+    (["h2o2", "--weights", "1,2"], "weights must be three numbers"),
+    (["h2o2", "--arch", "sm_70"], "invalid choice"),
+])
+def test_bad_options_one_line_status_2(capsys, argv, message):
+    try:
+        status = main(argv)
+    except SystemExit as exit_:
+        status = exit_.code
+    assert status == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_compile_kernel_options_are_validated():
+    with pytest.raises(OptionError, match="placement"):
+        compile_kernel(load("h2o2"), "viscosity", warps=2, placement="everywhere")
+
+
+def test_counts_are_reported_per_warp():
+    compiled = compile_kernel(load("h2o2"), "viscosity", warps=2)
+    counts = compiled.counts
+    assert len(counts) == 2
+    assert sum(c["dfma"] for c in counts) > 0 and sum(c["sync"] + c["arrive"] for c in counts) > 0
+    assert sum(c["global_store"] for c in counts) == 1  # one viscosity per point

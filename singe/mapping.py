@@ -19,6 +19,7 @@ from singe.options import CompileOptions
 from singe.programs import WARP_SIZE
 
 SLOT_BYTES = WARP_SIZE * 8
+CHAINS_IN_REGISTERS = 4  # running partial sums per warp kept in registers before they move to shared memory
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,7 @@ class Mapping:
     placement: dict[str, str]
     mode: str
     shared_budget_slots: int
+    chains: dict[str, str] = field(default_factory=dict)
     info: dict = field(default_factory=dict, compare=False, hash=False)
 
     @property
@@ -62,7 +64,7 @@ class Mapping:
         consumers = self.graph.consumers()
         for value, producer in producers.items():
             where = self.placement.get(value)
-            if where not in ("register", "store", "buffer"):
+            if where not in ("register", "store", "buffer", "accumulate"):
                 raise SingeInternalError(f"value {value} has no placement")
             readers = {self.warp_of[c] for c in consumers.get(value, []) if c in self.warp_of}
             crosses = producer in self.warp_of and readers - {self.warp_of[producer]}
@@ -146,10 +148,11 @@ def assign_warps(graph: DataflowGraph, options: CompileOptions) -> dict[str, int
 
 # -- per-warp partial sums ----------------------------------------------------
 
-def split_reductions(graph: DataflowGraph, warp_of: dict[str, int]) -> tuple[DataflowGraph, dict[str, int]]:
+def split_reductions(graph: DataflowGraph, warp_of: dict[str, int]) -> tuple[DataflowGraph, dict[str, str]]:
     """Rewrite each reduction so that every warp adds the terms it makes into
     one running partial sum (inside the producing operations, in graph order),
-    and the reduction adds the per-warp partials."""
+    and the reduction adds the per-warp partials.  Returns the new graph and
+    the chain (reduction@warp) of every running partial."""
     producers = graph.producers()
     consumers = graph.consumers()
     ops = {op.name: op for op in graph.operations}
@@ -159,6 +162,7 @@ def split_reductions(graph: DataflowGraph, warp_of: dict[str, int]) -> tuple[Dat
     extra_outputs: dict[str, list[str]] = defaultdict(list)
     dropped: dict[str, set[str]] = defaultdict(set)
     new_reductions: dict[str, Operation] = {}
+    chains: dict[str, str] = {}
     for reduction in (op for op in graph.operations if op.reduction):
         partials = []
         by_warp: dict[int, list[str]] = defaultdict(list)
@@ -175,6 +179,7 @@ def split_reductions(graph: DataflowGraph, warp_of: dict[str, int]) -> tuple[Dat
                     appended[producer].append(Instr("add", name, (Reg(previous), Reg(term))))
                     extra_inputs[producer].append(previous)
                 extra_outputs[producer].append(name)
+                chains[name] = f"{reduction.outputs[0]}@w{warp}"
                 if consumers[term] == [reduction.name]:
                     dropped[producer].add(term)
                 previous = name
@@ -193,7 +198,7 @@ def split_reductions(graph: DataflowGraph, warp_of: dict[str, int]) -> tuple[Dat
         rewritten.append(Operation(op.name, op.kind, _insert_after_definitions(op.instrs, appended[op.name]),
                                    inputs, outputs, op.replicated, False))
     lowered = DataflowGraph(graph.kernel, graph.mechanism, tuple(rewritten), graph.n_species, graph.info)
-    return lowered, dict(warp_of)
+    return lowered, chains
 
 
 def _insert_after_definitions(instrs: tuple[Instr, ...], additions: list[Instr]) -> tuple[Instr, ...]:
@@ -241,10 +246,22 @@ def _cross_values(graph: DataflowGraph, warp_of: dict[str, int]) -> dict[str, se
     return result
 
 
-def place_values(graph: DataflowGraph, warp_of: dict[str, int], options: CompileOptions,
-                 budget_slots: int) -> tuple[dict[str, str], str]:
-    """Placement of every value and the mode chosen."""
+def place_values(graph: DataflowGraph, warp_of: dict[str, int], options: CompileOptions, budget_slots: int,
+                 chains: dict[str, str]) -> tuple[dict[str, str], str]:
+    """Placement of every value and the mode chosen.
+
+    When warps keep running partial sums of many reductions at once (the
+    rows of the diffusion matrix), each (reduction, warp) sum is accumulated
+    in a shared slot of its own ('accumulate') instead of a register, as the
+    paper does, if shared memory allows."""
     cross = _cross_values(graph, warp_of)
+    placement = {v: "register" for v in graph.producers()}
+    n_chains = len(set(chains.values()))
+    if n_chains > CHAINS_IN_REGISTERS * options.warps and options.placement != "buffer" and \
+            n_chains + len(set(cross) - set(chains)) <= budget_slots:
+        placement.update({v: "accumulate" for v in chains})
+        cross = {v: r for v, r in cross.items() if v not in chains}
+        budget_slots -= n_chains
     widely_read = {v for v, readers in cross.items() if len(readers) >= max(3, options.warps // 4)}
     mode = options.placement
     if mode == "auto":
@@ -254,7 +271,6 @@ def place_values(graph: DataflowGraph, warp_of: dict[str, int], options: Compile
             mode = "mixed"
         else:
             mode = "buffer"
-    placement = {v: "register" for v in graph.producers()}
     for value in cross:
         if mode == "store" or (mode == "mixed" and value in widely_read):
             placement[value] = "store"
@@ -266,7 +282,7 @@ def place_values(graph: DataflowGraph, warp_of: dict[str, int], options: Compile
 def map_graph(graph: DataflowGraph, options: CompileOptions) -> Mapping:
     """Assign operations to warps, split reductions, place values."""
     warp_of = assign_warps(graph, options)
-    lowered, warp_of = split_reductions(graph, warp_of)
+    lowered, chains = split_reductions(graph, warp_of)
     budget = options.target.shared_budget(options.ctas_per_sm) // SLOT_BYTES
-    placement, mode = place_values(lowered, warp_of, options, budget)
-    return Mapping(lowered, options, warp_of, placement, mode, budget)
+    placement, mode = place_values(lowered, warp_of, options, budget, chains)
+    return Mapping(lowered, options, warp_of, placement, mode, budget, chains)

@@ -108,6 +108,7 @@ class _Scheduler:
         self.budget = mapping.shared_budget_slots
         self.pending: list[Counter] = [Counter() for _ in range(self.warps)]
         self.full_syncs = 0
+        self.chain_slot: dict[str, int] = {}
 
     # -- knowledge ---------------------------------------------------------
 
@@ -205,7 +206,14 @@ class _Scheduler:
         return slot
 
     def store(self, warp: int, value: str) -> None:
-        slot = self._allocate(warp)
+        chain = self.mapping.chains.get(value) if self.placement[value] == "accumulate" else None
+        if chain is not None and chain in self.chain_slot:
+            slot = self.chain_slot[chain]  # the running sum is updated in place
+            self._order_before_write(warp, slot)
+        else:
+            slot = self._allocate(warp)
+            if chain is not None:
+                self.chain_slot[chain] = slot
         position = self._append(warp, SharedStore(value, slot))
         self.slots[slot] = _Slot(value, (warp, position), [])
         self.slot_of[value] = slot
@@ -237,7 +245,7 @@ class _Scheduler:
             producer = self.producers[value]
             if producer not in self.warp_of:
                 continue  # replicated: recomputed locally
-            if self.placement[value] == "store" or self.warp_of[producer] != warp:
+            if self.placement[value] in ("store", "accumulate") or self.warp_of[producer] != warp:
                 result.append(value)
         return result
 
@@ -254,7 +262,7 @@ class _Scheduler:
         self._append(warp, Compute(op))
         self.in_registers[warp].update(op.outputs)
         for value in op.outputs:
-            if self.placement.get(value) == "store":
+            if self.placement.get(value) in ("store", "accumulate"):
                 self.store(warp, value)
 
     def _replicated_inputs(self, op: Operation, warp: int) -> None:

@@ -37,31 +37,33 @@ def pressure_op() -> Operation:
     return _op(b, "pressure", "point", [], ["P"], replicated=True)
 
 
-def mole_fractions_op(weights: np.ndarray, mean_weight: bool) -> Operation:
-    """x_k = max((Y_k/M_k) / sum_j Y_j/M_j, 1e-20) for all species, and the
-    mean molecular weight of the unclamped mixture when asked.
+def mixture_ops(weights: np.ndarray) -> list[Operation]:
+    """1 / sum_j Y_j/M_j and the mean molecular weight sum_j Y_j / sum_j Y_j/M_j
+    [kg/kmol] of the unclamped mixture, as two reductions over per-species
+    terms (spread over the warps like any reduction) and one operation
+    finishing them."""
+    ops = []
+    for k, w in enumerate(weights):
+        b = InstrBuilder(f"mol{k}")
+        Y = b.load("mass_fractions", k, dst=f"y{k}")
+        b.emit("mul", Y, Const(1.0 / w), dst=f"moles{k}")
+        ops.append(_op(b, f"moles_{k}", "species", [], [f"y{k}", f"moles{k}"]))
+    ops.append(reduction_op("moles_sum", [f"moles{k}" for k in range(len(weights))], "total_moles"))
+    ops.append(reduction_op("mass_sum", [f"y{k}" for k in range(len(weights))], "total_mass"))
+    b = InstrBuilder("mix")
+    b.emit("rcp", Reg("total_moles"), dst="inverse_moles")
+    b.emit("mul", Reg("total_mass"), Reg("inverse_moles"), dst="mean_weight")
+    ops.append(_op(b, "mixture", "mixture", ["total_moles", "total_mass"], ["inverse_moles", "mean_weight"]))
+    return ops
 
-    Two passes over the mass fractions (the second load hits the cache), so
-    no more than a few values are live at once."""
-    b = InstrBuilder("mf")
-    total = None
-    for k, w in enumerate(weights):
-        moles = b.emit("mul", b.load("mass_fractions", k), Const(1.0 / w))
-        total = moles if total is None else b.emit("add", total, moles)
-    inverse = b.emit("rcp", total)
-    outputs = []
-    mean = None
-    for k, w in enumerate(weights):
-        moles = b.emit("mul", b.load("mass_fractions", k), Const(1.0 / w))
-        x = b.emit("mul", moles, inverse)
-        if mean_weight:
-            mean = b.emit("mul", x, Const(float(w))) if mean is None else b.emit("fma", x, Const(float(w)), mean)
-        b.emit("max", x, Imm(TINY), dst=f"x{k}")
-        outputs.append(f"x{k}")
-    if mean_weight:
-        b.emit("mov", mean, dst="mean_weight")
-        outputs.append("mean_weight")
-    return _op(b, "mole_fractions", "mixture", [], outputs)
+
+def mole_fraction_op(k: int, weight: float) -> Operation:
+    """x_k = max((Y_k/M_k) / sum_j Y_j/M_j, 1e-20) (Y_k is loaded again: a cache hit)."""
+    b = InstrBuilder(f"mf{k}")
+    moles = b.emit("mul", b.load("mass_fractions", k), Const(1.0 / weight))
+    x = b.emit("mul", moles, Reg("inverse_moles"))
+    b.emit("max", x, Imm(TINY), dst=f"x{k}")
+    return _op(b, f"mole_fraction_{k}", "species", ["inverse_moles"], [f"x{k}"])
 
 
 def reduction_op(name: str, terms: list[str], output: str) -> Operation:
@@ -79,42 +81,47 @@ def reduction_op(name: str, terms: list[str], output: str) -> Operation:
 
 # -- viscosity ---------------------------------------------------------------
 
-def species_log_viscosity_op(k: int, coefficients) -> Operation:
+def scaled_log_viscosity_op(k: int, coefficients, weight: float) -> Operation:
+    """g_k = ln(eta_k)/2 - ln(M_k)/4, the fit's cubic in ln T with its
+    coefficients halved and the weight folded into the constant term.
+
+    With it the Wilke ratio of every pair needs no constant of its own:
+    sqrt(eta_k/eta_j) (M_j/M_k)^(1/4) = exp(g_k - g_j)."""
     b = InstrBuilder(f"lnv{k}")
-    b.polynomial(coefficients, Reg("lnT"), dst=f"lnvis{k}")
-    return _op(b, f"log_viscosity_{k}", "species", ["lnT"], [f"lnvis{k}"])
+    scaled = [0.5 * float(c) for c in coefficients]
+    scaled[0] -= 0.25 * math.log(weight)
+    b.polynomial(scaled, Reg("lnT"), dst=f"g{k}")
+    return _op(b, f"log_viscosity_{k}", "species", ["lnT"], [f"g{k}"])
 
 
 def wilke_op(k: int, weights: np.ndarray) -> Operation:
-    """term_k = x_k eta_k / sum_j x_j Phi_kj, in log space:
-    Phi_kj = (1 + exp(ln eta_k/2 - ln eta_j/2 + ln(M_j/M_k)/4))^2 / sqrt(8 (1 + M_k/M_j))."""
+    """term_k = x_k eta_k / sum_j x_j Phi_kj in log space, with
+    Phi_kj = (1 + exp(g_k - g_j))^2 / sqrt(8 (1 + M_k/M_j)) (one constant per
+    pair) and eta_k = exp(2 g_k + ln(M_k)/2)."""
     n = len(weights)
     b = InstrBuilder(f"wk{k}")
-    half = b.emit("mul", Reg(f"lnvis{k}"), Imm(0.5))
-    denominator: Reg = Reg(f"x{k}")  # Phi_kk = 1
-    for j in range(n):
-        if j == k:
-            continue
-        shift = b.emit("add", half, Const(0.25 * math.log(weights[j] / weights[k])))
-        ratio = b.emit("exp", b.emit("fma", Reg(f"lnvis{j}"), Imm(-0.5), shift))
+    denominator = None
+    for j in range(n):  # j == k included (Phi_kk = 1 exactly): every outer species has the same code
+        ratio = b.emit("exp", b.emit("sub", Reg(f"g{k}"), Reg(f"g{j}")))
         one_plus = b.emit("add", ratio, Imm(1.0))
         scaled = b.emit("mul", b.emit("mul", one_plus, one_plus),
                         Const(1.0 / math.sqrt(8.0 * (1.0 + weights[k] / weights[j]))))
-        denominator = b.emit("fma", scaled, Reg(f"x{j}"), denominator)
-    eta = b.emit("exp", Reg(f"lnvis{k}"))
+        denominator = b.emit("mul", scaled, Reg(f"x{j}")) if denominator is None else \
+            b.emit("fma", scaled, Reg(f"x{j}"), denominator)
+    eta = b.emit("exp", b.emit("fma", Reg(f"g{k}"), Imm(2.0), Const(0.5 * math.log(weights[k]))))
     b.emit("div", b.emit("mul", Reg(f"x{k}"), eta), denominator, dst=f"term{k}")
-    inputs = [f"x{j}" for j in range(n)] + [f"lnvis{j}" for j in range(n)]
+    inputs = [f"x{j}" for j in range(n)] + [f"g{j}" for j in range(n)]
     return _op(b, f"wilke_{k}", "species", inputs, [f"term{k}"])
 
 
 def viscosity_graph(mech: Mechanism) -> DataflowGraph:
-    """Per-species ln eta_k, one Wilke operation per outer species, a reduction, the write."""
+    """Per-species scaled ln eta_k, one Wilke operation per outer species, a reduction, the write."""
     fits = fit_transport(mech)
     index = mech.transported_indices
     weights = mech.molecular_weights[index]
     n = len(index)
-    ops = [temperature_op(), mole_fractions_op(weights, mean_weight=False)]
-    ops += [species_log_viscosity_op(k, fits.viscosity[i]) for k, i in enumerate(index)]
+    ops = [temperature_op()] + mixture_ops(weights) + [mole_fraction_op(k, w) for k, w in enumerate(weights)]
+    ops += [scaled_log_viscosity_op(k, fits.viscosity[i], w) for k, (i, w) in enumerate(zip(index, weights))]
     ops += [wilke_op(k, weights) for k in range(n)]
     ops.append(reduction_op("viscosity_sum", [f"term{k}" for k in range(n)], "mixture_viscosity"))
     write = InstrBuilder("wv")
@@ -138,12 +145,18 @@ def diffusion_columns(n: int) -> list[list[int]]:
 
 def diffusion_column_op(c: int, rows: list[int], coefficients: np.ndarray) -> Operation:
     """1/D_rc = P exp(-fit_rc(ln T)) for each row r of column c; the column
-    sum sum_r x_r / D_rc and one row term x_c / D_rc per row."""
+    sum sum_r x_r / D_rc and one row term x_c / D_rc per row.  The pairs are
+    chained (see below): warps, not instruction-level parallelism, hide the
+    latency of a warp-specialized kernel."""
     b = InstrBuilder(f"dc{c}")
     column_sum: Reg | None = None
     outputs = []
     for r in rows:
         exponent = b.polynomial([-float(a) for a in coefficients[r]], Reg("lnT"))
+        if column_sum is not None:
+            # 0 * (running column sum): makes each pair wait for the previous one, so ptxas
+            # does not evaluate every exponential of the column at once (register pressure)
+            exponent = b.emit("fma", column_sum, Imm(0.0), exponent)
         inverse = b.emit("mul", b.emit("exp", exponent), Reg("P"))
         column_sum = b.emit("mul", inverse, Reg(f"x{r}")) if column_sum is None else \
             b.emit("fma", inverse, Reg(f"x{r}"), column_sum)
@@ -174,7 +187,8 @@ def diffusion_graph(mech: Mechanism) -> DataflowGraph:
     n = len(index)
     coefficients = fits.diffusion[np.ix_(index, index)]
     columns = diffusion_columns(n)
-    ops = [temperature_op(), pressure_op(), mole_fractions_op(weights, mean_weight=True)]
+    ops = [temperature_op(), pressure_op()] + mixture_ops(weights)
+    ops += [mole_fraction_op(k, w) for k, w in enumerate(weights)]
     ops += [diffusion_column_op(c, rows, coefficients[:, c]) for c, rows in enumerate(columns)]
     terms: dict[int, list[str]] = {k: ([f"colsum{k}"] if columns[k] else []) for k in range(n)}
     for c, rows in enumerate(columns):

@@ -1,0 +1,205 @@
+"""Code generation: warp programs -> CUDA text through Jinja templates (paper §5).
+
+``generate`` renders the warp-specialized kernel of a ``CompiledKernel``;
+``generate_baseline`` the data-parallel kernel (one thread per point) of the
+same graph.  Python decides everything; the templates in the top-level
+``templates/`` folder (``singe/templates`` in an installed wheel) only lay
+the pieces out.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import tempfile
+from dataclasses import dataclass, field
+
+import jinja2
+
+import singe
+from singe.codegen.overlay import OverlaidKernel, overlay
+from singe.codegen.render import EXPRESSIONS, global_address, literal
+from singe.errors import SingeInternalError
+from singe.kernels.ir import Const, DataflowGraph, Imm, INPUT_FIELDS, Reg
+
+_PACKAGE = pathlib.Path(__file__).resolve().parents[1]
+TEMPLATE_DIRS = [_PACKAGE.parent / "templates", _PACKAGE / "templates"]
+CONSTANTS_PER_LINE = 4
+BASELINE_THREADS = 128
+REGISTER_MARGIN = 30  # registers ptxas takes beyond the estimate (scheduling, addresses); measured on the paper kernels
+FIELD_DOCS = {
+    "temperature": "temperature [K], n_points values",
+    "pressure": "pressure [Pa], n_points values",
+    "mass_fractions": "mass fractions [-] of the species below, species-major",
+    "viscosity": "out: mixture viscosity [Pa s], n_points values",
+    "diffusion": "out: mixture-averaged diffusion coefficients [m^2/s] of the species below, species-major",
+}
+
+
+@dataclass(frozen=True)
+class GeneratedKernel:
+    """The text of one kernel's ``.cu`` and ``.h`` files."""
+
+    name: str
+    style: str  # 'warp-specialized' or 'baseline'
+    cu: str
+    header: str
+    info: dict = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def cu_name(self) -> str:
+        return f"{self.name}.cu"
+
+    @property
+    def header_name(self) -> str:
+        return f"{self.name}.h"
+
+    def write(self, directory: str | os.PathLike) -> list[pathlib.Path]:
+        """Write both files atomically (a temporary file renamed into place)."""
+        directory = pathlib.Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        written = []
+        for file_name, text in ((self.cu_name, self.cu), (self.header_name, self.header)):
+            target = directory / file_name
+            handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{file_name}.")
+            with os.fdopen(handle, "w") as out:
+                out.write(text)
+            os.replace(temporary, target)
+            written.append(target)
+        return written
+
+
+def environment() -> jinja2.Environment:
+    """The Jinja environment: strict about undefined names, whitespace-controlled."""
+    folders = [str(d) for d in TEMPLATE_DIRS if d.is_dir()]
+    if not folders:
+        raise SingeInternalError(f"no template folder among {TEMPLATE_DIRS}")
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(folders), undefined=jinja2.StrictUndefined,
+                              keep_trailing_newline=True, autoescape=False)
+
+
+def _fields(graph: DataflowGraph) -> tuple[list[str], list[str]]:
+    """Global input and output fields the graph touches, in a fixed order."""
+    loaded = {i.field for op in graph.operations for i in op.instrs if i.opcode == "ldg"}
+    stored = {i.field for op in graph.operations for i in op.instrs if i.opcode == "stg"}
+    return [f for f in INPUT_FIELDS if f in loaded], sorted(stored)
+
+
+def _parameters(graph: DataflowGraph) -> dict:
+    inputs, outputs = _fields(graph)
+    return {
+        "kernel_parameters": [f"const double *__restrict__ {f}" for f in inputs] +
+                             [f"double *__restrict__ {f}" for f in outputs],
+        "parameters": [f"const double *{f}" for f in inputs] + [f"double *{f}" for f in outputs],
+        "arguments": inputs + outputs,
+        "argument_docs": [f"{f}: {FIELD_DOCS.get(f, f)}" for f in inputs + outputs],
+    }
+
+
+def _header(env, name: str, description: str, graph: DataflowGraph, species: list[str]) -> str:
+    return env.get_template("kernel.h.j2").render(
+        name=name, description=description, mechanism=graph.mechanism, version=singe.__version__,
+        species=species, guard=f"SINGE_{name.upper()}_H", **_parameters(graph))
+
+
+def _constant_lines(overlaid: OverlaidKernel, stripes: int) -> list[str]:
+    """The per-warp constant table in memory order: warp, stripe, lane."""
+    values = []
+    for table in overlaid.constants:
+        padded = table + [0.0] * (stripes * 32 - len(table))
+        values.extend(padded)
+    text = [literal(v) for v in values]
+    return [", ".join(text[i:i + CONSTANTS_PER_LINE]) + "," for i in range(0, len(text), CONSTANTS_PER_LINE)]
+
+
+def generate(compiled) -> GeneratedKernel:
+    """The warp-specialized CUDA kernel of a ``CompiledKernel``."""
+    programs = compiled.programs
+    options = compiled.options
+    overlaid = overlay(programs)
+    slots = len(overlaid.constants[0]) if overlaid.constants else 0
+    stripes = -(-slots // 32)
+    kept = register_stripes(programs, stripes)
+    name = f"{compiled.mechanism.name}_{compiled.kernel}".replace("-", "_")
+    env = environment()
+    spill = programs.warnings[0] if programs.warnings else ""
+    context = dict(
+        name=name, kernel=compiled.kernel, mechanism=compiled.mechanism.name, version=singe.__version__,
+        options_key=options.key(), warps=programs.warps, threads=programs.threads,
+        ctas_per_sm=options.ctas_per_sm, arch=options.arch, registers=max(programs.registers),
+        register_budget=programs.info["register_budget"], shared_bytes=programs.shared_bytes,
+        sync_points=len(programs.sync_points), barrier_ids=programs.barrier_ids, constant_slots=slots,
+        stripes=stripes, register_stripes=kept, spill_warning=spill, species=compiled.mechanism.transported_species,
+        header=f"{name}.h", constant_lines=_constant_lines(overlaid, stripes), index_rows=overlaid.index_rows,
+        shared_slots=programs.shared_slots, variables=[f"r{i}" for i in range(overlaid.variables)],
+        blocks=[_block_context(b) for b in overlaid.blocks], **_parameters(compiled.graph))
+    cu = env.get_template("warp_specialized.cu.j2").render(**context)
+    header = _header(env, name, f"warp-specialized {compiled.kernel} kernel", compiled.graph,
+                     compiled.mechanism.transported_species)
+    info = {"constant_slots": slots, "stripes": stripes, "register_stripes": kept, "variables": overlaid.variables,
+            "blocks": len(overlaid.blocks), "index_rows": len(overlaid.index_rows),
+            "shared_fraction": overlaid.shared_units / max(overlaid.total_units, 1)}
+    return GeneratedKernel(name, "warp-specialized", cu, header, info)
+
+
+def register_stripes(programs, stripes: int) -> int:
+    """How many stripes of constants stay in registers (the rest are read with
+    warp-uniform ``__ldg`` where used): as many as the register budget leaves
+    after the estimated live values, less a safety margin."""
+    budget = programs.info["register_budget"]
+    constants = max(-(-len(set(programs.constants(w))) // 32) for w in range(programs.warps))
+    others = max(programs.registers) - 2 * constants
+    return max(0, min(stripes, (budget - others - REGISTER_MARGIN) // 2))
+
+
+def _block_context(block) -> dict:
+    return {"kind": block.kind, "warps": list(block.warps), "mask": block.mask, "lines": block.lines,
+            "cases": sorted(block.cases.items())}
+
+
+# -- the data-parallel baseline -----------------------------------------------------------
+
+def _baseline_lines(graph: DataflowGraph) -> list[str]:
+    """Straight-line code of every operation, one thread per point, constants inline."""
+    lines = []
+    consumed = set(graph.consumers())
+    for op in graph.topological_order():
+        lines.extend(f"double v_{v};" for v in op.outputs if v in consumed)
+        lines.append(f"{{  // {op.name}")
+        temps: dict[str, str] = {}
+        for instr in op.instrs:
+            def operand(src) -> str:
+                if isinstance(src, (Imm, Const)):
+                    return literal(src.value)
+                return temps.get(src.name, f"v_{src.name}")
+            if instr.opcode == "stg":
+                lines.append(f"  {global_address(instr.field, str(instr.index))} = {operand(instr.srcs[0])};")
+                continue
+            if instr.opcode == "ldg":
+                expression = f"__ldg(&{global_address(instr.field, str(instr.index))})"
+            else:
+                expression = EXPRESSIONS[instr.opcode].format(*(operand(s) for s in instr.srcs))
+            temp = f"t{len(temps)}"
+            temps[instr.dst] = temp
+            lines.append(f"  const double {temp} = {expression};")
+            if instr.dst in op.outputs and instr.dst in consumed:
+                lines.append(f"  v_{instr.dst} = {temp};")
+        lines.append("}")
+    return lines
+
+
+def generate_baseline(compiled) -> GeneratedKernel:
+    """The data-parallel kernel of the same graph (the paper's comparison)."""
+    graph = compiled.graph
+    name = f"{compiled.mechanism.name}_{compiled.kernel}_baseline".replace("-", "_")
+    env = environment()
+    cu = env.get_template("baseline.cu.j2").render(
+        name=name, kernel=compiled.kernel, mechanism=compiled.mechanism.name, version=singe.__version__,
+        species=compiled.mechanism.transported_species, header=f"{name}.h", threads=BASELINE_THREADS,
+        lines=_baseline_lines(graph), **_parameters(graph))
+    header = _header(env, name, f"data-parallel {compiled.kernel} kernel", graph,
+                     compiled.mechanism.transported_species)
+    return GeneratedKernel(name, "baseline", cu, header, {"threads": BASELINE_THREADS})
+
+
+__all__ = ["GeneratedKernel", "generate", "generate_baseline", "environment", "Reg"]

@@ -1,0 +1,268 @@
+"""Overlaying the warps' programs into one kernel body (paper §5.1–5.3).
+
+All warps' unit lists are walked together.  At each step the warps whose
+next units render to the same text (up to constants, offsets and output
+variables) form groups; the largest group's unit is emitted once — as code
+for every warp when the group is all of them, behind a bit-mask test
+otherwise — and those warps advance.  When no two warps agree, every warp's
+next unit goes into a ``switch`` on the warp id (consecutive ones into the
+same switch, up to a length).
+
+Constants that differ between the warps of a group get one slot of the
+per-warp constant table (the same slot for every warp of the group, padded
+for the others); each warp's slots are striped across its 32 lanes and
+broadcast with ``__shfl_sync``.  Integer offsets that differ come from a
+per-warp index table (warp indexing).  Output variables are named so that a
+variable never holds two live values of one warp, which lets warps share
+variable names and code.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from singe.codegen.render import Shape, render_unit
+from singe.codegen.units import Unit, program_units
+from singe.errors import SingeInternalError
+from singe.programs import WarpPrograms
+
+SWITCH_UNITS = 12  # units per warp before a long divergent stretch gets a new switch
+MAX_INDEXED = 4  # differing offsets a unit may read from the index table and still be shared
+
+
+@dataclass
+class Block:
+    """A piece of the kernel body: ``lines`` for ``warps`` (all, or a mask),
+    or a switch with ``cases`` (warp -> lines)."""
+
+    kind: str  # 'all', 'mask' or 'switch'
+    warps: tuple[int, ...]
+    lines: list[str] = field(default_factory=list)
+    cases: dict[int, list[str]] = field(default_factory=dict)
+    units: int = 0
+
+    @property
+    def mask(self) -> str:
+        return f"0x{sum(1 << w for w in self.warps):08x}u"
+
+
+@dataclass
+class OverlaidKernel:
+    """The overlaid body and the tables it reads."""
+
+    blocks: list[Block]
+    constants: list[list[float]]  # per warp, per slot
+    index_rows: list[list[int]]  # per row, per warp
+    variables: int
+    shared_units: int = 0
+    total_units: int = 0
+
+
+class _Constants:
+    """Per-warp constant slots.
+
+    A constant of code shared by a group of warps needs one slot index that
+    is the same for all of them; warps outside the group keep that index for
+    constants of their own.  A group takes the first index past every
+    member's last used slot (members that are behind get padding), or reuses
+    a slot where every member already holds exactly its value.
+    """
+
+    def __init__(self, warps: int):
+        self.warps = warps
+        self.values: list[dict[int, float]] = [dict() for _ in range(warps)]  # warp -> slot -> value
+        self.where: list[dict[float, list[int]]] = [dict() for _ in range(warps)]  # warp -> value -> slots
+        self.high = [0] * warps
+
+    def slot(self, values: dict[int, float]) -> int:
+        warps = sorted(values)
+        first = warps[0]
+        for candidate in self.where[first].get(values[first], ()):
+            if all(self.values[w].get(candidate) == values[w] for w in warps):
+                return candidate
+        slot = max(self.high[w] for w in warps)
+        for w in warps:
+            self.values[w][slot] = values[w]
+            self.where[w].setdefault(values[w], []).append(slot)
+            self.high[w] = slot + 1
+        return slot
+
+    def table(self) -> list[list[float]]:
+        size = max(self.high, default=0)
+        return [[self.values[w].get(s, 0.0) for s in range(size)] for w in range(self.warps)]
+
+
+class _Indices:
+    """Rows of per-warp integers for offsets that differ between warps of a group."""
+
+    def __init__(self, warps: int):
+        self.warps = warps
+        self.rows: list[list[int]] = []
+        self._index: dict[tuple, int] = {}
+
+    def row(self, values: dict[int, int]) -> int:
+        full = tuple(values.get(w, 0) for w in range(self.warps))
+        if full not in self._index:
+            self._index[full] = len(self.rows)
+            self.rows.append(list(full))
+        return self._index[full]
+
+
+class _Variables:
+    """Output variable names: a name is free for a warp when its value there is dead."""
+
+    def __init__(self, units: list[list[Unit]]):
+        self.last_use = [self._last_uses(u) for u in units]
+        self.holders: list[dict[int, str]] = []  # per variable: warp -> value it holds
+        self.names: list[dict[str, str]] = [dict() for _ in units]
+
+    @staticmethod
+    def _last_uses(units: list[Unit]) -> dict[str, int]:
+        last = {}
+        for i, unit in enumerate(units):
+            for value in unit.reads():
+                last[value] = i
+        return last
+
+    def assign(self, warps, outputs_by_warp: dict[int, tuple[str, ...]], positions: dict[int, int]) -> list[str]:
+        """Names for the outputs (same names for every warp of the group)."""
+        count = len(next(iter(outputs_by_warp.values())))
+        chosen: list[int] = []
+        for k in range(count):
+            free = next((v for v, holders in enumerate(self.holders)
+                         if v not in chosen and not any(w in holders for w in warps)), None)
+            if free is None:
+                self.holders.append({})
+                free = len(self.holders) - 1
+            chosen.append(free)
+        for w in warps:
+            for k, value in enumerate(outputs_by_warp[w]):
+                if self.last_use[w].get(value, -1) > positions[w]:
+                    self.holders[chosen[k]][w] = value
+                self.names[w][value] = f"r{chosen[k]}"
+        return [f"r{v}" for v in chosen]
+
+    def release(self, warp: int, position: int) -> None:
+        """Forget values of ``warp`` whose last use is at or before ``position``."""
+        for holders in self.holders:
+            value = holders.get(warp)
+            if value is not None and self.last_use[warp].get(value, -1) <= position:
+                del holders[warp]
+
+
+class Overlay:
+    """Walks the warps' unit lists together (see the module docstring)."""
+
+    def __init__(self, programs: WarpPrograms, index_tables: bool = True):
+        self.programs = programs
+        self.index_tables = index_tables
+        self.warps = programs.warps
+        self.units = [program_units(p) for p in programs.programs]
+        self.position = [0] * self.warps
+        self.variables = _Variables(self.units)
+        self.constants = _Constants(self.warps)
+        self.indices = _Indices(self.warps)
+        self.blocks: list[Block] = []
+        self._shapes: dict[int, Shape] = {}
+        self.shared_units = 0
+
+    def shape(self, warp: int) -> Shape:
+        if warp not in self._shapes:
+            unit = self.units[warp][self.position[warp]]
+            self._shapes[warp] = render_unit(unit, self.variables.names[warp], self.programs.threads)
+        return self._shapes[warp]
+
+    def run(self) -> OverlaidKernel:
+        while True:
+            active = [w for w in range(self.warps) if self.position[w] < len(self.units[w])]
+            if not active:
+                break
+            groups = self._groups(active)
+            if all(len(g) == 1 for g in groups) and len(active) > 1:
+                self._emit_switch(active)
+            else:
+                best = max(groups, key=lambda g: (len(g), self._remaining(g), -g[0]))
+                self._emit_group(best)
+        total = sum(len(u) for u in self.units)
+        return OverlaidKernel(self.blocks, self.constants.table(), self.indices.rows,
+                              len(self.variables.holders), self.shared_units, total)
+
+    def _groups(self, active: list[int]) -> list[list[int]]:
+        """Warps whose next units have the same text; a group whose offsets
+        differ in more than ``MAX_INDEXED`` places is split by offsets (each
+        table lookup holds an address register across the shared code)."""
+        by_text: dict[tuple, list[int]] = defaultdict(list)
+        for w in active:
+            by_text[self.shape(w).key].append(w)
+        groups = []
+        for warps in by_text.values():
+            ints = [self.shape(w).ints for w in warps]
+            differing = sum(1 for column in zip(*ints) if len(set(column)) > 1)
+            if differing == 0 or (self.index_tables and differing <= MAX_INDEXED):
+                groups.append(warps)
+                continue
+            by_ints: dict[tuple, list[int]] = defaultdict(list)
+            for w in warps:
+                by_ints[self.shape(w).ints].append(w)
+            groups.extend(by_ints.values())
+        return groups
+
+    def _remaining(self, warps) -> int:
+        return sum(len(self.units[w]) - self.position[w] for w in warps)
+
+    def _fill(self, warps: list[int]) -> list[str]:
+        """The group's common text with placeholders filled."""
+        shapes = {w: self.shape(w) for w in warps}
+        first = shapes[warps[0]]
+        outputs = self.variables.assign(warps, {w: s.outputs for w, s in shapes.items()},
+                                        {w: self.position[w] for w in warps})
+        text = "\n".join(first.lines)
+        for k in range(len(first.consts)):
+            slot = self.constants.slot({w: shapes[w].consts[k] for w in warps})
+            text = text.replace(f"$K{k}$", f"SINGE_CONST({slot})")
+        for k in range(len(first.ints)):
+            values = {w: shapes[w].ints[k] for w in warps}
+            distinct = set(values.values())
+            replacement = str(distinct.pop()) if len(distinct) == 1 else \
+                f"singe_index[{self.indices.row(values)}][warp_id]"
+            text = text.replace(f"$I{k}$", replacement)
+        for k, name in enumerate(outputs):
+            text = text.replace(f"$O{k}$", name)
+        if "$" in text:
+            raise SingeInternalError(f"unfilled placeholder in {text!r}")
+        return text.split("\n")
+
+    def _advance(self, warps) -> None:
+        for w in warps:
+            self.variables.release(w, self.position[w])
+            self.position[w] += 1
+            self._shapes.pop(w, None)
+
+    def _emit_group(self, warps: list[int]) -> None:
+        lines = self._fill(warps)
+        kind = "all" if len(warps) == self.warps else "mask"
+        previous = self.blocks[-1] if self.blocks else None
+        if previous is not None and previous.kind == kind and previous.warps == tuple(warps):
+            previous.lines.extend(lines)
+        else:
+            self.blocks.append(Block(kind, tuple(warps), lines))
+        if len(warps) > 1:
+            self.shared_units += len(warps)
+        self._advance(warps)
+
+    def _emit_switch(self, warps: list[int]) -> None:
+        previous = self.blocks[-1] if self.blocks else None
+        if previous is None or previous.kind != "switch" or previous.units >= SWITCH_UNITS:
+            previous = Block("switch", tuple(range(self.warps)))
+            self.blocks.append(previous)
+        for w in warps:
+            previous.cases.setdefault(w, []).extend(self._fill([w]))
+        previous.units += 1
+        self._advance(warps)
+
+
+def overlay(programs: WarpPrograms, index_tables: bool = True) -> OverlaidKernel:
+    """Overlay every warp's program into one kernel body (``index_tables``:
+    share code between warps whose offsets differ, reading them from tables)."""
+    return Overlay(programs, index_tables).run()

@@ -50,15 +50,21 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--thermo", help="THERMO file (default: therm.dat beside the mechanism, or embedded)")
     parser.add_argument("--transport", help="TRANSPORT file (default: tran.dat beside the mechanism, or embedded)")
     parser.add_argument("--qss", help="QSSA/STIFF species list (default: <stem>.qss beside the mechanism)")
+    parser.add_argument("-o", "--output", default=".", help="directory for the .cu and .h files (default: .)")
     parser.add_argument("--kernels", type=_kernels, help="kernels to compile (default: every kernel the "
                         "mechanism supports)")
     parser.add_argument("--warps", type=int, default=8, help="warps per CTA (default 8)")
+    for kernel in KERNELS:
+        parser.add_argument(f"--{kernel}-warps", type=int, metavar="N", help=f"warps of the {kernel} kernel")
     parser.add_argument("--ctas-per-sm", type=int, default=2, help="target CTAs per SM (default 2)")
     parser.add_argument("--arch", choices=sorted(TARGETS), default="sm_90")
     parser.add_argument("--weights", type=_weights, default=CompileOptions().weights,
                         help="mapping weights flops,registers,locality (default 1,0.5,1)")
     parser.add_argument("--placement", choices=PLACEMENTS, default="auto")
-    parser.add_argument("--dump", choices=DUMPS, help="print an intermediate representation")
+    parser.add_argument("--baseline", action="store_true", help="also write the data-parallel kernels")
+    parser.add_argument("--validate", action="store_true",
+                        help="simulate the kernels on random states and compare with Cantera")
+    parser.add_argument("--dump", choices=DUMPS, help="print an intermediate representation instead of code")
     return parser
 
 
@@ -81,24 +87,48 @@ def _default_kernels(mech: Mechanism) -> list[str]:
     return list(TRANSPORT_KERNELS) if mech.has_transport else []
 
 
+def _options(args, kernel: str) -> CompileOptions:
+    warps = getattr(args, f"{kernel}_warps") or args.warps
+    return CompileOptions(warps=warps, ctas_per_sm=args.ctas_per_sm, arch=args.arch, weights=args.weights,
+                          placement=args.placement)
+
+
+def kernel_line(compiled, generated, seconds: float) -> str:
+    """One line per kernel: the numbers a GPU engineer checks first."""
+    programs = compiled.programs
+    info = generated.info
+    line = (f"{generated.cu_name}: {programs.warps} warps, {len(compiled.graph.operations)} operations, "
+            f"{len(programs.barrier_ids)} named barriers ({len(programs.sync_points)} sync points), "
+            f"{programs.shared_bytes} B shared, {info['stripes']} constants per thread "
+            f"({info['register_stripes']} in registers), ~{max(programs.registers)} registers "
+            f"[{seconds:.2f} s]")
+    for warning in programs.warnings:
+        line += f"\n  warning: {warning}"
+    return line
+
+
 def _compile_all(mech: Mechanism, args) -> None:
+    from singe.codegen import generate, generate_baseline
     from singe.compiler import compile_kernel
 
-    options = CompileOptions(warps=args.warps, ctas_per_sm=args.ctas_per_sm, arch=args.arch,
-                             weights=args.weights, placement=args.placement)
     for kernel in args.kernels or _default_kernels(mech):
         if kernel not in TRANSPORT_KERNELS:
             raise SingeInputError(f"the {kernel} kernel is not available yet")
         start = time.perf_counter()
-        compiled = compile_kernel(mech, kernel, options=options)
-        seconds = time.perf_counter() - start
+        compiled = compile_kernel(mech, kernel, options=_options(args, kernel))
         if args.dump:
-            ir = {"graph": compiled.graph, "mapping": compiled.mapping, "schedule": compiled.programs}[args.dump]
-            print(ir)
+            print({"graph": compiled.graph, "mapping": compiled.mapping, "schedule": compiled.programs}[args.dump])
             continue
-        print(f"{compiled.summary()} (compiled in {seconds:.2f} s)")
-        for warning in compiled.programs.warnings:
-            print(f"  warning: {warning}")
+        generated = generate(compiled)
+        generated.write(args.output)
+        print(kernel_line(compiled, generated, time.perf_counter() - start))
+        if args.baseline:
+            baseline = generate_baseline(compiled)
+            baseline.write(args.output)
+            print(f"{baseline.cu_name}: data-parallel, {baseline.info['threads']} threads per CTA, one point each")
+        if args.validate:
+            from singe.validate import validate_transport
+            print(f"  {validate_transport(compiled)}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -111,5 +141,8 @@ def main(argv: list[str] | None = None) -> int:
         _compile_all(mech, args)
     except SingeInputError as error:
         print(error, file=sys.stderr)
+        return 2
+    except OSError as error:
+        print(f"singe: error: {error}", file=sys.stderr)
         return 2
     return 0

@@ -18,7 +18,7 @@ import jinja2
 
 import singe
 from singe.codegen.overlay import OverlaidKernel, overlay
-from singe.codegen.render import EXPRESSIONS, global_address, literal
+from singe.codegen.render import EXPRESSIONS, global_address, literal, live_instructions
 from singe.errors import SingeInternalError
 from singe.kernels.ir import Const, DataflowGraph, Imm, INPUT_FIELDS, Reg
 
@@ -62,9 +62,13 @@ class GeneratedKernel:
         for file_name, text in ((self.cu_name, self.cu), (self.header_name, self.header)):
             target = directory / file_name
             handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{file_name}.")
-            with os.fdopen(handle, "w") as out:
-                out.write(text)
-            os.replace(temporary, target)
+            try:
+                with os.fdopen(handle, "w") as out:
+                    out.write(text)
+                os.replace(temporary, target)
+            finally:
+                if os.path.exists(temporary):
+                    os.unlink(temporary)
             written.append(target)
         return written
 
@@ -167,7 +171,7 @@ def _baseline_lines(graph: DataflowGraph) -> list[str]:
         lines.extend(f"double v_{v};" for v in op.outputs if v in consumed)
         lines.append(f"{{  // {op.name}")
         temps: dict[str, str] = {}
-        for instr in op.instrs:
+        for instr in live_instructions(op.instrs, {v for v in op.outputs if v in consumed}):
             def operand(src) -> str:
                 if isinstance(src, (Imm, Const)):
                     return literal(src.value)

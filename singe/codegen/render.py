@@ -107,12 +107,24 @@ def _render_barrier(item, threads: int) -> str:
     return f"{macro}({item.barrier_id}, {item.threads});  // point {item.point}: {comment_values(item.orders)}"
 
 
+def live_instructions(instrs, needed) -> list[Instr]:
+    """The instructions that contribute to the ``needed`` values or to a global
+    store (what is left out computes something nobody reads)."""
+    needed = set(needed)
+    live = []
+    for instr in reversed(instrs):
+        if instr.opcode == "stg" or instr.dst in needed:
+            live.append(instr)
+            needed.update(instr.registers_read())
+    return live[::-1]
+
+
 def _render_compute(unit: ComputeUnit, names: dict[str, str], b: _ShapeBuilder) -> None:
     op = unit.op
     temps: dict[str, str] = {}
     inline: dict[str, str] = {}
     b.lines.append(f"{{  // {op.kind} operation")
-    for instr in op.instrs:
+    for instr in live_instructions(op.instrs, set(unit.keep) | set(unit.stores)):
         if instr.opcode == "stg":
             index = b.int_slot(instr.index)
             value = _operand(instr.srcs[0], unit, names, temps, inline, b)

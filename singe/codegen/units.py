@@ -122,7 +122,7 @@ def _compute_unit(compute: Compute, loads: dict, items: list, position: int) -> 
     while j < len(items) and isinstance(items[j], SharedStore) and items[j].value in compute.op.outputs:
         stores[items[j].value] = items[j].slot
         j += 1
-    keep = frozenset(v for v in compute.op.outputs if v not in stores or _register_reads_after(items, j, v))
+    keep = frozenset(v for v in compute.op.outputs if _register_reads_after(items, j, v))
     loads = {v: s for v, s in loads.items() if v in compute.op.inputs}
     return ComputeUnit(compute.op, loads, stores, keep)
 

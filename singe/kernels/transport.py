@@ -37,23 +37,27 @@ def pressure_op() -> Operation:
     return _op(b, "pressure", "point", [], ["P"], replicated=True)
 
 
-def mixture_ops(weights: np.ndarray) -> list[Operation]:
-    """1 / sum_j Y_j/M_j and the mean molecular weight sum_j Y_j / sum_j Y_j/M_j
-    [kg/kmol] of the unclamped mixture, as two reductions over per-species
-    terms (spread over the warps like any reduction) and one operation
-    finishing them."""
+def mixture_ops(weights: np.ndarray, mean_weight: bool) -> list[Operation]:
+    """1 / sum_j Y_j/M_j and (if ``mean_weight``) the mean molecular weight
+    sum_j Y_j / sum_j Y_j/M_j [kg/kmol] of the unclamped mixture, as
+    reductions over per-species terms (spread over the warps like any
+    reduction) and one operation finishing them."""
     ops = []
     for k, w in enumerate(weights):
         b = InstrBuilder(f"mol{k}")
         Y = b.load("mass_fractions", k, dst=f"y{k}")
         b.emit("mul", Y, Const(1.0 / w), dst=f"moles{k}")
-        ops.append(_op(b, f"moles_{k}", "species", [], [f"y{k}", f"moles{k}"]))
+        ops.append(_op(b, f"moles_{k}", "species", [], [f"y{k}", f"moles{k}"] if mean_weight else [f"moles{k}"]))
     ops.append(reduction_op("moles_sum", [f"moles{k}" for k in range(len(weights))], "total_moles"))
-    ops.append(reduction_op("mass_sum", [f"y{k}" for k in range(len(weights))], "total_mass"))
     b = InstrBuilder("mix")
     b.emit("rcp", Reg("total_moles"), dst="inverse_moles")
-    b.emit("mul", Reg("total_mass"), Reg("inverse_moles"), dst="mean_weight")
-    ops.append(_op(b, "mixture", "mixture", ["total_moles", "total_mass"], ["inverse_moles", "mean_weight"]))
+    inputs, outputs = ["total_moles"], ["inverse_moles"]
+    if mean_weight:
+        ops.append(reduction_op("mass_sum", [f"y{k}" for k in range(len(weights))], "total_mass"))
+        b.emit("mul", Reg("total_mass"), Reg("inverse_moles"), dst="mean_weight")
+        inputs.append("total_mass")
+        outputs.append("mean_weight")
+    ops.append(_op(b, "mixture", "mixture", inputs, outputs))
     return ops
 
 
@@ -120,7 +124,8 @@ def viscosity_graph(mech: Mechanism) -> DataflowGraph:
     index = mech.transported_indices
     weights = mech.molecular_weights[index]
     n = len(index)
-    ops = [temperature_op()] + mixture_ops(weights) + [mole_fraction_op(k, w) for k, w in enumerate(weights)]
+    ops = [temperature_op()] + mixture_ops(weights, mean_weight=False)
+    ops += [mole_fraction_op(k, w) for k, w in enumerate(weights)]
     ops += [scaled_log_viscosity_op(k, fits.viscosity[i], w) for k, (i, w) in enumerate(zip(index, weights))]
     ops += [wilke_op(k, weights) for k in range(n)]
     ops.append(reduction_op("viscosity_sum", [f"term{k}" for k in range(n)], "mixture_viscosity"))
@@ -187,7 +192,7 @@ def diffusion_graph(mech: Mechanism) -> DataflowGraph:
     n = len(index)
     coefficients = fits.diffusion[np.ix_(index, index)]
     columns = diffusion_columns(n)
-    ops = [temperature_op(), pressure_op()] + mixture_ops(weights)
+    ops = [temperature_op(), pressure_op()] + mixture_ops(weights, mean_weight=True)
     ops += [mole_fraction_op(k, w) for k, w in enumerate(weights)]
     ops += [diffusion_column_op(c, rows, coefficients[:, c]) for c, rows in enumerate(columns)]
     terms: dict[int, list[str]] = {k: ([f"colsum{k}"] if columns[k] else []) for k in range(n)}

@@ -1,0 +1,95 @@
+"""Checking compiled kernels against Cantera from the command line (``--validate``).
+
+The Cantera model is built in memory from the parsed mechanism's species
+(NASA7 thermodynamics and transport data), so any file singe reads can be
+validated; the test suite checks the same kernels against Cantera models
+built independently from the original files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from singe.errors import SingeInputError
+from singe.mechanism import Mechanism
+from singe.transport_fit import fit_transport
+
+GEOMETRY = {0: "atom", 1: "linear", 2: "nonlinear"}
+
+
+def cantera_species(mech: Mechanism):
+    """Cantera ``Species`` objects for every species of ``mech``."""
+    import cantera as ct
+
+    result = []
+    for species in mech.species:
+        s = ct.Species(species.name, {e.capitalize(): n for e, n in species.composition})
+        t = species.thermo
+        coefficients = [t.T_mid] + list(t.high) + list(t.low)
+        s.thermo = ct.NasaPoly2(t.T_low, t.T_high, 101325.0, coefficients)
+        if species.transport is not None:
+            d = species.transport
+            s.transport = ct.GasTransportData()
+            s.transport.set_customary_units(GEOMETRY[d.geometry], d.diameter, d.well_depth, d.dipole,
+                                            d.polarizability, d.rotational_relaxation)
+        result.append(s)
+    return result
+
+
+def cantera_transport_gas(mech: Mechanism):
+    """An ideal gas of ``mech``'s species with Cantera's CHEMKIN-style mixture-averaged transport."""
+    import cantera as ct
+
+    if not mech.has_transport:
+        raise SingeInputError(f"{mech.name}: --validate needs transport data for every species")
+    return ct.Solution(thermo="ideal-gas", kinetics="none", transport_model="mixture-averaged-CK",
+                       species=cantera_species(mech))
+
+
+def random_states(mech: Mechanism, n: int, seed: int = 0):
+    """Random states in the transport fit range: T [K], P [Pa], Y (n_transported, n) with some zeros."""
+    rng = np.random.default_rng(seed)
+    fits = fit_transport(mech)
+    T = rng.uniform(fits.T_min, min(fits.T_max, 3000.0), n)
+    P = 101325.0 * np.exp(rng.uniform(np.log(0.1), np.log(100.0), n))
+    Y = rng.random((len(mech.transported_species), n)) ** 3
+    Y[rng.random(Y.shape) < 0.2] = 0.0
+    Y[rng.integers(Y.shape[0], size=n), np.arange(n)] += 0.5
+    return T, P, Y / Y.sum(axis=0)
+
+
+@dataclass(frozen=True)
+class Validation:
+    kernel: str
+    points: int
+    max_relative_error: float
+    worst_point: int
+
+    def __str__(self) -> str:
+        return (f"{self.kernel}: largest relative error against Cantera {self.max_relative_error:.2e} "
+                f"over {self.points} random states (point {self.worst_point})")
+
+
+def validate_transport(compiled, n: int = 256, seed: int = 0) -> Validation:
+    """Simulate ``compiled`` (viscosity or diffusion) and compare with Cantera."""
+    mech = compiled.mechanism
+    gas = cantera_transport_gas(mech)
+    T, P, Y = random_states(mech, n, seed)
+    ours = compiled.simulate(T, P, Y)
+    index = mech.transported_indices
+    theirs = np.empty_like(ours)
+    full = np.zeros(gas.n_species)
+    for i in range(n):
+        full[:] = 0.0
+        full[index] = Y[:, i]
+        gas.TPY = T[i], P[i], full
+        if compiled.kernel == "viscosity":
+            theirs[i] = gas.viscosity
+        else:
+            theirs[:, i] = gas.mix_diff_coeffs[index]
+    error = np.abs(ours - theirs) / np.abs(theirs)
+    per_point = error if error.ndim == 1 else error.max(axis=0)
+    worst = int(np.argmax(per_point))
+    return Validation(compiled.kernel, n, float(per_point[worst]), worst)

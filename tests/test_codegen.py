@@ -1,0 +1,159 @@
+"""Emitted CUDA: barriers read back from the text, golden files, nvcc/ptxas checks."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import os
+import pathlib
+import re
+import sys
+
+import pytest
+
+from singe.cli import main
+from singe.codegen import generate, generate_baseline
+from singe.codegen.nvcc import compile_cuda, find_nvcc
+from singe.compiler import compile_kernel
+from singe.programs import FULL_BARRIER_ID
+from conftest import load
+
+GOLDEN = pathlib.Path(__file__).resolve().parent / "golden"
+sys.path.insert(0, str(GOLDEN))
+import regenerate  # noqa: E402
+
+BARRIER_CALL = re.compile(r"SINGE_BAR_(SYNC|ARRIVE)\((\d+), (\d+)\)")
+needs_nvcc = pytest.mark.skipif(find_nvcc() is None, reason="nvcc (CUDA toolkit) not installed")
+JOBS = max(1, min(2, os.cpu_count() or 1))
+
+
+def barriers_in_text(cu: str) -> set[tuple[str, int, int]]:
+    return {(kind.lower(), int(i), int(n)) for kind, i, n in BARRIER_CALL.findall(cu)}
+
+
+def barriers_in_programs(programs) -> set[tuple[str, int, int]]:
+    result = {("sync", FULL_BARRIER_ID, programs.threads)}
+    for point in programs.sync_points:
+        if set(point.arrivers) - set(point.syncers):
+            result.add(("arrive", point.barrier_id, point.threads))
+        result.add(("sync", point.barrier_id, point.threads))
+    return result
+
+
+@pytest.mark.parametrize("name, kernel, warps", [("dme", "viscosity", 15), ("dme", "diffusion", 10),
+                                                 ("heptane", "diffusion", 32), ("gri30", "viscosity", 7)])
+def test_emitted_barriers_are_exactly_the_programs(name, kernel, warps):
+    compiled = compile_kernel(load(name), kernel, warps=warps)
+    cu = generate(compiled).cu
+    assert barriers_in_text(cu) == barriers_in_programs(compiled.programs)
+    ids = {i for _, i, _ in barriers_in_text(cu)}
+    assert ids == set(compiled.programs.barrier_ids)
+
+
+def test_barrier_readback_would_catch_a_wrong_id():
+    """Companion: a changed barrier id in the text no longer matches the programs."""
+    compiled = compile_kernel(load("dme"), "viscosity", warps=6)
+    cu = generate(compiled).cu.replace("SINGE_BAR_SYNC(1,", "SINGE_BAR_SYNC(9,", 1)
+    assert barriers_in_text(cu) != barriers_in_programs(compiled.programs)
+
+
+def test_every_barrier_names_what_it_orders():
+    cu = generate(compile_kernel(load("dme"), "diffusion", warps=10)).cu
+    for line in cu.splitlines():
+        if "SINGE_BAR_" in line and "#define" not in line:
+            assert re.search(r"// (point \d+: \S|all warps: \S)", line), line
+
+
+def test_golden_files_match():
+    """Regenerate with: python tests/golden/regenerate.py"""
+    for generated in regenerate.golden_kernels():
+        for file_name, text in ((generated.cu_name, generated.cu), (generated.header_name, generated.header)):
+            assert (GOLDEN / file_name).read_text() == text, \
+                f"{file_name} changed: review, then run python tests/golden/regenerate.py"
+
+
+def test_write_is_atomic(tmp_path, monkeypatch):
+    """A failure while writing leaves no partial file and keeps the previous one."""
+    generated = generate(compile_kernel(load("h2o2"), "viscosity", warps=2))
+    target = tmp_path / generated.cu_name
+    target.write_text("previous")
+
+    def fail(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", fail)
+    with pytest.raises(OSError):
+        generated.write(tmp_path)
+    assert target.read_text() == "previous"
+    assert not list(tmp_path.glob(".*"))
+
+
+def test_command_writes_files_and_prints_one_line_per_kernel(tmp_path, capsys):
+    assert main(["h2o2", "--warps", "4", "--diffusion-warps", "3", "-o", str(tmp_path), "--baseline",
+                 "--validate"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"h2o2_viscosity\.cu: 4 warps, \d+ operations, \d+ named barriers", out)
+    assert re.search(r"h2o2_diffusion\.cu: 3 warps", out)
+    assert re.findall(r"largest relative error against Cantera (\S+)", out)
+    assert all(float(e) <= 1e-9 for e in re.findall(r"against Cantera (\S+)", out))
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == sorted(f"h2o2_{k}{s}.{e}" for k in ("viscosity", "diffusion") for s in ("", "_baseline")
+                           for e in ("cu", "h"))
+
+
+def test_command_bad_output_directory(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert main(["h2o2", "-o", str(blocker / "sub")]) == 2
+    err = capsys.readouterr().err
+    assert "error" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def _compile(args):
+    generated, directory, arch = args
+    path = generated.write(directory)[0]
+    return generated.name, arch, compile_cuda(path, arch)
+
+
+def compile_all(kernels, directory, archs):
+    jobs = [(g, directory / f"{g.name}-{arch}", arch) for g in kernels for arch in archs]
+    with concurrent.futures.ThreadPoolExecutor(JOBS) as pool:
+        return list(pool.map(_compile, jobs))
+
+
+PAPER = [("dme", "viscosity", 15), ("dme", "diffusion", 10), ("heptane", "viscosity", 13),
+         ("heptane", "diffusion", 13)]
+
+
+@needs_nvcc
+def test_paper_kernels_compile_without_spills_on_sm90(tmp_path):
+    """The paper's warp counts at 2 CTAs per SM: 0 bytes of spill stores and loads."""
+    kernels = [generate(compile_kernel(load(n), k, warps=w, ctas_per_sm=2)) for n, k, w in PAPER]
+    for name, arch, result in compile_all(kernels, tmp_path, ["sm_90"]):
+        entry = result.entries[0]
+        print(f"\n{name} {arch}: {entry.registers} registers, {entry.spill_stores} B spill stores, "
+              f"{entry.spill_loads} B spill loads")
+        assert not result.warnings, result.warnings
+        assert entry.spill_stores == 0 and entry.spill_loads == 0, f"{name}: {entry}"
+
+
+@needs_nvcc
+def test_small_and_baseline_kernels_compile_cleanly_on_both_archs(tmp_path):
+    compiled = [compile_kernel(load("dme"), k, warps=w) for k, w in (("viscosity", 8), ("diffusion", 4))]
+    kernels = [generate(c) for c in compiled] + [generate_baseline(c) for c in compiled]
+    for name, arch, result in compile_all(kernels, tmp_path, ["sm_80", "sm_90"]):
+        assert result.entries and not result.warnings, (name, arch, result.warnings)
+
+
+@needs_nvcc
+@pytest.mark.exhaustive
+@pytest.mark.parametrize("name", ["dme", "heptane"])
+@pytest.mark.parametrize("kernel", ["viscosity", "diffusion"])
+def test_every_warp_count_compiles_on_both_archs(tmp_path, name, kernel):
+    """pytest -m exhaustive: warps 1, 2, 4, 8, 13, 16, 32 and the baseline, sm_80 and sm_90."""
+    mech = load(name)
+    compiled = [compile_kernel(mech, kernel, warps=w) for w in (1, 2, 4, 8, 13, 16, 32)]
+    kernels = [generate(c) for c in compiled] + [generate_baseline(compiled[0])]
+    for generated_name, arch, result in compile_all(kernels, tmp_path, ["sm_80", "sm_90"]):
+        entry = result.entries[0]
+        print(f"\n{generated_name} {arch}: {entry.registers} registers, {entry.spill_stores} B spill stores")
+        assert not result.warnings, (generated_name, arch, result.warnings)

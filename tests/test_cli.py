@@ -10,10 +10,10 @@ from singe.errors import OptionError
 from conftest import load
 
 
-def test_compiles_transport_kernels_of_a_bundled_mechanism(capsys):
-    assert main(["h2o2", "--warps", "3"]) == 0
+def test_compiles_transport_kernels_of_a_bundled_mechanism(capsys, tmp_path):
+    assert main(["h2o2", "--warps", "3", "-o", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "h2o2 viscosity: 3 warps" in out and "h2o2 diffusion: 3 warps" in out
+    assert "h2o2_viscosity.cu: 3 warps" in out and "h2o2_diffusion.cu: 3 warps" in out
 
 
 @pytest.mark.parametrize("dump, marker", [("graph", "graph viscosity of h2o2"),

@@ -33,6 +33,9 @@ FIELD_DOCS = {
     "mass_fractions": "mass fractions [-] of the species below, species-major",
     "viscosity": "out: mixture viscosity [Pa s], n_points values",
     "diffusion": "out: mixture-averaged diffusion coefficients [m^2/s] of the species below, species-major",
+    "dt": "time step [s], n_points values (0: no stiffness removal)",
+    "diffusion_source": "diffusion source terms [kg/m^3/s] of the species below, species-major",
+    "production_rates": "out: net production rates [kmol/m^3/s] of the species below, species-major",
 }
 
 

@@ -16,11 +16,11 @@ from singe.errors import SingeInternalError
 from singe.kernels.ir import Const, Imm, Instr, Reg
 from singe.programs import Arrive, FullSync, Sync
 
-SCALAR_FIELDS = ("temperature", "pressure")
+SCALAR_FIELDS = ("temperature", "pressure", "dt")
 EXPRESSIONS = {
     "mov": "{0}", "add": "{0} + {1}", "sub": "{0} - {1}", "mul": "{0} * {1}", "fma": "fma({0}, {1}, {2})",
     "div": "{0} / {1}", "rcp": "1.0 / {0}", "max": "fmax({0}, {1})", "min": "fmin({0}, {1})",
-    "exp": "exp({0})", "log": "log({0})", "sqrt": "sqrt({0})",
+    "exp": "exp({0})", "log": "log({0})", "sqrt": "sqrt({0})", "sel": "({0} <= {1} ? {2} : {3})",
 }
 MAX_COMMENT_VALUES = 6
 

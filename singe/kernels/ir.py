@@ -80,12 +80,13 @@ OPCODES: dict[str, OpcodeInfo] = {
     "exp": OpcodeInfo(1, "special", 20),  # ~10 DFMA in CUDA's exp
     "log": OpcodeInfo(1, "special", 20),
     "sqrt": OpcodeInfo(1, "special", 8),
+    "sel": OpcodeInfo(4, "select", 1),  # a <= b ? c : d
     "ldg": OpcodeInfo(0, "global_load", 0),
     "stg": OpcodeInfo(1, "global_store", 0),
 }
 
-INPUT_FIELDS = ("temperature", "pressure", "mass_fractions")
-OUTPUT_FIELDS = ("viscosity", "diffusion")
+INPUT_FIELDS = ("temperature", "pressure", "mass_fractions", "dt", "diffusion_source")
+OUTPUT_FIELDS = ("viscosity", "diffusion", "production_rates")
 
 
 @dataclass(frozen=True)

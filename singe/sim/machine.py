@@ -32,6 +32,11 @@ def _fma(a, b, c):
     return np.add(np.multiply(a, b), c)
 
 
+def _select(a, b, c, d):
+    """c where a <= b, else d (both sides are computed, as on the GPU)."""
+    return np.where(np.less_equal(a, b), c, d).astype(np.float64)
+
+
 def _mov(a):
     """A copy of a (a fresh array, so the destination never aliases a mutable source)."""
     return np.array(a, dtype=np.float64, copy=True)
@@ -53,6 +58,7 @@ ARITHMETIC: dict[str, Callable[..., np.ndarray]] = {
     "exp": np.exp,
     "log": np.log,
     "sqrt": np.sqrt,
+    "sel": _select,
 }
 
 #: Opcodes that touch global memory (``ldg`` reads ``field[index]``, ``stg`` writes it).
@@ -129,11 +135,14 @@ def decode_instr(instr: Instr, dying: frozenset[int] = frozenset()) -> Code:
 
         def run(regs, memory):
             regs[dst] = function(g0(regs), g1(regs))
-    else:
+    elif len(getters) == 3:
         g0, g1, g2 = getters
 
         def run(regs, memory):
             regs[dst] = function(g0(regs), g1(regs), g2(regs))
+    else:
+        def run(regs, memory):
+            regs[dst] = function(*(g(regs) for g in getters))
     return run
 
 

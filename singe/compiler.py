@@ -23,6 +23,8 @@ from singe.options import CompileOptions
 from singe.programs import WarpPrograms
 from singe.schedule import schedule
 
+OUTPUT_FIELD = {"viscosity": "viscosity", "diffusion": "diffusion", "chemistry": "production_rates"}
+
 
 @dataclass(frozen=True)
 class CompiledKernel:
@@ -41,9 +43,11 @@ class CompiledKernel:
         self.mapping.verify()
         self.programs.verify()
 
-    def simulation_inputs(self, T, P, Y) -> tuple[dict[str, np.ndarray], int]:
+    def simulation_inputs(self, T, P, Y, dt=None, diffusion_source=None) -> tuple[dict[str, np.ndarray], int]:
         """Global-memory arrays of the kernel's inputs: T [K] (n,), P [Pa] (n,),
-        Y (n_transported, n) mass fractions."""
+        Y (n_transported, n) mass fractions; for chemistry also dt [s] (scalar
+        or (n,); None: no stiffness removal) and diffusion_source (n_transported, n)
+        [kg/m^3/s] (None: zeros)."""
         Y = np.atleast_2d(np.asarray(Y, dtype=float))
         n_species = len(self.mechanism.transported_species)
         if Y.shape[0] != n_species:
@@ -51,22 +55,39 @@ class CompiledKernel:
         n = Y.shape[1]
         T = np.broadcast_to(np.asarray(T, dtype=float), (n,))
         P = np.broadcast_to(np.asarray(P, dtype=float), (n,))
-        return {"temperature": T[None, :], "pressure": P[None, :], "mass_fractions": Y}, n
+        inputs = {"temperature": T[None, :], "pressure": P[None, :], "mass_fractions": Y}
+        if self.kernel == "chemistry":
+            step = np.zeros(n) if dt is None else np.broadcast_to(np.asarray(dt, dtype=float), (n,))
+            source = np.zeros((n_species, n)) if diffusion_source is None else \
+                np.broadcast_to(np.asarray(diffusion_source, dtype=float), (n_species, n))
+            inputs.update(dt=step[None, :], diffusion_source=source)
+        elif dt is not None or diffusion_source is not None:
+            raise ValueError(f"dt and diffusion_source are inputs of the chemistry kernel, not of {self.kernel}")
+        return inputs, n
 
-    def run(self, T, P, Y, **simulator_options):
+    def run(self, T, P, Y, dt=None, diffusion_source=None, **simulator_options):
         """The full ``SimulationResult`` (outputs, per-warp counts, hazards)."""
         from singe.sim import simulate
 
-        inputs, n = self.simulation_inputs(T, P, Y)
+        inputs, n = self.simulation_inputs(T, P, Y, dt, diffusion_source)
         return simulate(self.programs, inputs, n, **simulator_options)
 
-    def simulate(self, T, P, Y, **simulator_options) -> np.ndarray:
+    def simulate(self, T, P, Y, dt=None, diffusion_source=None, **simulator_options) -> np.ndarray:
         """The kernel's outputs in SI: viscosity (n,) [Pa s]; diffusion
-        (n_transported, n) [m^2/s]."""
-        outputs = self.run(T, P, Y, **simulator_options).outputs
-        if self.kernel == "viscosity":
-            return outputs["viscosity"][0]
-        return outputs[self.kernel]
+        (n_transported, n) [m^2/s]; chemistry (n_transported, n) [kmol/m^3/s]."""
+        outputs = self.run(T, P, Y, dt, diffusion_source, **simulator_options).outputs
+        return outputs[OUTPUT_FIELD[self.kernel]][0] if self.kernel == "viscosity" else \
+            outputs[OUTPUT_FIELD[self.kernel]]
+
+    def run_host(self, T, P, Y, dt=None, diffusion_source=None, **options) -> np.ndarray:
+        """The emitted CUDA kernel compiled for and run on the CPU (singe.host):
+        the same outputs and shapes as ``simulate``.  ``options``: baseline
+        (the data-parallel kernel instead), schedule ('deterministic' or
+        'random'), seed; raises ``singe.host.HostRuntimeError`` on a deadlock
+        or a misused barrier."""
+        from singe.host import run_compiled
+
+        return run_compiled(self, T, P, Y, dt, diffusion_source, **options)
 
     @functools.cached_property
     def counts(self):

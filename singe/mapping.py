@@ -117,6 +117,11 @@ def assign_warps(graph: DataflowGraph, options: CompileOptions) -> dict[str, int
     other warps.  Ties go to the least loaded warp, so with no locality to
     gain the operations spread evenly, and with locality they fill warps in
     contiguous blocks (adjacent diffusion columns share rows).
+
+    Chemistry (paper §3.4): operations feeding the QSSA phase are placed
+    first, spread over all warps; the QSSA operations themselves (kind
+    'qssa...') go to the first ``qssa_warps`` warps only, so those warps take
+    the QSSA computation while the others finish the remaining reactions.
     """
     warps = options.warps
     w_flops, w_regs, w_local = options.weights
@@ -128,9 +133,11 @@ def assign_warps(graph: DataflowGraph, options: CompileOptions) -> dict[str, int
     flops = [0] * warps
     values = [0] * warps
     warp_of: dict[str, int] = {}
-    for op in sorted(ops, key=lambda o: (-o.flops, position[o.name])):
+    feeds_qssa = _feeding_qssa(graph)
+    for op in sorted(ops, key=lambda o: (o.name not in feeds_qssa, -o.flops, position[o.name])):
         near = affinity.get(op.name, {})
         total = sum(near.values()) or 1.0
+        allowed = range(options.qssa_warps) if op.kind.startswith("qssa") else range(warps)
 
         def cost(warp: int) -> tuple[float, int, int]:
             remote = sum(a for other, a in near.items() if other in warp_of and warp_of[other] != warp)
@@ -139,11 +146,26 @@ def assign_warps(graph: DataflowGraph, options: CompileOptions) -> dict[str, int
                      + w_local * remote / total)
             return round(value, 12), flops[warp], warp
 
-        best = min(range(warps), key=cost)
+        best = min(allowed, key=cost)
         warp_of[op.name] = best
         flops[best] += op.flops
         values[best] += len(op.outputs)
     return warp_of
+
+
+def _feeding_qssa(graph: DataflowGraph) -> set[str]:
+    """Operations whose results the QSSA operations read, directly or not."""
+    producers = graph.producers()
+    by_name = graph.by_name
+    todo = [op.name for op in graph.operations if op.kind.startswith("qssa")]
+    seen: set[str] = set()
+    while todo:
+        for value in by_name[todo.pop()].inputs:
+            source = producers[value]
+            if source not in seen and not by_name[source].kind.startswith("qssa"):
+                seen.add(source)
+                todo.append(source)
+    return seen
 
 
 # -- per-warp partial sums ----------------------------------------------------

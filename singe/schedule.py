@@ -33,6 +33,7 @@ from singe.programs import (Arrive, Compute, FullSync, SharedLoad, SharedStore, 
                             WarpPrograms)
 
 REGISTER_OVERHEAD = 24  # indices, pointers, lane and warp id, loop counter
+EXCHANGE_BATCH = 64  # buffered values one pass through shared memory may carry
 
 
 def global_order(graph: DataflowGraph, warp_of: dict[str, int]) -> list[Operation]:
@@ -109,6 +110,9 @@ class _Scheduler:
         self.pending: list[Counter] = [Counter() for _ in range(self.warps)]
         self.full_syncs = 0
         self.chain_slot: dict[str, int] = {}
+        self.needed_at: dict[str, list[int]] = defaultdict(list)  # buffered value -> global positions of its readers
+        self.computed: set[str] = set()
+        self.position = 0
 
     # -- knowledge ---------------------------------------------------------
 
@@ -230,12 +234,16 @@ class _Scheduler:
     # -- the walk ----------------------------------------------------------
 
     def run(self, order: list[Operation]) -> None:
-        for op in order:
+        for position, op in enumerate(order):
             warp = self.warp_of[op.name]
             for value in self._shared_inputs(op, warp):
                 self.pending[warp][value] += 1
-        for op in order:
+                if self.placement[value] == "buffer":
+                    self.needed_at[value].append(position)
+        for position, op in enumerate(order):
+            self.position = position
             self.schedule(op)
+            self.computed.update(op.outputs)
         self.full_sync("end of slab: the next slab reuses shared memory and barriers")
 
     def _shared_inputs(self, op: Operation, warp: int) -> list[str]:
@@ -253,9 +261,9 @@ class _Scheduler:
         warp = self.warp_of[op.name]
         self._replicated_inputs(op, warp)
         shared = self._shared_inputs(op, warp)
-        for value in shared:
-            if value not in self.slot_of:
-                self.store(self.warp_of[self.producers[value]], value)
+        missing = [value for value in shared if value not in self.slot_of]
+        if missing:
+            self._exchange(missing)
         self._wait_for(warp, shared)
         for value in shared:
             self.load(warp, value)
@@ -264,6 +272,20 @@ class _Scheduler:
         for value in op.outputs:
             if self.placement.get(value) in ("store", "accumulate"):
                 self.store(warp, value)
+
+    def _exchange(self, missing: list[str]) -> None:
+        """A pass through the buffer: store the values ``missing`` now, and with
+        them the computed buffered values other warps will need soonest (as
+        many as free slots allow, up to ``EXCHANGE_BATCH``), so that one
+        barrier serves many consumers."""
+        occupied = sum(1 for slot in self.slots if slot.value is not None)
+        room = min(EXCHANGE_BATCH, self.budget - occupied - len(missing))
+        waiting = [v for v, positions in self.needed_at.items()
+                   if v in self.computed and v not in self.slot_of and v not in missing
+                   and any(p > self.position for p in positions)]
+        waiting.sort(key=lambda v: min(p for p in self.needed_at[v] if p > self.position))
+        for value in missing + waiting[:max(room, 0)]:
+            self.store(self.warp_of[self.producers[value]], value)
 
     def _replicated_inputs(self, op: Operation, warp: int) -> None:
         for value in op.inputs:

@@ -1,0 +1,363 @@
+"""Run emitted CUDA kernels on the CPU, unchanged (no GPU needed).
+
+The ``.cu`` text that ``singe.codegen`` writes is compiled as C++17 with
+``-DSINGE_HOST``, which makes it include ``singe/runtime/singe_host_runtime.h``
+instead of CUDA: every thread of a CTA becomes a fiber, warp shuffles and the
+named barriers (PTX ``bar.sync`` / ``bar.arrive``) keep their exact
+semantics, shared memory is poisoned with NaN at each CTA start, and a
+deadlock or a misused barrier stops the launch with a message instead of
+hanging.
+
+    from singe.host import run_host
+    out = run_host(generate(compiled), {"temperature": T, "pressure": P, "mass_fractions": Y}, n)
+
+Shared libraries are cached by a hash of the source, the runtime header, the
+compiler and its flags, in ``$SINGE_CACHE`` or ``~/.cache/singe/host``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+import functools
+import hashlib
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+
+import numpy as np
+
+from singe.errors import SingeInternalError
+
+RUNTIME_HEADER = pathlib.Path(__file__).resolve().parent / "runtime" / "singe_host_runtime.h"
+COMPILER = os.environ.get("SINGE_HOST_CXX", "g++")
+# -O1 keeps the build of the large DME kernels short; -Wno-unknown-pragmas for `#pragma unroll`.
+FLAGS = ("-std=c++17", "-O1", "-fPIC", "-shared", "-DSINGE_HOST", "-Wall", "-Wextra", "-Wno-unknown-pragmas",
+         "-Wl,-Bsymbolic", "-Wl,--no-undefined")
+SCHEDULES = {"deterministic": 0, "random": 1}
+STATUS = {1: "invalid launch configuration", 2: "deadlock", 3: "barrier misuse", 4: "out of resources"}
+POINT_FIELDS = ("temperature", "pressure", "dt", "viscosity", "conductivity")  # one value per point
+STANDARD_TAIL = ("int n_points", "int species_stride", "void *stream")
+
+_ENTRY = re.compile(r'extern\s+"C"\s+int\s+(\w+)\s*\(([^)]*)\)\s*\{')
+_EXTERN_SHARED = re.compile(r"extern\s+__shared__\s+(?:alignas\(\s*\d+\s*\)\s+)?([A-Za-z_][\w:]*)\s+(\w+)\s*\[\s*\]")
+_INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
+
+
+class HostRuntimeError(SingeInternalError):
+    """A kernel failed on the host runtime: deadlock, barrier misuse, an
+    invalid launch, or a build that did not compile."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Parameter:
+    """One array argument of the kernel's C entry point."""
+
+    field: str
+    output: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class KernelSource:
+    """The text of an emitted kernel and what the host needs to call it."""
+
+    name: str  # the extern "C" entry point
+    cu: str
+    headers: tuple[tuple[str, str], ...]  # (file name, text) of the quoted includes
+    parameters: tuple[Parameter, ...]
+    n_species: int
+    shared_array: tuple[str, str] | None  # (element type, name) of the extern __shared__ array
+
+    @property
+    def inputs(self) -> list[str]:
+        return [p.field for p in self.parameters if not p.output]
+
+    @property
+    def outputs(self) -> list[str]:
+        return [p.field for p in self.parameters if p.output]
+
+    def rows(self, field: str) -> int:
+        """Rows of a field's array: 1 for one value per point, the species
+        count for species-major fields.  Read from the field's line in the
+        emitted header ("n_points values" / "species-major"), else from the
+        field's name."""
+        for _, text in self.headers:
+            match = re.search(rf"^ \* {re.escape(field)}: (.*)$", text, re.MULTILINE)
+            if match and "n_points values" in match.group(1):
+                return 1
+            if match and "species-major" in match.group(1):
+                return self.n_species
+        return 1 if field in POINT_FIELDS else self.n_species
+
+
+@dataclasses.dataclass(frozen=True)
+class BuildResult:
+    """A built shared library: where, how long the compiler took [s] (0 when
+    cached), and what it printed on stderr (warnings)."""
+
+    library: pathlib.Path
+    seconds: float
+    warnings: str
+    cached: bool
+
+
+def kernel_source(kernel) -> KernelSource:
+    """The ``KernelSource`` of a ``GeneratedKernel`` or of a ``.cu`` path (its
+    quoted includes are read from the same folder)."""
+    if isinstance(kernel, (str, os.PathLike)):
+        path = pathlib.Path(kernel)
+        cu = path.read_text()
+        headers = []
+        for included in _INCLUDE.findall(cu):
+            candidate = path.parent / included
+            if candidate.is_file():
+                headers.append((included, candidate.read_text()))
+    else:
+        cu = kernel.cu
+        headers = [(kernel.header_name, kernel.header)]
+    return _parse(cu, tuple(headers))
+
+
+def _parse(cu: str, headers: tuple[tuple[str, str], ...]) -> KernelSource:
+    entries = _ENTRY.findall(cu)
+    if len(entries) != 1:
+        raise HostRuntimeError(f'expected one extern "C" entry point in the kernel source, found {len(entries)}')
+    name, parameter_text = entries[0]
+    parameters = [" ".join(p.split()) for p in parameter_text.split(",")]
+    if tuple(parameters[-3:]) != STANDARD_TAIL:
+        raise HostRuntimeError(f"{name}: the entry point must end with {', '.join(STANDARD_TAIL)}; "
+                               f"got {', '.join(parameters[-3:])}")
+    arrays = []
+    for text in parameters[:-3]:
+        match = re.fullmatch(r"(const\s+)?double\s*\*\s*(\w+)", text)
+        if not match:
+            raise HostRuntimeError(f"{name}: parameter '{text}' is not a double array")
+        arrays.append(Parameter(match.group(2), output=match.group(1) is None))
+    return KernelSource(name, cu, headers, tuple(arrays), _species_count(name, cu, headers), _shared_array(name, cu))
+
+
+def _species_count(name: str, cu: str, headers) -> int:
+    for _, text in headers:
+        match = re.search(rf"#define\s+{re.escape(name.upper())}_SPECIES\s+(\d+)", text)
+        if match:
+            return int(match.group(1))
+    match = re.search(r"//\s*Species \((\d+),", cu)
+    if match:
+        return int(match.group(1))
+    raise HostRuntimeError(f"{name}: cannot tell the number of species (no {name.upper()}_SPECIES define)")
+
+
+def _shared_array(name: str, cu: str) -> tuple[str, str] | None:
+    """The one ``extern __shared__`` array (type, name); the runtime gives it
+    storage.  Static ``__shared__`` arrays are refused: a host build would
+    silently make them per-thread."""
+    code = re.sub(r"//[^\n]*", "", cu)
+    for match in re.finditer(r"\b__shared__\b", code):
+        if not re.search(r"\bextern\s+$", code[:match.start()]):
+            line = code.count("\n", 0, match.start()) + 1
+            raise HostRuntimeError(f"{name}: line {line}: static __shared__ arrays are not supported by the host "
+                                   "runtime (use extern __shared__)")
+    arrays = set(_EXTERN_SHARED.findall(code))
+    if len(arrays) > 1:
+        raise HostRuntimeError(f"{name}: more than one extern __shared__ array: {sorted(arrays)}")
+    return arrays.pop() if arrays else None
+
+
+# -- building ------------------------------------------------------------------------------
+
+def cache_dir() -> pathlib.Path:
+    """Where built libraries are kept: $SINGE_CACHE/host or ~/.cache/singe/host."""
+    root = os.environ.get("SINGE_CACHE")
+    base = pathlib.Path(root) if root else pathlib.Path.home() / ".cache" / "singe"
+    return base / "host"
+
+
+@functools.lru_cache(maxsize=None)
+def compiler_identity(compiler: str = COMPILER) -> str:
+    """The compiler's version and target (part of the cache key)."""
+    if shutil.which(compiler) is None:
+        raise HostRuntimeError(f"no C++ compiler '{compiler}' on PATH (set SINGE_HOST_CXX)")
+    version = subprocess.run([compiler, "--version"], capture_output=True, text=True).stdout.splitlines()
+    target = subprocess.run([compiler, "-dumpmachine"], capture_output=True, text=True).stdout.strip()
+    return f"{version[0] if version else compiler} {target}"
+
+
+def build_flags(source: KernelSource, flags=FLAGS) -> list[str]:
+    """Compiler flags of ``source``: the defaults plus the shared array's name and type."""
+    result = list(flags)
+    if source.shared_array:
+        element, array = source.shared_array
+        result += [f"-DSINGE_HOST_DYNAMIC_SHARED={array}", f"-DSINGE_HOST_DYNAMIC_SHARED_TYPE={element}"]
+    return result
+
+
+def _cache_key(source: KernelSource, flags: list[str], compiler: str) -> str:
+    digest = hashlib.sha256()
+    for part in (compiler_identity(compiler), "\0".join(flags), RUNTIME_HEADER.read_text(), source.cu,
+                 *(f"{name}\0{text}" for name, text in source.headers)):
+        digest.update(part.encode())
+        digest.update(b"\0\1")
+    return digest.hexdigest()[:20]
+
+
+def build(kernel, *, flags=FLAGS, compiler: str = COMPILER, directory: os.PathLike | None = None) -> BuildResult:
+    """Compile a kernel (``GeneratedKernel``, ``KernelSource`` or ``.cu`` path)
+    into a shared library for the host runtime; cached by content."""
+    source = kernel if isinstance(kernel, KernelSource) else kernel_source(kernel)
+    all_flags = build_flags(source, flags)
+    folder = pathlib.Path(directory) if directory else cache_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    library = folder / f"{source.name}-{_cache_key(source, all_flags, compiler)}.so"
+    log = library.with_suffix(".log")
+    if library.exists():
+        return BuildResult(library, 0.0, log.read_text() if log.exists() else "", cached=True)
+    with tempfile.TemporaryDirectory(dir=folder, prefix=".build-") as work:
+        work = pathlib.Path(work)
+        cu = work / f"{source.name}.cu"
+        cu.write_text(source.cu)
+        for name, text in source.headers:
+            (work / name).write_text(text)
+        output = work / library.name
+        command = [compiler, *all_flags, f"-I{RUNTIME_HEADER.parent}", f"-I{work}", "-x", "c++", str(cu),
+                   "-o", str(output)]
+        start = time.perf_counter()
+        done = subprocess.run(command, capture_output=True, text=True)
+        seconds = time.perf_counter() - start
+        if done.returncode != 0:
+            raise HostRuntimeError(f"{source.name}: the host build failed ({' '.join(command)}):\n"
+                                   f"{done.stderr.strip()[-4000:]}")
+        (work / log.name).write_text(done.stderr)
+        os.replace(work / log.name, log)
+        os.replace(output, library)
+    return BuildResult(library, seconds, done.stderr, cached=False)
+
+
+# -- running -------------------------------------------------------------------------------
+
+class HostKernel:
+    """A built kernel loaded with ctypes; ``run`` launches it on numpy arrays."""
+
+    def __init__(self, source: KernelSource, library: pathlib.Path):
+        self.source = source
+        self.library_path = library
+        self._lib = ctypes.CDLL(str(library))
+        self._lock = threading.Lock()  # the runtime's state is per library
+        self._entry = getattr(self._lib, source.name)
+        self._entry.restype = ctypes.c_int
+        self._entry.argtypes = ([ctypes.c_void_p] * len(source.parameters) +
+                                [ctypes.c_int, ctypes.c_int, ctypes.c_void_p])
+        self._lib.singe_host_configure.argtypes = [ctypes.c_int, ctypes.c_ulonglong]
+        self._lib.singe_host_configure.restype = ctypes.c_int
+        self._lib.singe_host_last_error.restype = ctypes.c_char_p
+        self._lib.singe_host_statistics.argtypes = [ctypes.POINTER(ctypes.c_ulonglong)]
+        self.statistics: dict[str, int] = {}
+
+    def _array(self, field: str, value, n_points: int) -> np.ndarray:
+        rows = self.source.rows(field)
+        array = np.ascontiguousarray(np.asarray(value, dtype=np.float64))
+        if array.ndim == 1 and rows == 1:
+            array = array[None, :]
+        if array.shape != (rows, n_points):
+            raise ValueError(f"{self.source.name}: field '{field}' must have shape ({rows}, {n_points})"
+                             f"{' or (' + str(n_points) + ',)' if rows == 1 else ''}, got {array.shape}")
+        return array
+
+    def run(self, fields: dict, n_points: int, *, schedule: str = "deterministic", seed: int = 0
+            ) -> dict[str, np.ndarray]:
+        """Launch on ``fields`` (SoA, species-major (rows, n_points) arrays in
+        SI units, species_stride = n_points); the outputs as (rows, n_points)
+        arrays, NaN where the kernel stored nothing."""
+        if schedule not in SCHEDULES:
+            raise ValueError(f"schedule must be one of {sorted(SCHEDULES)}, got {schedule!r}")
+        missing = [f for f in self.source.inputs if f not in fields]
+        if missing:
+            raise ValueError(f"{self.source.name} needs fields {self.source.inputs}; missing {missing}")
+        n_points = int(n_points)
+        inputs = {f: self._array(f, fields[f], n_points) for f in self.source.inputs}
+        outputs = {f: np.full((self.source.rows(f), n_points), np.nan) for f in self.source.outputs}
+        arrays = [inputs.get(p.field, outputs.get(p.field)) for p in self.source.parameters]
+        pointers = [a.ctypes.data for a in arrays]
+        with self._lock:
+            self._lib.singe_host_configure(SCHEDULES[schedule], int(seed) & (2 ** 64 - 1))
+            status = self._entry(*pointers, n_points, n_points, None)
+            counters = (ctypes.c_ulonglong * 4)()
+            self._lib.singe_host_statistics(counters)
+            self.statistics = dict(zip(("switches", "collectives", "generations", "ctas"), counters))
+            message = self._lib.singe_host_last_error().decode() if status else ""
+        if status:
+            raise HostRuntimeError(f"{self.source.name}: {message or STATUS.get(status, f'status {status}')}")
+        return outputs
+
+
+_LOADED: dict[pathlib.Path, HostKernel] = {}
+_LOADED_LOCK = threading.Lock()
+
+
+def load(kernel, **build_options) -> HostKernel:
+    """Build (or find in the cache) and load a kernel; loaded libraries are kept."""
+    source = kernel if isinstance(kernel, KernelSource) else kernel_source(kernel)
+    library = build(source, **build_options).library
+    with _LOADED_LOCK:
+        if library not in _LOADED:
+            _LOADED[library] = HostKernel(source, library)
+        return _LOADED[library]
+
+
+def run_host(generated, fields: dict, n_points: int, *, schedule: str = "deterministic", seed: int = 0,
+             **build_options) -> dict[str, np.ndarray]:
+    """Run an emitted kernel (``GeneratedKernel`` or ``.cu`` path) on the CPU.
+
+    ``fields``: input arrays by field name (temperature [K], pressure [Pa],
+    mass_fractions [-] (n_species, n_points), dt [s], diffusion_source
+    [kg/m^3/s] ...), species-major with species_stride = n_points.  Returns
+    the output fields as (rows, n_points) arrays (rows = 1 for one value per
+    point).  ``schedule``: 'deterministic' or 'random' (seeded by ``seed``).
+    Raises ``HostRuntimeError`` with the runtime's message on a deadlock or a
+    misused barrier.
+    """
+    return load(generated, **build_options).run(fields, n_points, schedule=schedule, seed=seed)
+
+
+def compiled_fields(source: KernelSource, T, P, Y, dt=None, diffusion_source=None) -> tuple[dict, int]:
+    """The input arrays of a kernel from T [K] (scalar or (n,)), P [Pa] (scalar
+    or (n,)), Y (n_species, n) mass fractions, dt [s] (scalar or (n,); None:
+    0, no stiffness removal) and diffusion_source [kg/m^3/s] ((n_species, n);
+    None: zeros), keeping those the kernel reads."""
+    Y = np.atleast_2d(np.asarray(Y, dtype=float))
+    if Y.shape[0] != source.n_species:
+        raise ValueError(f"{source.name}: Y must have shape (n_species={source.n_species}, n), got {Y.shape}")
+    n = Y.shape[1]
+    values = {"temperature": T, "pressure": P, "mass_fractions": Y, "dt": 0.0 if dt is None else dt,
+              "diffusion_source": 0.0 if diffusion_source is None else diffusion_source}
+    fields = {}
+    for field in source.inputs:
+        if field not in values:
+            raise ValueError(f"{source.name}: no value for input field '{field}'")
+        rows = source.rows(field)
+        fields[field] = np.broadcast_to(np.asarray(values[field], dtype=float), (rows, n) if rows > 1 else (n,))
+    return fields, n
+
+
+def run_compiled(compiled, T, P, Y, dt=None, diffusion_source=None, *, baseline: bool = False,
+                 schedule: str = "deterministic", seed: int = 0, **build_options):
+    """``CompiledKernel.run_host``: generate the kernel's CUDA (warp-specialized,
+    or the data-parallel baseline), run it on the host; the outputs in the
+    shapes ``CompiledKernel.simulate`` returns (one value per point: (n,);
+    species-major: (n_species, n))."""
+    from singe.codegen import generate, generate_baseline
+
+    generated = generate_baseline(compiled) if baseline else generate(compiled)
+    kernel = load(generated, **build_options)
+    fields, n = compiled_fields(kernel.source, T, P, Y, dt, diffusion_source)
+    outputs = kernel.run(fields, n, schedule=schedule, seed=seed)
+    shaped = {f: (a[0] if kernel.source.rows(f) == 1 else a) for f, a in outputs.items()}
+    return next(iter(shaped.values())) if len(shaped) == 1 else shaped
+
+
+__all__ = ["HostRuntimeError", "HostKernel", "KernelSource", "BuildResult", "build", "load", "run_host",
+           "run_compiled", "compiled_fields", "kernel_source", "cache_dir"]

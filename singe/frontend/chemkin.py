@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import re
 
-import ply.yacc
 
 from singe.errors import MechanismSyntaxError, Problem
-from singe.frontend.source import NUMBER_PATTERN, LexerBase, SourceText, Token, is_number
+from singe.frontend.source import ParserBase, NUMBER_PATTERN, LexerBase, SourceText, Token, is_number
 from singe.frontend.syntax import (AuxItem, ChemkinFile, ElementDecl, EmbeddedSection,
                                    ReactionsSection, ReactionSyntax)
 
@@ -131,18 +130,15 @@ class ChemkinLexer(LexerBase):
         return (equation,) + numbers  # type: ignore[return-value]
 
 
-class ChemkinParser:
+class ChemkinParser(ParserBase):
     """PLY grammar of a CHEMKIN mechanism file; ``parse`` returns a ``ChemkinFile``."""
 
     tokens = ChemkinLexer.tokens
 
-    def __init__(self):
-        self.parser = ply.yacc.yacc(module=self, write_tables=False, debug=False)
+    lexer_class = ChemkinLexer
 
     def parse(self, source: SourceText) -> ChemkinFile:
-        self.source = source
-        self.lexer = ChemkinLexer(source)
-        sections = self.parser.parse(lexer=self.lexer) or []
+        sections = self._run(source) or []
         return self._assemble(source, sections)
 
     @staticmethod
@@ -154,9 +150,6 @@ class ChemkinParser:
             else:
                 fields[kind].append(value)
         return ChemkinFile(source, **{k: tuple(v) for k, v in fields.items()})
-
-    def _token(self, p, i) -> Token:
-        return Token(p[i], self.source.location_at(p.lexpos(i), p.lineno(i)))
 
     def p_mechanism(self, p):
         """mechanism : section_list"""
@@ -274,15 +267,9 @@ class ChemkinParser:
         return (f"unexpected {name} keyword", "the previous section may be missing its END")
 
 
-_PARSER: ChemkinParser | None = None
-
-
 def parse_chemkin(source: SourceText) -> ChemkinFile:
     """Parse CHEMKIN text into its syntax tree (raises MechanismSyntaxError)."""
-    global _PARSER
-    if _PARSER is None:
-        _PARSER = ChemkinParser()
-    return _PARSER.parse(source)
+    return ChemkinParser.instance().parse(source)
 
 
 __all__ = ["parse_chemkin", "ChemkinLexer", "ChemkinParser", "section_keyword", "NUMBER_PATTERN"]

@@ -2,32 +2,25 @@
 
 from __future__ import annotations
 
-import ply.yacc
 
 from singe.errors import MechanismSyntaxError, Problem
-from singe.frontend.source import SourceText, Token
+from singe.frontend.source import ParserBase, SourceText, Token
 from singe.frontend.syntax import QssFile
 from singe.frontend.transport import WordLexer
 
 
-class QssParser:
+class QssParser(ParserBase):
     """PLY grammar of a QSSA/stiff species list: ``QSSA names END``, ``STIFF names END``."""
 
     tokens = WordLexer.tokens
 
-    def __init__(self):
-        self.parser = ply.yacc.yacc(module=self, write_tables=False, debug=False)
+    lexer_class = WordLexer
 
     def parse(self, source: SourceText) -> QssFile:
-        self.source = source
-        self.lexer = WordLexer(source)
-        sections = self.parser.parse(lexer=self.lexer)
+        sections = self._run(source)
         qssa = [t for kind, names in sections if kind == "QSSA" for t in names]
         stiff = [t for kind, names in sections if kind == "STIFF" for t in names]
         return QssFile(source, tuple(qssa), tuple(stiff), tuple(kind for kind, _ in sections))
-
-    def _token(self, p, i) -> Token:
-        return Token(p[i], self.source.location_at(p.lexpos(i), p.lineno(i)))
 
     def p_qss_file(self, p):
         """qss_file : qss_file section
@@ -67,12 +60,6 @@ class QssParser:
                                            "each keyword on its own line"))
 
 
-_PARSER: QssParser | None = None
-
-
 def parse_qss(source: SourceText) -> QssFile:
     """Parse a QSSA/STIFF species list (raises MechanismSyntaxError)."""
-    global _PARSER
-    if _PARSER is None:
-        _PARSER = QssParser()
-    return _PARSER.parse(source)
+    return QssParser.instance().parse(source)

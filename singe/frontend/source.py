@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 
 import ply.lex
+import ply.yacc
 
 from singe.errors import Location, MechanismSyntaxError, Problem
 
@@ -136,3 +137,33 @@ class LexerBase:
     def t_error(self, tok):
         location = self.source.location_at(tok.lexpos, tok.lineno)
         raise MechanismSyntaxError(Problem(location, f"unexpected character {tok.value[0]!r}"))
+
+
+class ParserBase:
+    """What every singe parser shares: the PLY tables (built once per class,
+    never written to disk), the lexer per input, tokens with locations.
+
+    Subclasses define ``tokens``, ``lexer_class``, their ``p_`` rules and
+    ``parse(source)`` calling ``_run``.
+    """
+
+    lexer_class: type = LexerBase
+    _instances: dict = {}
+
+    def __init__(self):
+        self.parser = ply.yacc.yacc(module=self, write_tables=False, debug=False)
+
+    @classmethod
+    def instance(cls) -> "ParserBase":
+        """The one parser of this class (building LALR tables costs ~50 ms)."""
+        if cls not in ParserBase._instances:
+            ParserBase._instances[cls] = cls()
+        return ParserBase._instances[cls]
+
+    def _run(self, source: SourceText):
+        self.source = source
+        self.lexer = self.lexer_class(source)
+        return self.parser.parse(lexer=self.lexer)
+
+    def _token(self, p, i) -> Token:
+        return Token(p[i], self.source.location_at(p.lexpos(i), p.lineno(i)))

@@ -6,10 +6,9 @@ the card number in column 80) and split by column in ``nasa7_from_entry``.
 
 from __future__ import annotations
 
-import ply.yacc
 
 from singe.errors import MechanismSyntaxError, Problem
-from singe.frontend.source import LexerBase, SourceText, Token, is_number, to_float
+from singe.frontend.source import ParserBase, LexerBase, SourceText, Token, is_number, to_float
 from singe.frontend.syntax import ThermoEntry, ThermoFile
 from singe.mechanism import Nasa7
 
@@ -52,18 +51,15 @@ class ThermoLexer(LexerBase):
                                 "each species takes four 80-column cards numbered 1 to 4")
 
 
-class ThermoParser:
+class ThermoParser(ParserBase):
     """PLY grammar of a THERMO file or embedded THERMO section."""
 
     tokens = ThermoLexer.tokens
 
-    def __init__(self):
-        self.parser = ply.yacc.yacc(module=self, write_tables=False, debug=False)
+    lexer_class = ThermoLexer
 
     def parse(self, source: SourceText) -> ThermoFile:
-        self.source = source
-        self.lexer = ThermoLexer(source)
-        temperatures, entries = self.parser.parse(lexer=self.lexer)
+        temperatures, entries = self._run(source)
         return ThermoFile(source, temperatures, tuple(entries))
 
     def _token(self, p, i) -> Token:
@@ -166,12 +162,6 @@ def nasa7_from_entry(entry: ThermoEntry, defaults: tuple[float, float, float], s
     return Nasa7(T_low, T_mid, T_high, low=tuple(coeffs[7:14]), high=tuple(coeffs[0:7]))
 
 
-_PARSER: ThermoParser | None = None
-
-
 def parse_thermo(source: SourceText) -> ThermoFile:
     """Parse THERMO text into its entries (raises MechanismSyntaxError)."""
-    global _PARSER
-    if _PARSER is None:
-        _PARSER = ThermoParser()
-    return _PARSER.parse(source)
+    return ThermoParser.instance().parse(source)

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import ply.yacc
 
 from singe.errors import MechanismSyntaxError, Problem
-from singe.frontend.source import LexerBase, SourceText, Token, is_number
+from singe.frontend.source import ParserBase, LexerBase, SourceText, Token, is_number
 from singe.frontend.syntax import TransportFile, TransportRecord
 
 TRANSPORT_FIELDS = ("geometry", "well depth eps/k", "diameter sigma", "dipole moment",
@@ -44,22 +43,16 @@ class WordLexer(LexerBase):
         return t
 
 
-class TransportParser:
+class TransportParser(ParserBase):
     """PLY grammar of TRANSPORT data: ``name geometry eps/k sigma dipole alpha Zrot``."""
 
     tokens = WordLexer.tokens
 
-    def __init__(self):
-        self.parser = ply.yacc.yacc(module=self, write_tables=False, debug=False)
+    lexer_class = WordLexer
 
     def parse(self, source: SourceText) -> TransportFile:
-        self.source = source
-        self.lexer = WordLexer(source)
-        records = self.parser.parse(lexer=self.lexer)
+        records = self._run(source)
         return TransportFile(source, tuple(records))
-
-    def _token(self, p, i) -> Token:
-        return Token(p[i], self.source.location_at(p.lexpos(i), p.lineno(i)))
 
     def p_transport_file(self, p):
         """transport_file : records
@@ -114,14 +107,8 @@ class TransportParser:
         raise MechanismSyntaxError(Problem(location, message, hint))
 
 
-_PARSER: TransportParser | None = None
-
-
 def parse_transport(source: SourceText) -> TransportFile:
     """Parse TRANSPORT text into records (raises MechanismSyntaxError)."""
-    global _PARSER
-    if _PARSER is None:
-        _PARSER = TransportParser()
-    return _PARSER.parse(source)
+    return TransportParser.instance().parse(source)
 
 

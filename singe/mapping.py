@@ -286,6 +286,8 @@ def place_values(graph: DataflowGraph, warp_of: dict[str, int], options: Compile
         budget_slots -= n_chains
     widely_read = {v for v, readers in cross.items() if len(readers) >= max(3, options.warps // 4)}
     mode = options.placement
+    if mode == "auto" and graph.kernel == "chemistry":
+        mode = "buffer"  # paper §3.4: rates stay in registers, exchanged in passes
     if mode == "auto":
         if len(cross) <= budget_slots:
             mode = "store"

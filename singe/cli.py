@@ -56,6 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--warps", type=int, default=8, help="warps per CTA (default 8)")
     for kernel in KERNELS:
         parser.add_argument(f"--{kernel}-warps", type=int, metavar="N", help=f"warps of the {kernel} kernel")
+    parser.add_argument("--qssa-warps", type=int, default=1, metavar="N",
+                        help="warps of the chemistry kernel that take the QSSA computation (default 1)")
     parser.add_argument("--ctas-per-sm", type=int, default=2, help="target CTAs per SM (default 2)")
     parser.add_argument("--arch", choices=sorted(TARGETS), default="sm_90")
     parser.add_argument("--weights", type=_weights, default=CompileOptions().weights,
@@ -84,13 +86,14 @@ def describe(mech: Mechanism, seconds: float) -> str:
 
 
 def _default_kernels(mech: Mechanism) -> list[str]:
-    return list(TRANSPORT_KERNELS) if mech.has_transport else []
+    return (list(TRANSPORT_KERNELS) if mech.has_transport else []) + ["chemistry"]
 
 
 def _options(args, kernel: str) -> CompileOptions:
     warps = getattr(args, f"{kernel}_warps") or args.warps
+    qssa_warps = min(args.qssa_warps, warps) if kernel == "chemistry" else 1
     return CompileOptions(warps=warps, ctas_per_sm=args.ctas_per_sm, arch=args.arch, weights=args.weights,
-                          placement=args.placement)
+                          placement=args.placement, qssa_warps=qssa_warps)
 
 
 def kernel_line(compiled, generated, seconds: float) -> str:
@@ -112,8 +115,6 @@ def _compile_all(mech: Mechanism, args) -> None:
     from singe.compiler import compile_kernel
 
     for kernel in args.kernels or _default_kernels(mech):
-        if kernel not in TRANSPORT_KERNELS:
-            raise SingeInputError(f"the {kernel} kernel is not available yet")
         start = time.perf_counter()
         compiled = compile_kernel(mech, kernel, options=_options(args, kernel))
         if args.dump:
@@ -127,8 +128,8 @@ def _compile_all(mech: Mechanism, args) -> None:
             baseline.write(args.output)
             print(f"{baseline.cu_name}: data-parallel, {baseline.info['threads']} threads per CTA, one point each")
         if args.validate:
-            from singe.validate import validate_transport
-            print(f"  {validate_transport(compiled)}")
+            from singe.validate import validate
+            print(f"  {validate(compiled)}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -20,6 +20,7 @@ from singe.programs import WARP_SIZE
 
 SLOT_BYTES = WARP_SIZE * 8
 CHAINS_IN_REGISTERS = 4  # running partial sums per warp kept in registers before they move to shared memory
+BUFFER_RESERVE = 64  # shared slots kept for buffered exchanges when running sums move to shared memory
 
 
 @dataclass(frozen=True)
@@ -272,35 +273,48 @@ def place_values(graph: DataflowGraph, warp_of: dict[str, int], options: Compile
                  chains: dict[str, str]) -> tuple[dict[str, str], str]:
     """Placement of every value and the mode chosen.
 
-    When warps keep running partial sums of many reductions at once (the
-    rows of the diffusion matrix), each (reduction, warp) sum is accumulated
-    in a shared slot of its own ('accumulate') instead of a register, as the
-    paper does, if shared memory allows."""
+    Values crossing warps: 'store' gives each a slot; 'buffer' keeps them in
+    the producer's registers and exchanges them through reused slots
+    (chemistry defaults to it, as the paper); 'mixed' stores the widely read
+    ones; 'auto' stores if that fits, else mixed, else buffer.
+
+    When warps keep running partial sums of many reductions at once (rows of
+    the diffusion matrix, species sums of the chemistry output), each
+    (reduction, warp) sum is accumulated in a shared slot of its own
+    ('accumulate') instead of a register, as the paper does, if shared memory
+    still leaves the chosen mode room."""
     cross = _cross_values(graph, warp_of)
     placement = {v: "register" for v in graph.producers()}
     n_chains = len(set(chains.values()))
-    if n_chains > CHAINS_IN_REGISTERS * options.warps and options.placement != "buffer" and \
-            n_chains + len(set(cross) - set(chains)) <= budget_slots:
+    others = {v: r for v, r in cross.items() if v not in chains}
+    widely_read = {v for v, readers in others.items() if len(readers) >= max(3, options.warps // 4)}
+    mode = _mode(graph, options, others, widely_read, budget_slots)
+    room = {"store": len(others), "mixed": len(widely_read) + BUFFER_RESERVE, "buffer": BUFFER_RESERVE}[mode]
+    if n_chains > CHAINS_IN_REGISTERS * options.warps and options.placement in ("auto", "store", "mixed") \
+            and n_chains + room <= budget_slots:
         placement.update({v: "accumulate" for v in chains})
-        cross = {v: r for v, r in cross.items() if v not in chains}
-        budget_slots -= n_chains
-    widely_read = {v for v, readers in cross.items() if len(readers) >= max(3, options.warps // 4)}
-    mode = options.placement
-    if mode == "auto" and graph.kernel == "chemistry":
-        mode = "buffer"  # paper §3.4: rates stay in registers, exchanged in passes
-    if mode == "auto":
-        if len(cross) <= budget_slots:
-            mode = "store"
-        elif len(widely_read) + options.warps <= budget_slots:
-            mode = "mixed"
-        else:
-            mode = "buffer"
+        cross = others
+        if options.placement == "auto":
+            mode = _mode(graph, options, others, widely_read, budget_slots - n_chains)
     for value in cross:
         if mode == "store" or (mode == "mixed" and value in widely_read):
             placement[value] = "store"
         else:
             placement[value] = "buffer"
     return placement, mode
+
+
+def _mode(graph: DataflowGraph, options: CompileOptions, cross: dict, widely_read: set, budget_slots: int) -> str:
+    """The placement mode for the values in ``cross`` (see place_values)."""
+    if options.placement != "auto":
+        return options.placement
+    if graph.kernel == "chemistry":
+        return "buffer"  # paper §3.4: rates stay in registers, exchanged in passes
+    if len(cross) <= budget_slots:
+        return "store"
+    if len(widely_read) + options.warps <= budget_slots:
+        return "mixed"
+    return "buffer"
 
 
 def map_graph(graph: DataflowGraph, options: CompileOptions) -> Mapping:

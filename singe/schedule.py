@@ -113,6 +113,7 @@ class _Scheduler:
         self.needed_at: dict[str, list[int]] = defaultdict(list)  # buffered value -> global positions of its readers
         self.computed: set[str] = set()
         self.position = 0
+        self.protected: set[str] = set()
 
     # -- knowledge ---------------------------------------------------------
 
@@ -200,7 +201,8 @@ class _Scheduler:
     def _evict(self) -> int:
         """Free the buffered value whose remaining readers are fewest (it can be stored again)."""
         candidates = [s for s, slot in enumerate(self.slots)
-                      if slot.value is not None and self.placement.get(slot.value) == "buffer"]
+                      if slot.value is not None and self.placement.get(slot.value) == "buffer"
+                      and slot.value not in self.protected]
         if not candidates:
             raise SingeInternalError(f"{self.budget} shared slots cannot hold the stored values of "
                                      f"{self.graph.kernel}: use placement 'buffer' or fewer CTAs per SM")
@@ -261,6 +263,7 @@ class _Scheduler:
         warp = self.warp_of[op.name]
         self._replicated_inputs(op, warp)
         shared = self._shared_inputs(op, warp)
+        self.protected = set(shared)  # must stay in shared memory until this operation has loaded them
         missing = [value for value in shared if value not in self.slot_of]
         if missing:
             self._exchange(missing)

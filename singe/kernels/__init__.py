@@ -11,13 +11,14 @@ from singe.mechanism import Mechanism
 
 @functools.lru_cache(maxsize=32)
 def build_graph(mech: Mechanism, kernel: str) -> DataflowGraph:
-    """The dataflow graph of ``kernel`` ('viscosity', 'diffusion') for ``mech``."""
-    from singe.kernels import transport
+    """The dataflow graph of ``kernel`` ('viscosity', 'diffusion', 'chemistry') for ``mech``."""
+    from singe.kernels import chemistry, transport
 
-    builders = {"viscosity": transport.viscosity_graph, "diffusion": transport.diffusion_graph}
+    builders = {"viscosity": transport.viscosity_graph, "diffusion": transport.diffusion_graph,
+                "chemistry": chemistry.chemistry_graph}
     if kernel not in builders:
         raise OptionError(f"unknown kernel {kernel!r}: choose from {', '.join(builders)}")
-    if len(mech.transported_species) < 2:
+    if kernel != "chemistry" and len(mech.transported_species) < 2:
         raise SingeInputError(f"{mech.name}: the {kernel} kernel needs at least two transported species")
     return builders[kernel](mech)
 

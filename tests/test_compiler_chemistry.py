@@ -1,0 +1,133 @@
+"""The chemistry kernel compiled for many warp and QSSA-warp counts, simulated,
+against Cantera (mechanisms without QSSA) and singe.reference (QSSA, stiffness)."""
+
+from __future__ import annotations
+
+import itertools
+import subprocess
+import sys
+
+import cantera as ct
+import numpy as np
+import pytest
+
+import singe
+from singe.compiler import compile_kernel
+from singe.reference.kinetics import net_production_rates
+from conftest import load
+from cantera_reference import BUNDLED_MECHANISMS, cantera_solution, random_states
+from reaction_map import ignition_states
+from test_kinetics import FORMS_COMMON
+
+TOLERANCE = 1e-9  # x max|wdot| per point
+STATES = 512
+WARPS = (1, 2, 4, 8, 16, 20)
+QSSA_WARPS = (1, 2, 4)
+IGNITIONS = {"dme": ("CH3OCH3", 1000.0, 20.0), "heptane": ("nc7h16", 900.0, 20.0),
+             "dodecane": ("NC12H26", 900.0, 20.0)}
+
+
+def worst_error(ours: np.ndarray, theirs: np.ndarray) -> float:
+    """Largest |ours - theirs| relative to max|wdot| of the point."""
+    return float(np.max(np.abs(ours - theirs) / np.abs(theirs).max(axis=0)))
+
+
+def stiffness_inputs(n: int, species: int, seed: int):
+    rng = np.random.default_rng(seed)
+    return 10.0 ** rng.uniform(-9, -5, n), rng.normal(0.0, 1.0, (species, n))
+
+
+def cantera_rates(name: str, T, P, Y):
+    """Cantera's net production rates of the transported species (no QSSA here)."""
+    gas = cantera_solution(name)
+    out = np.empty_like(Y)
+    for i in range(Y.shape[1]):
+        gas.TPY = T[i], P[i], Y[:, i]
+        out[:, i] = gas.net_production_rates
+    return out
+
+
+def configurations(mech):
+    qssa = QSSA_WARPS if mech.qss_species else (1,)
+    return [(w, q) for w, q in itertools.product(WARPS, qssa) if q <= w]
+
+
+@pytest.mark.parametrize("name", ["gri30", "h2o2"])
+def test_matches_cantera(name):
+    mech = load(name)
+    T, P, Y = random_states(STATES, len(mech.transported_species), seed=11)
+    expected = cantera_rates(name, T, P, Y)
+    for warps, qssa in configurations(mech):
+        compiled = compile_kernel(mech, "chemistry", warps=warps, qssa_warps=qssa)
+        compiled.verify()
+        assert len(compiled.programs.barrier_ids) <= compiled.programs.barrier_limit
+        error = worst_error(compiled.simulate(T, P, Y), expected)
+        assert error <= TOLERANCE, f"{name} warps={warps}: {error:.2e}"
+
+
+def _reference_states(name: str):
+    mech = load(name)
+    T, P, Y = random_states(STATES, len(mech.transported_species), seed=12)
+    fuel, T0, P0 = IGNITIONS[name]
+    Ti, Pi, Yi = ignition_states(name, fuel, T0, P0, samples=16)
+    Yi = np.array(Yi[mech.transported_indices])
+    Yi /= Yi.sum(axis=0)
+    return mech, np.concatenate([T, Ti]), np.concatenate([P, Pi]), np.concatenate([Y, Yi], axis=1)
+
+
+@pytest.mark.parametrize("name", ["dme", "heptane", "dodecane"])
+def test_matches_reference_with_qssa_and_stiffness(name):
+    """Random states and states of a Cantera ignition of the full mechanism;
+    every warp count and QSSA-warp count; with and without stiffness removal."""
+    mech, T, P, Y = _reference_states(name)
+    dt, source = stiffness_inputs(T.size, Y.shape[0], seed=13)
+    expected = {False: net_production_rates(mech, T, P, Y),
+                True: net_production_rates(mech, T, P, Y, dt=dt, diffusion_source=source)}
+    worst = 0.0
+    for warps, qssa in configurations(mech):
+        compiled = compile_kernel(mech, "chemistry", warps=warps, qssa_warps=qssa)
+        compiled.verify()
+        assert len(compiled.programs.barrier_ids) <= compiled.programs.barrier_limit
+        for stiff in (False, True):
+            ours = compiled.simulate(T, P, Y, dt=dt if stiff else None, diffusion_source=source if stiff else None)
+            error = worst_error(ours, expected[stiff])
+            assert error <= TOLERANCE, f"{name} warps={warps} qssa={qssa} dt={stiff}: {error:.2e}"
+            worst = max(worst, error)
+    print(f"\n{name}: worst error {worst:.2e} x max|wdot| over {len(configurations(mech))} configurations")
+
+
+def test_comparison_catches_missing_stiffness_removal():
+    """Companion: the kernel run without dt is far from the reference with dt."""
+    mech, T, P, Y = _reference_states("dme")
+    dt, source = stiffness_inputs(T.size, Y.shape[0], seed=13)
+    compiled = compile_kernel(mech, "chemistry", warps=4, qssa_warps=2)
+    assert worst_error(compiled.simulate(T, P, Y), net_production_rates(mech, T, P, Y, dt=dt,
+                                                                        diffusion_source=source)) > TOLERANCE
+
+
+@pytest.fixture(scope="module")
+def plog_chebyshev(tmp_path_factory):
+    """A mechanism with PLOG, Chebyshev, Troe, SRI and chemically activated
+    reactions, read by singe and (through ck2yaml) by Cantera."""
+    folder = tmp_path_factory.mktemp("pdep")
+    thermo = folder / "therm.dat"
+    thermo.write_text((BUNDLED_MECHANISMS / "h2o2" / "therm.dat").read_text())
+    (folder / "pdep.inp").write_text(FORMS_COMMON + "END\n")
+    subprocess.run([sys.executable, "-m", "cantera.ck2yaml", f"--input={folder / 'pdep.inp'}",
+                    f"--thermo={thermo}", f"--output={folder / 'pdep.yaml'}", "--quiet"],
+                   check=True, capture_output=True)
+    return singe.load_mechanism(folder / "pdep.inp"), ct.Solution(str(folder / "pdep.yaml"))
+
+
+def test_plog_and_chebyshev_mechanism_matches_cantera(plog_chebyshev):
+    mech, gas = plog_chebyshev
+    assert {"plog", "chebyshev", "chemically-activated"} <= {r.kind for r in mech.reactions}
+    T, P, Y = random_states(256, mech.n_species, seed=14, T_range=(300.0, 2500.0))
+    expected = np.empty_like(Y)
+    for i in range(Y.shape[1]):
+        gas.TPY = T[i], P[i], Y[:, i]
+        expected[:, i] = gas.net_production_rates
+    for warps in (1, 3, 7):
+        compiled = compile_kernel(mech, "chemistry", warps=warps)
+        compiled.verify()
+        assert worst_error(compiled.simulate(T, P, Y), expected) <= TOLERANCE

@@ -287,21 +287,28 @@ def place_values(graph: DataflowGraph, warp_of: dict[str, int], options: Compile
     placement = {v: "register" for v in graph.producers()}
     n_chains = len(set(chains.values()))
     others = {v: r for v, r in cross.items() if v not in chains}
-    widely_read = {v for v, readers in others.items() if len(readers) >= max(3, options.warps // 4)}
+    widely_read = _widely_read(others, options)
     mode = _mode(graph, options, others, widely_read, budget_slots)
     room = {"store": len(others), "mixed": len(widely_read) + BUFFER_RESERVE, "buffer": BUFFER_RESERVE}[mode]
     if n_chains > CHAINS_IN_REGISTERS * options.warps and options.placement in ("auto", "store", "mixed") \
             and n_chains + room <= budget_slots:
         placement.update({v: "accumulate" for v in chains})
         cross = others
-        if options.placement == "auto":
-            mode = _mode(graph, options, others, widely_read, budget_slots - n_chains)
+        mode = _mode(graph, options, others, widely_read, budget_slots - n_chains)
+    else:
+        widely_read = _widely_read(cross, options)
+        mode = _mode(graph, options, cross, widely_read, budget_slots)
     for value in cross:
         if mode == "store" or (mode == "mixed" and value in widely_read):
             placement[value] = "store"
         else:
             placement[value] = "buffer"
     return placement, mode
+
+
+def _widely_read(cross: dict, options: CompileOptions) -> set[str]:
+    """Values read by many warps (stored in 'mixed' placement)."""
+    return {v for v, readers in cross.items() if len(readers) >= max(3, options.warps // 4)}
 
 
 def _mode(graph: DataflowGraph, options: CompileOptions, cross: dict, widely_read: set, budget_slots: int) -> str:

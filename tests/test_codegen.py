@@ -157,3 +157,22 @@ def test_every_warp_count_compiles_on_both_archs(tmp_path, name, kernel):
         entry = result.entries[0]
         print(f"\n{generated_name} {arch}: {entry.registers} registers, {entry.spill_stores} B spill stores")
         assert not result.warnings, (generated_name, arch, result.warnings)
+
+
+CHEMISTRY_PAPER = [("dme", 8, 4, 2), ("heptane", 16, 2, 1)]  # warps, QSSA warps, CTAs per SM
+
+
+@needs_nvcc
+def test_paper_chemistry_kernels_compile_on_both_archs(tmp_path):
+    """The paper's chemistry settings, warp-specialized and data-parallel, on
+    sm_80 and sm_90, without warnings; registers and spills reported side by side."""
+    kernels = []
+    for name, warps, qssa, ctas in CHEMISTRY_PAPER:
+        compiled = compile_kernel(load(name), "chemistry", warps=warps, qssa_warps=qssa, ctas_per_sm=ctas)
+        assert f"__launch_bounds__({32 * warps}, {ctas})" in generate(compiled).cu
+        kernels += [generate(compiled), generate_baseline(compiled)]
+    for name, arch, result in compile_all(kernels, tmp_path, ["sm_80", "sm_90"]):
+        entry = result.entries[0]
+        print(f"\n{name} {arch}: {entry.registers} registers, {entry.spill_stores} B spill stores, "
+              f"{entry.spill_loads} B spill loads")
+        assert not result.warnings, (name, arch, result.warnings)

@@ -88,12 +88,14 @@ class _Stop(Exception):
 _COMPUTE, _STORE, _LOAD, _BARRIER = range(4)
 
 
-def _decode_item(item, programs: WarpPrograms, cache: dict) -> tuple:
-    """(kind, arguments, counts) for one item; a Compute's code is decoded once per op."""
+def _decode_item(item, programs: WarpPrograms, cache: dict, wrap=None, warp: int = 0) -> tuple:
+    """(kind, arguments, counts) for one item; a Compute's code is decoded once per op
+    (once per warp and op when ``wrap(warp, op, code)`` instruments it)."""
     if isinstance(item, Compute):
-        key = id(item.op)
+        key = id(item.op) if wrap is None else (warp, id(item.op))
         if key not in cache:
-            cache[key] = (decode_operation(item.op), instruction_counts(item.op))
+            code = decode_operation(item.op)
+            cache[key] = (code if wrap is None else wrap(warp, item.op, code), instruction_counts(item.op))
         code, counts = cache[key]
         return (_COMPUTE, (code,), counts)
     if isinstance(item, (SharedStore, SharedLoad)):
@@ -130,14 +132,15 @@ def _dead_after(items) -> list[tuple[str, ...]]:
     return [tuple(d) for d in dead]
 
 
-def _decode_programs(programs: WarpPrograms) -> list[tuple]:
+def _decode_programs(programs: WarpPrograms, wrap=None) -> list[tuple]:
     """Every warp's items as (kind, arguments, counts, registers dead after it);
     Computes sharing an Operation share its decoded code."""
     cache: dict = {}
     decoded = []
     for program in programs.programs:
         dead = _dead_after(program.items)
-        decoded.append(tuple((*_decode_item(item, programs, cache), d) for item, d in zip(program.items, dead)))
+        decoded.append(tuple((*_decode_item(item, programs, cache, wrap, program.warp), d)
+                             for item, d in zip(program.items, dead)))
     return decoded
 
 
@@ -252,8 +255,9 @@ class _Shadow:
 class _Run:
     """One simulation: warps, barriers, shared memory and its shadow, hazards."""
 
-    def __init__(self, programs: WarpPrograms, memories: list, layout: _Layout, schedule: str, seed: int):
-        decoded = _decode_programs(programs)
+    def __init__(self, programs: WarpPrograms, memories: list, layout: _Layout, schedule: str, seed: int,
+                 check_uniform=None):
+        decoded = _decode_programs(programs, check_uniform)
         self.warps = [_Warp(w, items, programs.warps) for w, items in enumerate(decoded)]
         self.cta_threads = programs.threads
         self.memories = memories
@@ -500,7 +504,7 @@ def _collector_paused():
 
 def simulate(programs: WarpPrograms, inputs: dict[str, np.ndarray], n_points: int, *,
              schedule: str = "round-robin", seed: int = 0, slabs: int = 1,
-             strict: bool = True) -> SimulationResult:
+             strict: bool = True, check_uniform=None) -> SimulationResult:
     """Run ``programs`` on ``n_points`` points and return outputs, counts and hazards.
 
     ``inputs[field]``: (rows, n_points) array (a 1-D array is one row);
@@ -511,7 +515,11 @@ def simulate(programs: WarpPrograms, inputs: dict[str, np.ndarray], n_points: in
     'round-robin' rotates over runnable warps, 'random' draws one with
     ``np.random.default_rng(seed)``.  With ``strict`` any hazard raises
     ``SimulationError``; otherwise hazards come back in the result.  A deadlock
-    or a read of an unset register stops execution.
+    or a read of an unset register stops execution.  ``check_uniform``: None
+    (default), or a ``wrap(warp, op, code) -> code`` instrumenting each warp's
+    decoded instructions, such as ``singe.sim.scalarize.uniform_check(programs)``,
+    which raises ``SingeInternalError`` when a register classified uniform
+    differs across the lanes of a warp.
     """
     if schedule not in SCHEDULES:
         raise SingeInternalError(f"schedule {schedule!r} is not one of {SCHEDULES}")
@@ -521,7 +529,7 @@ def simulate(programs: WarpPrograms, inputs: dict[str, np.ndarray], n_points: in
     layout = _Layout(n_points, ctas, slabs)
     memories, per_slab = _global_memories(programs, inputs, layout)
     with _collector_paused():
-        run = _Run(programs, memories, layout, schedule, seed)
+        run = _Run(programs, memories, layout, schedule, seed, check_uniform)
         run.run()
     hazards = list(run.hazards.values())
     if strict and hazards:

@@ -758,8 +758,9 @@ def test_branch_at_warp_granularity_does_not_diverge():
 N_POINTS = 40  # two slabs, the second partial
 
 
-@pytest.fixture(scope="module", params=[("dme", "viscosity"), ("dme", "diffusion"),
-                                        ("heptane", "viscosity"), ("heptane", "diffusion")],
+@pytest.fixture(scope="module", params=[("dme", "viscosity"), ("dme", "diffusion"), ("dme", "chemistry"),
+                                        ("heptane", "viscosity"), ("heptane", "diffusion"),
+                                        ("heptane", "chemistry")],
                 ids=lambda p: "-".join(p))
 def transport(request):
     from singe.compiler import compile_kernel

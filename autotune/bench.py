@@ -1,0 +1,235 @@
+"""The project's benchmark: one row per mechanism x kernel.
+
+    python autotune/bench.py [--mechanisms dme,heptane] [--kernels viscosity,diffusion,chemistry]
+        [--config viscosity=15x2,diffusion=10x2,chemistry=8x2q4] [--points 1024] [--ptxas] [--json FILE]
+
+Per kernel: compile time, simulator throughput, the timing model's throughput
+of the warp-specialized kernel and of the data-parallel baseline on K20c,
+A100 and H100 (each compiled for that preset's arch) and the modeled speedup;
+with ``--ptxas`` the registers and spills nvcc reports for both styles
+(sm_90; nvcc takes 10-100 s per kernel, and the H100 model then uses them).
+A second table puts the K20c model beside the paper's measurements
+(REFERENCE.md §9) and the FP64 roofline.
+
+The default configurations are the paper's published command lines
+(``--visc 15``, ``--diff 10``, ``--reac 8 --qssa 4 --ctas 2``) at 2 CTAs
+per SM; when one does not compile for an arch, 1 CTA per SM, then the
+'buffer' placement, are tried and the row says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import re
+import sys
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "mechanisms"
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import singe  # noqa: E402
+from singe.bundled import bundled_path  # noqa: E402
+from singe.compiler import compile_kernel  # noqa: E402
+from singe.errors import SingeError  # noqa: E402
+from singe.timing import (PRESETS, baseline_register_estimate, fp64_roofline, model, model_baseline,  # noqa: E402
+                          register_need)
+
+ARCH_OF_PRESET = {name: preset.arch for name, preset in PRESETS.items()}
+PTXAS_ARCH = "sm_90"
+#: REFERENCE.md §9: Mpoints/s of the warp-specialized kernels on a K20c (128^3 points)
+PAPER_K20C = {("dme", "viscosity"): 17.06, ("dme", "diffusion"): 24.94, ("dme", "chemistry"): 7.35,
+              ("heptane", "viscosity"): 5.81, ("heptane", "diffusion"): 7.89, ("heptane", "chemistry"): 4.86}
+#: the paper's speedups over its tuned data-parallel kernels (Fermi and Kepler, all problem sizes)
+PAPER_SPEEDUP = {"viscosity": (1.2, 3.75), "diffusion": (1.33, 2.58), "chemistry": (1.01, 1.50)}
+DEFAULT_CONFIG = "viscosity=15x2,diffusion=10x2,chemistry=8x2q4"
+
+
+def parse_config(text: str) -> dict[str, dict]:
+    """'viscosity=15x2,chemistry=8x2q4' -> {kernel: {warps, ctas_per_sm, qssa_warps}}."""
+    result = {}
+    for part in text.split(","):
+        m = re.fullmatch(r"\s*(\w+)=(\d+)(?:x(\d+))?(?:q(\d+))?\s*", part)
+        if not m:
+            raise argparse.ArgumentTypeError(f"--config entries look like chemistry=8x2q4 (warps x CTAs q QSSA "
+                                             f"warps): {part!r}")
+        kernel, warps, ctas, qssa = m.groups()
+        result[kernel] = {"warps": int(warps), "ctas_per_sm": int(ctas or 2), "qssa_warps": int(qssa or 1)}
+    return result
+
+
+def mechanism_path(name: str) -> pathlib.Path:
+    """A mechanism of ../shared/mechanisms, a bundled one, or a path."""
+    folder = {"dodecane": "dodecane_qss"}.get(name, name)
+    candidates = [SHARED / folder / f"{name}.inp", bundled_path(name), pathlib.Path(name)]
+    return next(p for p in candidates if p is not None and p.is_file())
+
+
+def compile_for(mech, kernel: str, config: dict, arch: str):
+    """(compiled, note): the configuration, or the first fallback that compiles."""
+    attempts = [dict(config), dict(config, ctas_per_sm=1), dict(config, placement="buffer")]
+    problems = []
+    for attempt in attempts:
+        try:
+            compiled = compile_kernel(mech, kernel, arch=arch, **attempt)
+        except SingeError as error:
+            problems.append(str(error).splitlines()[0])
+            continue
+        changed = {k: v for k, v in attempt.items() if config.get(k) != v}
+        return compiled, (f"with {changed}" if changed else "")
+    raise SingeError(f"{kernel} does not compile for {arch}: {problems[0]}")
+
+
+def ptxas_pair(compiled) -> tuple:
+    """ptxas entries (warp-specialized, baseline) of ``compiled`` for PTXAS_ARCH."""
+    from singe.codegen import generate, generate_baseline
+    from singe.codegen.nvcc import compile_cuda
+
+    entries = []
+    for generated in (generate(compiled), generate_baseline(compiled)):
+        with tempfile.TemporaryDirectory() as scratch:
+            path = generated.write(scratch)[0]
+            entries.append(compile_cuda(path, PTXAS_ARCH).entry(generated.name))
+    return tuple(entries)
+
+
+def simulator_rate(compiled, points: int) -> float:
+    """Points per second of the warp simulator on ``points`` random states."""
+    import numpy as np
+
+    mech = compiled.mechanism
+    rng = np.random.default_rng(0)
+    Y = rng.random((len(mech.transported_species), points))
+    T = rng.uniform(800.0, 2500.0, points)
+    P = np.full(points, 101325.0)
+    start = time.perf_counter()
+    compiled.simulate(T, P, Y / Y.sum(axis=0))
+    return points / (time.perf_counter() - start)
+
+
+def bench_row(name: str, mech, kernel: str, config: dict, points: int, ptxas: bool) -> dict:
+    """Every number of one mechanism x kernel."""
+    row = {"mechanism": name, "kernel": kernel, "config": config, "notes": []}
+    start = time.perf_counter()
+    compiled = compile_kernel(mech, kernel, arch=PTXAS_ARCH, **config)
+    row["compile_s"] = time.perf_counter() - start
+    row["flops_per_point"] = compiled.graph.flops
+    row["registers_estimate"] = {"ws": register_need(compiled.programs),
+                                 "baseline": baseline_register_estimate(compiled.graph)}
+    row["simulator_points_per_s"] = simulator_rate(compiled, points)
+    entries = (None, None)
+    if ptxas:
+        try:
+            entries = ptxas_pair(compiled)
+            row["ptxas"] = {style: {"registers": e.registers, "spill_stores": e.spill_stores,
+                                    "spill_loads": e.spill_loads} for style, e in zip(("ws", "baseline"), entries)}
+        except SingeError as error:
+            row["notes"].append(f"ptxas: {str(error).splitlines()[0]}")
+    row["model"] = {}
+    for preset, arch in ARCH_OF_PRESET.items():
+        try:
+            compiled_here, note = compile_for(mech, kernel, config, arch)
+        except SingeError as error:
+            row["notes"].append(f"{preset}: {error}")
+            continue
+        if note:
+            row["notes"].append(f"{preset}: compiled {note}")
+        use = entries if arch == PTXAS_ARCH else (None, None)
+        ws = model(compiled_here, preset, ptxas=use[0])
+        base = model_baseline(compiled_here, preset, ptxas=use[1])
+        row["model"][preset] = {"ws": ws.as_dict(), "baseline": base.as_dict(),
+                                "speedup": ws.points_per_second / base.points_per_second
+                                if base.points_per_second else None}
+    return row
+
+
+def _mpts(row: dict, preset: str, style: str) -> str:
+    entry = row["model"].get(preset)
+    return f"{entry[style]['points_per_second'] / 1e6:9.2f}" if entry else f"{'n/a':>9}"
+
+
+def _speedup(row: dict, preset: str) -> str:
+    entry = row["model"].get(preset)
+    return f"{entry['speedup']:6.2f}x" if entry and entry["speedup"] else f"{'n/a':>7}"
+
+
+def main_table(rows: list[dict]) -> list[str]:
+    presets = list(PRESETS)
+    head = (f"{'mechanism':9} {'kernel':9} {'config':>8} {'compile':>8} {'sim':>9} "
+            + " ".join(f"{p + ' WS':>9} {p + ' base':>9} {'x':>7}" for p in presets)
+            + f" {'regs est':>8} {'ptxas WS':>12} {'ptxas base':>12}")
+    lines = ["Throughput: Mpoints/s (simulator: kpoints/s on the CPU); 'x': modeled speedup over the baseline; "
+             "registers per thread (the model's estimate, warp-specialized/baseline, before the 255 cap) and "
+             "ptxas's registers/spill bytes per thread (sm_90, used by the H100 model)", head, "-" * len(head)]
+    for row in rows:
+        c = row["config"]
+        config = f"{c['warps']}x{c['ctas_per_sm']}" + (f"q{c['qssa_warps']}" if row["kernel"] == "chemistry" else "")
+        estimate, base_estimate = row["registers_estimate"]["ws"], row["registers_estimate"]["baseline"]
+        ptxas = row.get("ptxas")
+        fmt = (lambda e: f"{e['registers']}r/{e['spill_stores'] + e['spill_loads']}B")  # noqa: E731
+        line = (f"{row['mechanism']:9} {row['kernel']:9} {config:>8} {row['compile_s']:7.2f}s "
+                f"{row['simulator_points_per_s'] / 1e3:9.1f} "
+                + " ".join(f"{_mpts(row, p, 'ws')} {_mpts(row, p, 'baseline')} {_speedup(row, p)}" for p in presets)
+                + f" {str(estimate) + '/' + str(base_estimate):>8}"
+                + f" {fmt(ptxas['ws']) if ptxas else '-':>12} {fmt(ptxas['baseline']) if ptxas else '-':>12}")
+        lines.append(line)
+        lines.extend(f"    note: {note}" for note in row["notes"])
+    return lines
+
+
+def paper_table(rows: list[dict]) -> list[str]:
+    head = (f"{'mechanism':9} {'kernel':9} {'K20c model':>10} {'paper':>7} {'model/paper':>11} "
+            f"{'FP64 roof':>9} {'model x':>7} {'paper x':>11} {'bottleneck (model)':>20}")
+    lines = ["K20c: the model against the paper's measured warp-specialized throughput (Mpoints/s), the FP64 "
+             "roofline by the graph's FLOPs, modeled and published speedups", head, "-" * len(head)]
+    from singe.timing import K20C
+
+    for row in rows:
+        k20c = row["model"].get("K20c")
+        paper = PAPER_K20C.get((row["mechanism"], row["kernel"]))
+        low, high = PAPER_SPEEDUP.get(row["kernel"], (None, None))
+        roof = fp64_roofline(K20C, row["flops_per_point"]) / 1e6
+        modeled = k20c["ws"]["points_per_second"] / 1e6 if k20c else None
+        lines.append(
+            f"{row['mechanism']:9} {row['kernel']:9} {modeled if modeled is not None else float('nan'):10.2f} "
+            f"{paper if paper else float('nan'):7.2f} "
+            f"{(modeled / paper) if modeled and paper else float('nan'):11.2f} {roof:9.2f} "
+            f"{(k20c['speedup'] or float('nan')) if k20c else float('nan'):7.2f} "
+            f"{f'{low}-{high}' if low else '-':>11} {k20c['ws']['bottleneck'] if k20c else '-':>20}")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mechanisms", default="dme,heptane")
+    parser.add_argument("--kernels", default="viscosity,diffusion,chemistry")
+    parser.add_argument("--config", type=parse_config, default=parse_config(DEFAULT_CONFIG),
+                        help=f"warps x CTAs per SM (q QSSA warps) per kernel (default {DEFAULT_CONFIG})")
+    parser.add_argument("--points", type=int, default=1024, help="points simulated for the simulator throughput")
+    parser.add_argument("--ptxas", action="store_true", help=f"compile both styles with nvcc ({PTXAS_ARCH})")
+    parser.add_argument("--json", help="also write the rows as JSON here")
+    args = parser.parse_args(argv)
+    config = parse_config(DEFAULT_CONFIG) | args.config
+    rows = []
+    for name in args.mechanisms.split(","):
+        mech = singe.load_mechanism(mechanism_path(name))
+        for kernel in args.kernels.split(","):
+            if kernel != "chemistry" and not mech.has_transport:
+                continue
+            try:
+                rows.append(bench_row(name, mech, kernel, config[kernel], args.points, args.ptxas))
+            except SingeError as error:
+                print(f"{name} {kernel}: {error}", file=sys.stderr)
+    for line in main_table(rows) + [""] + paper_table(rows):
+        print(line)
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,932 @@
+"""A timing model of the warp-specialized kernels and their data-parallel baseline.
+
+There is no GPU in the loop: the model walks the same ``WarpPrograms`` the
+simulator executes and codegen renders, charges every item cycles on a GPU
+preset (K20c, A100, H100), and reports modeled cycles per CTA slab and points
+per second per GPU.  It is a model, reported as it comes out, not fitted to
+the paper's measurements (``autotune/bench.py`` prints the two side by side).
+
+Assumptions
+-----------
+Machine
+    * Per SM: ``schedulers`` warp schedulers (partitions), each issuing one
+      warp instruction per cycle; warp ``w`` of a CTA sits on partition
+      ``w % schedulers``.  FP64 units and the MUFU (special function) units
+      are split evenly between the partitions; shared memory, the shuffle
+      crossbar and the SM's share of DRAM bandwidth are SM-wide.
+    * ``ctas`` resident CTAs per SM (the occupancy below) are identical and run
+      in phase: each gets ``1/ctas`` of every SM-wide resource and, on each
+      partition, a share proportional to its warps there.
+    * DRAM bandwidth is spread evenly over the SMs.  A warp-wide global load
+      or store of one double per lane moves 256 B; a row of a global field is
+      read from DRAM once per CTA slab (other warps loading it hit the caches
+      but still pay the load latency).
+Instructions (``EXPANSIONS``)
+    * Every IR opcode expands into machine instructions on the FP64 pipe
+      (DFMA, DADD, DMUL, DSETP, DMNMX), the integer/FP32 pipe ('alu': issue
+      slots only) and the MUFU; exp, log, sqrt, div and rcp are the
+      approximate SASS sequences of CUDA's libdevice fast paths, with the
+      part of them that is a dependence chain.
+    * A warp-specialized ``Const`` operand is two ``SHFL`` (hi and lo word)
+      from the lane holding it; constants have no data dependence, so the
+      shuffles cost issue slots and shuffle throughput but never latency.  A
+      baseline ``Const`` is a constant-bank operand: free on a hit, a stall of
+      ``constant_miss`` cycles on a miss; the miss rate is the part of the
+      kernel's constant footprint that does not fit the constant cache,
+      ``max(0, 1 - cache / footprint)``.
+    * ``SharedStore`` / ``SharedLoad`` are ``STS.64`` / ``LDS.64``: 256 B of
+      shared-memory bandwidth and ``shared`` cycles of latency.
+Per warp
+    * A warp's program is cut at its barrier items into *segments*.  Within a
+      segment the compiler may reorder instructions within a window of
+      ``reorder_window`` machine instructions: an IR instruction issues at
+      ``max(ready(sources), issue(the one holding machine instruction m - window) + 1)``
+      (``m``: its first machine instruction) and its result is ready its
+      chain latency later.  A segment's solo time is
+      ``max(critical path, instructions issued) + stalls`` [cycles]; it must
+      drain before the barrier that ends it (stores complete before
+      ``bar.arrive``).
+SM contention (event-driven, fluid)
+    * Running warps progress through their current segment at rate
+      ``theta_w / solo time``.  ``theta`` comes from equal-slowdown
+      progressive filling: every warp gets the same fraction of its solo
+      speed until a resource it uses saturates; those warps are frozen there
+      and the rest go on filling.  Rates are recomputed at every event (a
+      segment ends, a barrier generation completes).
+    * Named barriers follow PTX ``bar.arrive`` / ``bar.sync`` exactly as the
+      simulator does: per id a generation counts 32 threads per warp against
+      the count of its first arrival and completes when reached; waiting
+      warps resume ``barrier`` cycles later.  A deadlock raises.
+    * A CTA runs ``slabs`` slabs back to back (a warp that finishes its
+      program starts the next slab at once); the modeled time of a slab is
+      the steady state ``(end of the last slab - end of the first) / (slabs - 1)``.
+      The constants prologue and the tail of the grid are not modeled
+      (a large grid: 128^3 points).
+Occupancy
+    * CTAs per SM: the least of the thread, warp and CTA limits, registers
+      (per-warp allocation in units of 256 registers), shared memory (with
+      the allocation granularity and, on sm_80+, 1 KB reserved per CTA) and
+      named barriers (16 per SM shared by the CTAs, as ``CompileOptions.barrier_limit``).
+    * Registers: ptxas's count when given; else the compiler's estimate
+      (``programs.registers``, less the constant stripes codegen leaves out
+      of registers) plus ``REGISTER_MARGIN``, capped by the launch bounds'
+      budget.  An estimate beyond the budget spills the excess: one 4-byte
+      store and load per spilled register per slab.  With ptxas, the spill
+      bytes it reports (static, taken as once per slab).  Spill traffic costs
+      issue slots and bandwidth, not latency: L2 bandwidth when the spilled
+      bytes of every resident thread fit the L2, else DRAM bandwidth.
+Baseline (``model_baseline``)
+    * ``BASELINE_THREADS`` threads per CTA, one point per thread; every warp
+      runs the whole graph (replicated operations once) as one segment, in
+      the topological order codegen emits, loading every input row from
+      DRAM; no shared memory, no barriers; registers from ptxas, or a
+      liveness estimate over that order.
+
+Not modeled: the instruction cache (codegen overlays the warps' code), the
+overlay's warp-mask branches, address arithmetic, constants read with
+``__ldg`` past the register stripes (costed as shuffles), dual issue,
+L1 hits of spilled values, and the grid's tail.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from singe.codegen import BASELINE_THREADS, REGISTER_MARGIN, register_stripes
+from singe.errors import SingeInternalError
+from singe.kernels.ir import OPCODES, Const, DataflowGraph, Reg
+from singe.options import TARGETS, Target
+from singe.programs import (FULL_BARRIER_ID, WARP_SIZE, Arrive, Compute, FullSync, SharedLoad, SharedStore, Sync,
+                            WarpPrograms)
+from singe.schedule import REGISTER_OVERHEAD
+
+SHARED_RESOURCES = ("shared", "shuffle", "dram", "l2")  # SM-wide
+PARTITION_RESOURCES = ("issue", "fp64", "mufu")  # split over the warp schedulers
+RESOURCES = PARTITION_RESOURCES + SHARED_RESOURCES
+WARP_BYTES = WARP_SIZE * 8  # one double per lane [B]
+SATURATED = 0.7  # utilization from which a resource is reported as the bottleneck
+
+
+# --------------------------------------------------------------------------- presets
+
+@dataclass(frozen=True)
+class Latencies:
+    """Cycles from issue until a dependent instruction can use the result."""
+
+    fp64: float  # DFMA / DADD / DMUL
+    alu: float  # integer and FP32 pipe
+    mufu: float  # MUFU.RCP64H, MUFU.RSQ64H
+    shared: float  # LDS / STS
+    global_: float  # LDG from DRAM
+    constant_miss: float  # constant-bank operand missing the constant cache (served by L2)
+    barrier: float  # from a generation's completion until its waiters issue again
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A GPU for the timing model; per-SM resources of ``arch`` come from ``TARGETS``.
+
+    Throughputs are per SM per cycle: ``fp64_fma`` lanes (FMAs), ``mufu`` and
+    ``shuffle`` warp instructions, ``shared_bandwidth`` bytes.
+    """
+
+    name: str
+    arch: str
+    clock_mhz: float
+    fp64_fma: int
+    schedulers: int
+    mufu: float
+    shuffle: float
+    shared_bandwidth: float  # [B/cycle/SM]
+    dram_gb_per_s: float  # [GB/s], whole GPU
+    max_threads_per_sm: int
+    max_warps_per_sm: int
+    max_ctas_per_sm: int
+    shared_granularity: int  # [B]
+    shared_reserved_per_cta: int  # [B]
+    latency: Latencies
+    register_unit: int = 256  # registers allocated per warp at a time
+    constant_cache: int = 8 * 1024  # constant cache working set per SM [B]
+    reorder_window: int = 32  # machine instructions the compiler may reorder over
+    l2_bytes: int = 1536 * 1024  # [B]
+    l2_gb_per_s: float = 500.0  # [GB/s], whole GPU
+
+    @property
+    def target(self) -> Target:
+        return TARGETS[self.arch]
+
+    @property
+    def sms(self) -> int:
+        return self.target.sms
+
+    @property
+    def clock_hz(self) -> float:
+        return self.clock_mhz * 1e6
+
+    @property
+    def peak_flops(self) -> float:
+        """FP64 peak of the GPU [FLOP/s] (an FMA is two)."""
+        return 2.0 * self.fp64_fma * self.sms * self.clock_hz
+
+    @property
+    def dram_bytes_per_cycle(self) -> float:
+        """One SM's share of DRAM bandwidth [B/cycle]."""
+        return self.dram_gb_per_s * 1e9 / (self.sms * self.clock_hz)
+
+    @property
+    def l2_bytes_per_cycle(self) -> float:
+        """One SM's share of L2 bandwidth [B/cycle]."""
+        return self.l2_gb_per_s * 1e9 / (self.sms * self.clock_hz)
+
+    def capacity(self, resource: str) -> float:
+        """Throughput of ``resource`` on one SM [units/cycle]: issue and fp64, mufu,
+        shuffle in warp instructions; shared, dram and l2 in bytes."""
+        return {"issue": float(self.schedulers), "fp64": self.fp64_fma / WARP_SIZE, "mufu": self.mufu,
+                "shared": self.shared_bandwidth, "shuffle": self.shuffle,
+                "dram": self.dram_bytes_per_cycle, "l2": self.l2_bytes_per_cycle}[resource]
+
+
+# Spec-sheet numbers: SMs (TARGETS), clocks, FP64 rates, DRAM bandwidth, L2 size, shared-memory
+# banks.  Latencies, L2 bandwidth, MUFU and shuffle rates are round figures of the order published
+# microbenchmarks report, not measured here; nothing below was fitted to the paper's results.
+K20C = Preset("K20c", "k20c", clock_mhz=706, fp64_fma=64, schedulers=4, mufu=1.0, shuffle=1.0,
+              shared_bandwidth=256, dram_gb_per_s=208, max_threads_per_sm=2048, max_warps_per_sm=64,
+              max_ctas_per_sm=16, shared_granularity=256, shared_reserved_per_cta=0,
+              latency=Latencies(fp64=10, alu=9, mufu=18, shared=30, global_=450, constant_miss=200, barrier=20))
+A100 = Preset("A100", "sm_80", clock_mhz=1410, fp64_fma=32, schedulers=4, mufu=0.5, shuffle=1.0,
+              shared_bandwidth=128, dram_gb_per_s=1555, max_threads_per_sm=2048, max_warps_per_sm=64,
+              max_ctas_per_sm=32, shared_granularity=128, shared_reserved_per_cta=1024,
+              latency=Latencies(fp64=8, alu=5, mufu=16, shared=30, global_=500, constant_miss=200, barrier=20),
+              l2_bytes=40 * 1024 * 1024, l2_gb_per_s=4000)
+H100 = Preset("H100", "sm_90", clock_mhz=1980, fp64_fma=64, schedulers=4, mufu=0.5, shuffle=1.0,
+              shared_bandwidth=128, dram_gb_per_s=3350, max_threads_per_sm=2048, max_warps_per_sm=64,
+              max_ctas_per_sm=32, shared_granularity=128, shared_reserved_per_cta=1024,
+              latency=Latencies(fp64=8, alu=5, mufu=16, shared=30, global_=500, constant_miss=200, barrier=20),
+              l2_bytes=50 * 1024 * 1024, l2_gb_per_s=5500)
+
+PRESETS = {p.name: p for p in (K20C, A100, H100)}
+PRESET_OF_ARCH = {p.arch: p.name for p in PRESETS.values()}
+
+
+def preset_for(which: "str | Preset") -> Preset:
+    """A preset by name ('K20c', 'A100', 'H100', any case) or by target arch ('k20c', 'sm_80', 'sm_90')."""
+    if isinstance(which, Preset):
+        return which
+    if which in PRESET_OF_ARCH:
+        return PRESETS[PRESET_OF_ARCH[which]]
+    for name, preset in PRESETS.items():
+        if name.lower() == str(which).lower():
+            return preset
+    raise SingeInternalError(f"no timing preset {which!r}: choose from {', '.join(PRESETS)} "
+                             f"or an arch of {', '.join(PRESET_OF_ARCH)}")
+
+
+# --------------------------------------------------------------------------- instructions
+
+@dataclass(frozen=True)
+class Expansion:
+    """Machine instructions of one IR opcode and the dependence chain among them.
+
+    ``chain`` = (fp64, alu, mufu) instructions on the chain from the sources
+    to the result (None: all of them, in sequence).
+    """
+
+    fp64: int = 0
+    alu: int = 0
+    mufu: int = 0
+    chain: tuple[int, int, int] | None = None
+    memory: str | None = None  # 'load' or 'store' for ldg / stg
+
+    @property
+    def issue(self) -> int:
+        return self.fp64 + self.alu + self.mufu + (self.memory is not None)
+
+    def span(self, lat: Latencies) -> float:
+        """Cycles from the first to the last machine instruction's issue (the
+        chain's latency less that of its last step) [cycles]."""
+        if self.issue <= 1:
+            return 0.0
+        return max(self.issue - 1.0, self.latency(lat) - (lat.fp64 if self.fp64 else lat.alu))
+
+    def latency(self, lat: Latencies) -> float:
+        """Cycles from issue to the result [cycles]."""
+        if self.memory == "load":
+            return lat.global_
+        if self.memory == "store":
+            return 1.0
+        fp64, alu, mufu = self.chain or (self.fp64, self.alu, self.mufu)
+        return fp64 * lat.fp64 + alu * lat.alu + mufu * lat.mufu
+
+
+EXPANSIONS: dict[str, Expansion] = {
+    "mov": Expansion(alu=1),
+    "add": Expansion(fp64=1), "sub": Expansion(fp64=1), "mul": Expansion(fp64=1), "fma": Expansion(fp64=1),
+    "max": Expansion(fp64=1), "min": Expansion(fp64=1),
+    "sel": Expansion(fp64=1, alu=2, chain=(1, 1, 0)),  # DSETP, then FSEL of both words
+    "div": Expansion(fp64=8, alu=3, mufu=1, chain=(8, 1, 1)),  # RCP64H, Newton steps, correction
+    "rcp": Expansion(fp64=5, alu=2, mufu=1, chain=(5, 1, 1)),
+    "exp": Expansion(fp64=16, alu=5, chain=(15, 2, 0)),  # reduction, degree-11 polynomial, scaling
+    "log": Expansion(fp64=18, alu=8, mufu=1, chain=(15, 2, 1)),
+    "sqrt": Expansion(fp64=7, alu=3, mufu=1, chain=(6, 1, 1)),  # RSQ64H and Newton steps
+    "ldg": Expansion(memory="load"),
+    "stg": Expansion(memory="store"),
+}
+if set(EXPANSIONS) != set(OPCODES):  # pragma: no cover - import-time guard
+    raise SingeInternalError("singe.timing.EXPANSIONS does not cover exactly the opcodes of OPCODES")
+
+SHUFFLES_PER_CONSTANT = 2  # a double is broadcast as two 32-bit shuffles
+
+
+# --------------------------------------------------------------------------- occupancy
+
+@dataclass(frozen=True)
+class Occupancy:
+    """Resident CTAs per SM and why; ``limits``: CTAs each resource alone allows."""
+
+    ctas: int
+    warps_per_cta: int
+    registers: int  # per thread
+    shared_bytes: int  # per CTA
+    limits: dict = field(compare=False, hash=False)
+
+    @property
+    def warps(self) -> int:
+        return self.ctas * self.warps_per_cta
+
+    @property
+    def limiter(self) -> str:
+        return min(self.limits, key=lambda k: (self.limits[k], k))
+
+    def __str__(self) -> str:
+        return (f"{self.ctas} CTAs x {self.warps_per_cta} warps per SM ({self.registers} registers, "
+                f"{self.shared_bytes} B shared; limited by {self.limiter})")
+
+
+def occupancy(preset: Preset, warps_per_cta: int, registers: int, shared_bytes: int = 0,
+              barrier_ids: int = 0) -> Occupancy:
+    """CTAs of ``warps_per_cta`` warps that fit on one SM of ``preset``.
+
+    ``registers`` per thread; ``shared_bytes`` per CTA; ``barrier_ids``:
+    named barrier ids a CTA uses (16 per SM shared by its CTAs)."""
+    target = preset.target
+    registers = max(1, min(registers, target.max_registers_per_thread))
+    unit = preset.register_unit
+    per_warp = -(-registers * WARP_SIZE // unit) * unit
+    limits = {
+        "threads": preset.max_threads_per_sm // (warps_per_cta * WARP_SIZE),
+        "warps": preset.max_warps_per_sm // warps_per_cta,
+        "ctas": preset.max_ctas_per_sm,
+        "registers": (target.registers_per_sm // per_warp) // warps_per_cta,
+    }
+    if shared_bytes:
+        granule = preset.shared_granularity
+        allocated = -(-shared_bytes // granule) * granule + preset.shared_reserved_per_cta
+        fits = shared_bytes <= target.max_shared_per_cta
+        limits["shared"] = target.shared_per_sm // allocated if fits else 0
+    if barrier_ids:
+        limits["barriers"] = target.named_barriers // barrier_ids
+    return Occupancy(max(0, min(limits.values())), warps_per_cta, registers, shared_bytes, limits)
+
+
+# --------------------------------------------------------------------------- warp steps
+
+@dataclass(frozen=True)
+class Segment:
+    """Work between two barrier items of one warp: solo time [cycles] and demand
+    per resource of ``RESOURCES`` (warp instructions, or bytes for shared, dram and l2)."""
+
+    cycles: float
+    demand: tuple[tuple[str, float], ...]
+
+
+@dataclass(frozen=True)
+class Barrier:
+    """A barrier item: ``bar.arrive`` (blocking False) or ``bar.sync``."""
+
+    barrier_id: int
+    threads: int
+    blocking: bool
+
+
+class _SegmentBuilder:
+    """Accumulates the instructions of one segment (see the module docstring)."""
+
+    def __init__(self, preset: Preset, constant_stall: float | None):
+        self.preset = preset
+        self.latency = {op: e.latency(preset.latency) for op, e in EXPANSIONS.items()}
+        self.span = {op: e.span(preset.latency) for op, e in EXPANSIONS.items()}
+        self.constant_stall = constant_stall  # None: constants are shuffled
+        self.reset()
+
+    def reset(self) -> None:
+        self.ready: dict[str, float] = {}
+        self.window: deque = deque()  # (first machine instruction, count, issue time, span) of IR instructions
+        self.machine = 0  # machine instructions so far in the segment
+        self.end = 0.0
+        self.stall = 0.0
+        self.demand = dict.fromkeys(RESOURCES, 0.0)
+
+    def _issue(self, sources: Iterable[str], latency: float, dst: str | None, machine: int,
+               span: float = 0.0) -> None:
+        """Issue an IR instruction of ``machine`` machine instructions whose issue
+        spans ``span`` cycles: not before its sources are ready, nor before the
+        machine instruction ``reorder_window`` places earlier has issued (its
+        time interpolated within its IR instruction's span)."""
+        ready = self.ready
+        start = 0.0
+        for source in sources:
+            t = ready.get(source, 0.0)
+            if t > start:
+                start = t
+        window = self.window
+        oldest = self.machine - self.preset.reorder_window
+        while window and window[0][0] + window[0][1] <= oldest:
+            window.popleft()
+        if window and window[0][0] <= oldest:
+            first, count, issued, length = window[0]
+            start = max(start, issued + length * (oldest - first) / max(count - 1, 1) + 1.0)
+        window.append((self.machine, machine, start, span))
+        self.machine += machine
+        done = start + latency
+        if dst is not None:
+            ready[dst] = done
+        if done > self.end:
+            self.end = done
+
+    def operation(self, op, loaded: set) -> None:
+        """Every instruction of ``op``; ``loaded``: global rows already read from
+        DRAM this slab (a load of one of them hits the caches), updated."""
+        decoded = self._decoded(op)
+        for row in decoded.rows:
+            self._issue(*row)
+        demand = self.demand
+        for resource, amount in decoded.demand:
+            demand[resource] += amount
+        fresh = [row for row in decoded.loads if row not in loaded]
+        loaded.update(fresh)
+        demand["dram"] += WARP_BYTES * (len(fresh) + decoded.stores)
+        self.stall += decoded.stall
+
+    def _decoded(self, op) -> "_DecodedOperation":
+        key = (id(op), self.preset.name, self.constant_stall)
+        hit = _DECODED.get(key)
+        if hit is not None and hit[0] is op:
+            return hit[1]
+        if len(_DECODED) > 50_000:
+            _DECODED.clear()
+        decoded = _decode_operation(op, self.latency, self.span, self.constant_stall)
+        _DECODED[key] = (op, decoded)
+        return decoded
+
+    def shared(self, value: str, load: bool) -> None:
+        self.demand["issue"] += 1
+        self.demand["shared"] += WARP_BYTES
+        self._issue(() if load else (value,), self.preset.latency.shared, value if load else None, 1)
+
+    def flush(self, extra_issue: int = 0) -> Segment | None:
+        """The segment so far (None if empty), and start a new one."""
+        self.demand["issue"] += extra_issue
+        issued = self.demand["issue"]
+        if not issued:
+            self.reset()
+            return None
+        cycles = max(self.end, issued) + self.stall
+        segment = Segment(cycles, tuple((k, v) for k, v in self.demand.items() if v))
+        self.reset()
+        return segment
+
+
+@dataclass(frozen=True)
+class _DecodedOperation:
+    """An operation as the segment builder needs it: per IR instruction the
+    arguments of ``_SegmentBuilder._issue``; its demand (DRAM aside), constant
+    stalls [cycles], the global rows it loads and how many it stores."""
+
+    rows: tuple
+    demand: tuple
+    stall: float
+    loads: tuple
+    stores: int
+
+
+_DECODED: dict = {}  # (id(op), preset, constant stall) -> (op, _DecodedOperation)
+
+
+def _decode_operation(op, latency: dict, span: dict, constant_stall: float | None) -> _DecodedOperation:
+    """``op`` decoded once per preset: ``latency`` and ``span`` per opcode [cycles];
+    ``constant_stall``: cycles per constant use (baseline), None to shuffle them."""
+    demand = dict.fromkeys(PARTITION_RESOURCES + ("shuffle",), 0.0)
+    rows, loads, stores, stall = [], [], 0, 0.0
+    for instr in op.instrs:
+        expansion = EXPANSIONS[instr.opcode]
+        demand["issue"] += expansion.issue
+        demand["fp64"] += expansion.fp64
+        demand["mufu"] += expansion.mufu
+        if instr.opcode == "ldg":
+            loads.append((instr.field, instr.index))
+        elif instr.opcode == "stg":
+            stores += 1
+        constants = sum(isinstance(s, Const) for s in instr.srcs)
+        if constants and constant_stall is None:
+            demand["issue"] += SHUFFLES_PER_CONSTANT * constants
+            demand["shuffle"] += SHUFFLES_PER_CONSTANT * constants
+        elif constants:
+            stall += constant_stall * constants
+        sources = tuple(s.name for s in instr.srcs if isinstance(s, Reg))
+        rows.append((sources, latency[instr.opcode], instr.dst, expansion.issue, span[instr.opcode]))
+    return _DecodedOperation(tuple(rows), tuple((k, v) for k, v in demand.items() if v), stall, tuple(loads),
+                             stores)
+
+
+def warp_steps(programs: WarpPrograms, preset: Preset) -> list[list]:
+    """Each warp's program as Segments and Barriers (warp-specialized kernel)."""
+    builder = _SegmentBuilder(preset, None)
+    loaded: set = set()  # global rows already read from DRAM this slab (by an earlier warp)
+    result = []
+    for program in programs.programs:
+        steps: list = []
+        for item in program.items:
+            if isinstance(item, Compute):
+                builder.operation(item.op, loaded)
+            elif isinstance(item, (SharedStore, SharedLoad)):
+                builder.shared(item.value, isinstance(item, SharedLoad))
+            elif isinstance(item, (Arrive, Sync, FullSync)):
+                segment = builder.flush(extra_issue=1)
+                if segment:
+                    steps.append(segment)
+                if isinstance(item, FullSync):
+                    steps.append(Barrier(FULL_BARRIER_ID, programs.threads, True))
+                else:
+                    steps.append(Barrier(item.barrier_id, item.threads, isinstance(item, Sync)))
+            else:
+                raise SingeInternalError(f"timing model: unknown warp-program item {item!r}")
+        segment = builder.flush()
+        if segment:
+            steps.append(segment)
+        result.append(steps)
+    return result
+
+
+@dataclass(frozen=True)
+class Spills:
+    """Local-memory traffic of spilled registers: ``traffic`` bytes per thread
+    per slab (stores and loads), ``footprint`` bytes per thread."""
+
+    traffic: float = 0.0
+    footprint: float = 0.0
+
+    def resource(self, preset: Preset, threads_per_sm: int) -> str:
+        """'l2' when every resident thread's spilled values fit the L2 cache, else 'dram'."""
+        return "l2" if self.footprint * threads_per_sm * preset.sms <= preset.l2_bytes else "dram"
+
+
+def add_spills(steps: list, spills: Spills, resource: str) -> list:
+    """A warp's steps with the spill traffic spread over its segments in
+    proportion to their issued instructions (one 8-byte access per thread
+    per spill instruction, 256 B per warp on ``resource``)."""
+    if not spills.traffic:
+        return steps
+    total = sum(dict(s.demand)["issue"] for s in steps if isinstance(s, Segment)) or 1.0
+    instructions = spills.traffic / 8.0
+    result = []
+    for step in steps:
+        if isinstance(step, Segment):
+            demand = dict(step.demand)
+            share = demand["issue"] / total
+            demand["issue"] += instructions * share
+            demand[resource] = demand.get(resource, 0.0) + spills.traffic * WARP_SIZE * share
+            step = Segment(max(step.cycles, demand["issue"]), tuple(demand.items()))
+        result.append(step)
+    return result
+
+
+# --------------------------------------------------------------------------- the event-driven CTA
+
+@dataclass(frozen=True)
+class CtaTiming:
+    """One CTA's modeled execution: ``cycles`` per slab [cycles] in steady state,
+    ``utilization`` of each SM resource (fraction, all resident CTAs together),
+    ``barrier_wait`` (fraction of warp-cycles spent waiting at bar.sync)."""
+
+    cycles: float
+    utilization: dict
+    barrier_wait: float
+    events: int
+
+
+class _WarpState:
+    __slots__ = ("index", "steps", "pc", "slab", "current", "remaining", "waiting", "done", "resources")
+
+    def __init__(self, index: int, steps: list, resources: dict):
+        self.index = index
+        self.steps = steps
+        self.pc = 0
+        self.slab = 0
+        self.current: Segment | None = None
+        self.remaining = 0.0
+        self.waiting = False
+        self.done = False
+        self.resources = resources  # logical resource -> capacity index of this warp
+
+
+def _capacities(preset: Preset, warps: int, ctas: int) -> tuple[list[str], list[float], list[dict]]:
+    """The logical resource of each capacity index (RESOURCES, one index per
+    partition for the partition resources), this CTA's capacity of each
+    [units/cycle], and each warp's resource -> index map (partition resources
+    are those of its scheduler)."""
+    schedulers = preset.schedulers
+    names, capacity = [], []
+    on_sm = [0] * schedulers  # warps of all resident CTAs per partition
+    for slot in range(warps * ctas):
+        on_sm[slot % schedulers] += 1
+    mine = [0] * schedulers
+    for w in range(warps):
+        mine[w % schedulers] += 1
+    for resource in PARTITION_RESOURCES:
+        for p in range(schedulers):
+            names.append(resource)
+            share = mine[p] / on_sm[p] if on_sm[p] else 0.0
+            capacity.append(preset.capacity(resource) / schedulers * share)
+    for resource in SHARED_RESOURCES:
+        names.append(resource)
+        capacity.append(preset.capacity(resource) / ctas)
+    first = {r: PARTITION_RESOURCES.index(r) * schedulers for r in PARTITION_RESOURCES}
+    shared = {r: len(PARTITION_RESOURCES) * schedulers + k for k, r in enumerate(SHARED_RESOURCES)}
+    maps = [{r: first[r] + w % schedulers for r in PARTITION_RESOURCES} | shared for w in range(warps)]
+    return names, capacity, maps
+
+
+def fair_rates(work: list[tuple[float, list[tuple[int, float]]]], capacity: list[float]) -> list[float]:
+    """Equal-slowdown progressive filling.
+
+    ``work``: per running warp (solo cycles of its step, [(resource index,
+    demand)]); returns each warp's fraction theta of its solo speed [0, 1]:
+    every warp is slowed by the same factor until a resource it uses
+    saturates, then frozen there while the others go on.
+    """
+    theta = [1.0] * len(work)
+    left = list(capacity)
+    active = [(i, [(q, a / cycles) for q, a in demand]) for i, (cycles, demand) in enumerate(work)]
+    while active:
+        load: dict[int, float] = {}
+        for _, rates in active:
+            for q, r in rates:
+                load[q] = load.get(q, 0.0) + r
+        best, binding = 1.0, None
+        for q, total in load.items():
+            if total > 0.0:
+                t = max(left[q], 0.0) / total
+                if t < best:
+                    best, binding = t, q
+        if binding is None:
+            break
+        still = []
+        for i, rates in active:
+            if any(q == binding for q, _ in rates):
+                theta[i] = best
+                for q, r in rates:
+                    left[q] -= best * r
+            else:
+                still.append((i, rates))
+        active = still
+    return theta
+
+
+class _Cta:
+    """The event-driven run of one CTA's warps over ``slabs`` slabs."""
+
+    def __init__(self, steps: list[list], preset: Preset, ctas: int, slabs: int):
+        names, capacity, maps = _capacities(preset, len(steps), ctas)
+        self.names, self.capacity = names, capacity
+        self.warps = [_WarpState(w, s, maps[w]) for w, s in enumerate(steps)]
+        self.slabs = slabs
+        self.barrier_latency = preset.latency.barrier
+        self.generations: dict[int, list] = {}  # id -> [expected, count, waiters]
+        self.time = 0.0
+        self.busy = [0.0] * len(capacity)
+        self.waited = 0.0
+        self.slab_end = [0.0] * slabs
+        self.events = 0
+        for warp in self.warps:
+            self._advance(warp)
+
+    def _advance(self, warp: _WarpState) -> None:
+        """Move ``warp`` to its next segment, processing barriers on the way."""
+        while not warp.done and not warp.waiting:
+            if warp.pc == len(warp.steps):
+                self.slab_end[warp.slab] = max(self.slab_end[warp.slab], self.time)
+                warp.slab += 1
+                warp.pc = 0
+                if warp.slab == self.slabs:
+                    warp.done = True
+                    return
+                continue
+            step = warp.steps[warp.pc]
+            warp.pc += 1
+            if isinstance(step, Segment):
+                warp.current, warp.remaining = step, 1.0
+                return
+            self._barrier(warp, step)
+
+    def _barrier(self, warp: _WarpState, step: Barrier) -> None:
+        generation = self.generations.setdefault(step.barrier_id, [step.threads, 0, []])
+        if generation[0] != step.threads:
+            raise SingeInternalError(f"timing model: barrier {step.barrier_id} used with {step.threads} threads "
+                                     f"while its generation expects {generation[0]}")
+        generation[1] += WARP_SIZE
+        if step.blocking:
+            warp.waiting = True
+            generation[2].append(warp)
+        if generation[1] >= generation[0]:
+            del self.generations[step.barrier_id]
+            for waiter in generation[2]:
+                waiter.waiting = False
+                waiter.current, waiter.remaining = Segment(max(self.barrier_latency, 1e-6), ()), 1.0
+
+    def run(self) -> None:
+        while True:
+            running = [w for w in self.warps if not w.done and not w.waiting]
+            if not running:
+                if all(w.done for w in self.warps):
+                    return
+                stuck = [f"warp {w.index} (slab {w.slab}, step {w.pc - 1})" for w in self.warps if w.waiting]
+                raise SingeInternalError(f"timing model: deadlock, waiting forever: {', '.join(stuck)}")
+            self._step(running)
+
+    def _step(self, running: list[_WarpState]) -> None:
+        work = [(w.current.cycles, [(w.resources[r], a) for r, a in w.current.demand]) for w in running]
+        theta = fair_rates(work, self.capacity)
+        rates = [max(t, 1e-9) / w.current.cycles for t, w in zip(theta, running)]  # rounding never stops a warp
+        dt = min(w.remaining / r for w, r in zip(running, rates))
+        waiting = sum(1 for w in self.warps if w.waiting)
+        self.waited += waiting * dt
+        self.time += dt
+        self.events += 1
+        finished = []
+        for warp, rate, (_, demand) in zip(running, rates, work):
+            for q, a in demand:
+                self.busy[q] += a * rate * dt
+            warp.remaining -= rate * dt
+            if warp.remaining <= 1e-9:
+                finished.append(warp)
+        for warp in finished:
+            warp.current = None
+            self._advance(warp)
+
+
+def cta_timing(steps: list[list], preset: Preset, ctas: int = 1, slabs: int = 3) -> CtaTiming:
+    """Model one CTA of ``len(steps)`` warps sharing an SM of ``preset`` with
+    ``ctas - 1`` identical CTAs, over ``slabs`` slabs."""
+    if ctas < 1:
+        raise SingeInternalError("cta_timing needs at least one resident CTA")
+    run = _Cta(steps, preset, ctas, slabs)
+    run.run()
+    cycles = (run.slab_end[-1] - run.slab_end[0]) / (slabs - 1) if slabs > 1 else run.slab_end[0]
+    total = run.time or 1.0
+    utilization = {}
+    for resource in RESOURCES:
+        used = sum(b for b, n in zip(run.busy, run.names) if n == resource)
+        utilization[resource] = used * ctas / (preset.capacity(resource) * total)
+    return CtaTiming(cycles, utilization, run.waited / (len(steps) * total), run.events)
+
+
+# --------------------------------------------------------------------------- results
+
+@dataclass(frozen=True)
+class TimingResult:
+    """Modeled performance of one kernel on one preset.
+
+    ``cycles_per_slab``: cycles for one CTA to do ``points_per_slab`` points
+    while sharing its SM with the other resident CTAs; ``points_per_second``
+    for the whole GPU; ``roofline``: the FP64 bound on points per second from
+    ``flops_per_point``; ``spill_bytes`` per thread per slab.
+    """
+
+    kernel: str
+    style: str
+    preset: str
+    occupancy: Occupancy
+    cycles_per_slab: float
+    points_per_slab: int
+    points_per_second: float
+    flops_per_point: int
+    roofline: float
+    utilization: dict = field(compare=False, hash=False)
+    barrier_wait: float = 0.0
+    spill_bytes: float = 0.0
+    registers_from: str = "estimate"
+
+    @property
+    def gflops(self) -> float:
+        """Achieved FP64 rate [GFLOP/s] by the graph's FLOP count."""
+        return self.points_per_second * self.flops_per_point / 1e9
+
+    @property
+    def fraction_of_roofline(self) -> float:
+        return self.points_per_second / self.roofline if self.roofline else 0.0
+
+    @property
+    def bottleneck(self) -> str:
+        """What limits the kernel: the busiest SM resource when it is at least
+        ``SATURATED`` busy, else barrier waits (when warps wait a quarter of
+        their time or more) or latency, with the busiest resource beside."""
+        if not self.occupancy.ctas:
+            return f"does not fit ({self.occupancy.limiter})"
+        name = max(self.utilization, key=self.utilization.get)
+        busiest = f"{name} {self.utilization[name]:.0%}"
+        if self.utilization[name] >= SATURATED:
+            return busiest
+        if self.barrier_wait >= 0.25:
+            return f"barrier waits {self.barrier_wait:.0%} ({busiest})"
+        return f"latency ({busiest})"
+
+    def as_dict(self) -> dict:
+        return {"kernel": self.kernel, "style": self.style, "preset": self.preset,
+                "points_per_second": self.points_per_second, "cycles_per_slab": self.cycles_per_slab,
+                "ctas_per_sm": self.occupancy.ctas, "warps_per_sm": self.occupancy.warps,
+                "registers": self.occupancy.registers, "registers_from": self.registers_from,
+                "spill_bytes": self.spill_bytes, "occupancy_limit": self.occupancy.limiter,
+                "gflops": self.gflops, "roofline": self.roofline, "barrier_wait": self.barrier_wait,
+                "utilization": dict(self.utilization), "bottleneck": self.bottleneck}
+
+    def __str__(self) -> str:
+        return (f"{self.kernel} {self.style} on {self.preset}: {self.points_per_second / 1e6:.2f} Mpoints/s "
+                f"({self.gflops:.0f} GFLOP/s, {self.fraction_of_roofline:.0%} of the FP64 roofline "
+                f"{self.roofline / 1e6:.2f} Mpoints/s); {self.cycles_per_slab:.0f} cycles per "
+                f"{self.points_per_slab}-point slab; {self.occupancy}; bottleneck {self.bottleneck}; "
+                f"barrier wait {self.barrier_wait:.0%}")
+
+
+def fp64_roofline(preset: Preset, flops_per_point: float) -> float:
+    """Points per second if the GPU ran FP64 FMAs at peak and nothing else [points/s]."""
+    return preset.peak_flops / flops_per_point if flops_per_point else math.inf
+
+
+def _registers(need: int, budget: int, ptxas) -> tuple[int, Spills, str]:
+    """(registers per thread, spills, source): ptxas's numbers, or the estimate
+    ``need`` capped by ``budget`` with the excess spilled (a 4-byte store and
+    load per spilled register per slab)."""
+    if ptxas is not None:
+        get = ptxas.get if isinstance(ptxas, dict) else lambda key, default=0: getattr(ptxas, key, default)
+        stores, loads = float(get("spill_stores", 0) or 0), float(get("spill_loads", 0) or 0)
+        return int(get("registers", 0)), Spills(stores + loads, stores), "ptxas"
+    excess = max(0, need - budget)
+    return min(need, budget), Spills(8.0 * excess, 4.0 * excess), "estimate"
+
+
+def register_need(programs: WarpPrograms) -> int:
+    """Registers per thread the warp-specialized kernel asks of ptxas: the
+    compiler's estimate less the constant stripes codegen moves out of
+    registers (``singe.codegen.register_stripes``), plus ``REGISTER_MARGIN``."""
+    stripes = max(-(-len(set(programs.constants(w))) // WARP_SIZE) for w in range(programs.warps))
+    kept = register_stripes(programs, stripes)
+    return max(programs.registers) - 2 * (stripes - kept) + REGISTER_MARGIN
+
+
+def _result(kernel, style, preset, occ, timing, points_per_slab, flops, spill, source) -> TimingResult:
+    if occ.ctas and timing is not None:
+        rate = points_per_slab * occ.ctas * preset.sms * preset.clock_hz / timing.cycles
+        cycles, utilization, wait = timing.cycles, timing.utilization, timing.barrier_wait
+    else:
+        rate, cycles, utilization, wait = 0.0, math.inf, dict.fromkeys(RESOURCES, 0.0), 0.0
+    return TimingResult(kernel, style, preset.name, occ, cycles, points_per_slab, rate, flops,
+                        fp64_roofline(preset, flops), utilization, wait, spill, source)
+
+
+def model(compiled, preset: "str | Preset | None" = None, ptxas=None, slabs: int = 3) -> TimingResult:
+    """Modeled throughput of the warp-specialized kernel of ``compiled``.
+
+    ``preset``: a preset or its name; default the one of ``compiled.options.arch``.
+    ``ptxas``: the kernel's ``PtxasEntry`` (or a dict with registers,
+    spill_stores, spill_loads) when nvcc was run.
+    """
+    preset = preset_for(preset or compiled.options.arch)
+    programs = compiled.programs
+    options = compiled.options
+    budget = preset.target.register_budget(programs.threads, options.ctas_per_sm)
+    registers, spills, source = _registers(register_need(programs), budget, ptxas)
+    ids = len({p.barrier_id for p in programs.sync_points} | {FULL_BARRIER_ID})
+    occ = occupancy(preset, programs.warps, registers, programs.shared_bytes, ids)
+    timing = None
+    if occ.ctas:
+        where = spills.resource(preset, occ.warps * WARP_SIZE)
+        steps = [add_spills(s, spills, where) for s in warp_steps(programs, preset)]
+        timing = cta_timing(steps, preset, occ.ctas, slabs)
+    return _result(compiled.kernel, "warp-specialized", preset, occ, timing, WARP_SIZE, compiled.graph.flops,
+                   spills.traffic, source)
+
+
+# --------------------------------------------------------------------------- the baseline
+
+def baseline_register_estimate(graph: DataflowGraph) -> int:
+    """Registers per thread of the data-parallel kernel: peak live doubles over
+    the topological order codegen emits (2 registers each, temporaries of the
+    running operation included), plus ``REGISTER_OVERHEAD`` and ``REGISTER_MARGIN``.  A reduction's
+    terms are folded into its running sum as they are made (1 live value)."""
+    order = graph.topological_order()
+    position = {op.name: i for i, op in enumerate(order)}
+    producers = graph.producers()
+    reductions = {op.name for op in order if op.reduction}
+    born = [0] * (len(order) + 1)
+    for value, users in graph.consumers().items():
+        start = position[producers[value]]
+        folded = [u for u in users if u in reductions]
+        last = max((position[u] for u in users if u not in reductions), default=start)
+        if folded and len(folded) == len(users):
+            continue  # lives only until it is added into the running sum
+        born[start + 1] += 1
+        born[last] -= 1
+    for op in order:
+        if op.reduction and op.inputs:
+            first = min(position[producers[v]] for v in op.inputs)
+            born[first + 1] += 1
+            born[position[op.name]] -= 1
+    peak, live = 0, 0
+    for i, op in enumerate(order):
+        live += born[i]
+        peak = max(peak, live + len(op.outputs) + op.temporaries)
+    return REGISTER_OVERHEAD + 2 * peak + REGISTER_MARGIN
+
+
+def baseline_steps(graph: DataflowGraph, preset: Preset) -> list:
+    """One warp of the baseline: the whole graph as one segment (see the module docstring)."""
+    constants = {c for op in graph.operations for c in op.constants}
+    footprint = 8 * len(constants)
+    miss = max(0.0, 1.0 - preset.constant_cache / footprint) if footprint else 0.0
+    builder = _SegmentBuilder(preset, miss * preset.latency.constant_miss)
+    for op in graph.topological_order():
+        builder.operation(op, set())  # every load of every point from DRAM
+    return [builder.flush()]
+
+
+def model_baseline(compiled, preset: "str | Preset | None" = None, ptxas=None, slabs: int = 3) -> TimingResult:
+    """Modeled throughput of the data-parallel kernel of ``compiled.graph``
+    (``BASELINE_THREADS`` threads per CTA, one point each); ``ptxas``: its
+    ``PtxasEntry`` or dict, else registers are estimated."""
+    preset = preset_for(preset or compiled.options.arch)
+    graph = compiled.graph
+    warps = BASELINE_THREADS // WARP_SIZE
+    budget = preset.target.max_registers_per_thread
+    registers, spills, source = _registers(baseline_register_estimate(graph), budget, ptxas)
+    occ = occupancy(preset, warps, registers)
+    timing = None
+    if occ.ctas:
+        steps = add_spills(baseline_steps(graph, preset), spills, spills.resource(preset, occ.warps * WARP_SIZE))
+        timing = cta_timing([steps] * warps, preset, occ.ctas, slabs)
+    return _result(compiled.kernel, "baseline", preset, occ, timing, BASELINE_THREADS, graph.flops,
+                   spills.traffic, source)
+
+
+def speedup(compiled, preset: "str | Preset | None" = None, ptxas=None, baseline_ptxas=None) -> float:
+    """Modeled warp-specialized over baseline throughput on ``preset``."""
+    base = model_baseline(compiled, preset, baseline_ptxas).points_per_second
+    return model(compiled, preset, ptxas).points_per_second / base if base else math.inf
+
+
+__all__ = ["A100", "EXPANSIONS", "H100", "K20C", "PRESETS", "PRESET_OF_ARCH", "Barrier", "CtaTiming", "Occupancy",
+           "Preset", "Segment", "Spills", "TimingResult", "add_spills", "baseline_register_estimate",
+           "baseline_steps", "cta_timing", "fair_rates", "fp64_roofline", "model", "model_baseline", "occupancy",
+           "preset_for", "register_need", "speedup", "warp_steps"]

@@ -1,0 +1,223 @@
+"""The timing model on hand-built warp programs, occupancy, the baseline model,
+and a smoke test of the autotuning sweep."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import pathlib
+import shlex
+
+import pytest
+
+from singe.cli import build_parser
+from singe.compiler import compile_kernel
+from singe.errors import SingeInternalError
+from singe.kernels.ir import Imm, Instr, Operation, Reg
+from singe.programs import Arrive, Compute, FullSync, SharedLoad, SharedStore, Sync, WarpProgram, WarpPrograms
+from singe.timing import (A100, H100, K20C, cta_timing, model, model_baseline, occupancy, preset_for, speedup,
+                          warp_steps)
+from conftest import load
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def chain(name: str, n: int, source: str = "x") -> Operation:
+    """n dependent FMAs: source -> name (latency-bound on one warp)."""
+    instrs, previous = [], source
+    for i in range(n):
+        dst = name if i == n - 1 else f"{name}.t{i}"
+        instrs.append(Instr("fma", dst, (Reg(previous), Imm(1.0), Imm(0.5))))
+        previous = dst
+    return Operation(name, "test", tuple(instrs), (source,), (name,))
+
+
+def independent(name: str, n: int) -> Operation:
+    """n independent FMAs on the input x (throughput-bound when warps are many)."""
+    instrs = tuple(Instr("fma", f"{name}.{i}", (Reg("x"), Imm(1.0), Imm(float(i)))) for i in range(n))
+    return Operation(name, "test", instrs, ("x",), tuple(i.dst for i in instrs))
+
+
+def programs(*items_per_warp, shared_slots: int = 1) -> WarpPrograms:
+    warps = len(items_per_warp)
+    return WarpPrograms("test", "test", warps, tuple(WarpProgram(w, tuple(items)) for w, items in
+                                                     enumerate(items_per_warp)), (), shared_slots, 16)
+
+
+def cycles(progs: WarpPrograms, preset=K20C, ctas: int = 1, slabs: int = 1) -> float:
+    return cta_timing(warp_steps(progs, preset), preset, ctas, slabs).cycles
+
+
+def test_a_barrier_wait_adds_the_producers_time():
+    """The consumer's sync completes when the producer arrives: its work starts after
+    the producer's chain (and store) plus the barrier's latency."""
+    lat = K20C.latency
+    long, short = chain("a", 40), chain("b", 5, source="a")
+    producer = [Compute(long), SharedStore("a", 0), Arrive(1, 64, 1, ("a",))]
+    consumer = [Sync(1, 64, 1, ("a",)), SharedLoad("a", 0), Compute(short)]
+    waited = cycles(programs(producer, consumer))
+    expected = (40 * lat.fp64 + lat.shared) + lat.barrier + (lat.shared + 5 * lat.fp64)
+    assert waited == pytest.approx(expected, rel=0.01)
+    unordered = cycles(programs([Compute(long)], [Compute(chain("b", 5))]))
+    assert unordered == pytest.approx(40 * lat.fp64, rel=0.01)
+    result = cta_timing(warp_steps(programs(producer, consumer), K20C), K20C)
+    assert 0.3 < result.barrier_wait < 0.6  # the consumer waits about the producer's time
+
+
+def test_barrier_generations_count_threads_as_the_simulator_does():
+    """A sync on 96 threads waits for three warps; a full sync for all of them."""
+    lat = K20C.latency
+    arrive = lambda n: [Compute(chain(f"c{n}", n)), Arrive(2, 96, 1), FullSync()]  # noqa: E731
+    progs = programs(arrive(10), arrive(30), [Sync(2, 96, 1), FullSync()], [FullSync()])
+    assert cycles(progs) == pytest.approx(30 * lat.fp64 + 2 * lat.barrier + 2, abs=3)
+
+
+def test_a_deadlock_raises():
+    progs = programs([Sync(1, 64, 1)], [Sync(2, 64, 2)])
+    with pytest.raises(SingeInternalError, match="deadlock"):
+        cycles(progs)
+
+
+def test_fp64_work_takes_proportionally_longer_when_throughput_bound():
+    """8 warps of independent FMAs saturate K20c's FP64 units (2 warp-DFMA per cycle
+    per SM): twice the work per warp, or twice the warps, takes twice as long."""
+    def run(warps: int, n: int) -> float:
+        return cycles(programs(*[[Compute(independent(f"w{w}", n))] for w in range(warps)]))
+
+    base = run(8, 2000)
+    assert base == pytest.approx(8 * 2000 / 2, rel=0.02)
+    assert run(8, 4000) / base == pytest.approx(2.0, rel=0.02)
+    assert run(16, 2000) / base == pytest.approx(2.0, rel=0.02)
+    # A100 has half K20c's FP64 lanes per SM: the same slab takes twice the cycles
+    assert cycles(programs(*[[Compute(independent(f"w{w}", 2000))] for w in range(8)]), A100) / base == \
+        pytest.approx(2.0, rel=0.02)
+
+
+def test_resident_ctas_share_the_sm():
+    """Two identical resident CTAs of throughput-bound warps each take twice the cycles per slab."""
+    progs = programs(*[[Compute(independent(f"w{w}", 2000))] for w in range(8)])
+    assert cycles(progs, ctas=2) / cycles(progs, ctas=1) == pytest.approx(2.0, rel=0.02)
+
+
+def test_occupancy_limits():
+    by_registers = occupancy(K20C, warps_per_cta=8, registers=128)
+    assert (by_registers.ctas, by_registers.limiter) == (2, "registers")  # 128 x 32 x 16 warps = 64K
+    assert occupancy(K20C, 8, 127).ctas == 2  # allocated per warp in 256-register units
+    assert occupancy(K20C, 8, 64).ctas == 4
+    by_shared = occupancy(K20C, 4, 32, shared_bytes=20 * 1024)
+    assert (by_shared.ctas, by_shared.limiter) == (2, "shared")  # 48 KB per SM
+    assert occupancy(A100, 4, 32, shared_bytes=82 * 1024).ctas == 1  # 1 KB reserved per CTA on sm_80
+    assert occupancy(H100, 4, 32, shared_bytes=82 * 1024).ctas == 2
+    assert occupancy(K20C, 4, 32, shared_bytes=49 * 1024).ctas == 0  # more than a CTA may have
+    assert occupancy(H100, 2, 32, barrier_ids=5).limiter == "barriers"
+    assert occupancy(H100, 2, 32, barrier_ids=5).ctas == 3
+    assert occupancy(K20C, 32, 32).ctas == 2  # 2048 threads per SM
+    assert occupancy(K20C, 1, 16).ctas == 16  # at most 16 CTAs per SM on Kepler
+
+
+def test_presets_map_to_targets():
+    assert preset_for("k20c") is K20C and preset_for("sm_80") is A100 and preset_for("sm_90") is H100
+    assert preset_for("h100") is H100
+    assert K20C.sms == 13 and A100.sms == 108 and H100.sms == 132
+    assert K20C.peak_flops == pytest.approx(1.175e12, rel=0.01)  # the paper's 1173 GFLOPS
+
+
+@pytest.fixture(scope="module")
+def h2o2_viscosity():
+    return compile_kernel(load("h2o2"), "viscosity", warps=3, arch="k20c")
+
+
+def test_baseline_occupancy_follows_its_registers(h2o2_viscosity):
+    """128-thread CTAs: 255 registers leave 8 warps per SM, 32 registers 16 CTAs."""
+    fat = model_baseline(h2o2_viscosity, "K20c", ptxas={"registers": 255, "spill_stores": 0, "spill_loads": 0})
+    assert (fat.occupancy.ctas, fat.occupancy.warps) == (2, 8)
+    lean = model_baseline(h2o2_viscosity, "K20c", ptxas={"registers": 32, "spill_stores": 0, "spill_loads": 0})
+    assert lean.occupancy.ctas == 16
+    assert lean.points_per_second >= fat.points_per_second
+    spilling = model_baseline(h2o2_viscosity, "K20c", ptxas={"registers": 32, "spill_stores": 4000,
+                                                              "spill_loads": 4000})
+    assert spilling.points_per_second < lean.points_per_second
+    assert spilling.registers_from == "ptxas" and spilling.spill_bytes == 8000
+
+
+def test_model_walks_the_programs_the_simulator_counts(h2o2_viscosity):
+    """Per warp: one barrier step per arrive/sync, 256 B of shared traffic per
+    shared load or store, two shuffles per constant use, as the simulator counts."""
+    steps = warp_steps(h2o2_viscosity.programs, K20C)
+    for warp, counts in enumerate(h2o2_viscosity.counts):
+        barriers = [s for s in steps[warp] if not hasattr(s, "demand")]
+        assert len(barriers) == counts["arrive"] + counts["sync"] + counts["full_sync"]
+        demand: dict = {}
+        for step in steps[warp]:
+            for resource, amount in getattr(step, "demand", ()):
+                demand[resource] = demand.get(resource, 0) + amount
+        assert demand.get("shared", 0) == 256 * (counts["shared_load"] + counts["shared_store"])
+        assert demand.get("shuffle", 0) == 2 * counts["shuffle"]
+
+
+def test_model_reports_throughput_and_speedup(h2o2_viscosity):
+    result = model(h2o2_viscosity)
+    assert result.preset == "K20c" and result.points_per_slab == 32
+    assert 0 < result.points_per_second <= result.roofline
+    assert result.points_per_second == pytest.approx(
+        32 * result.occupancy.ctas * K20C.sms * K20C.clock_hz / result.cycles_per_slab)
+    ratio = speedup(h2o2_viscosity, "K20c")
+    assert ratio == pytest.approx(result.points_per_second / model_baseline(h2o2_viscosity).points_per_second)
+
+
+# --------------------------------------------------------------------------- the sweep
+
+def _sweep_module():
+    spec = importlib.util.spec_from_file_location("singe_sweep", ROOT / "autotune" / "sweep.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+SWEEP_ARGS = ["h2o2", "--kernel", "viscosity", "--warps", "1-3", "--ctas", "1,2", "--placements", "auto,buffer",
+              "--weights", "1,0.5,1", "--quiet"]
+
+
+def test_sweep_writes_resumes_and_names_the_best(tmp_path, capsys):
+    sweep = _sweep_module()
+    results = tmp_path / "h2o2.jsonl"
+    assert sweep.main(SWEEP_ARGS + ["--results", str(results)]) == 0
+    records = [json.loads(line) for line in results.read_text().splitlines()]
+    configurations = [r for r in records if r["style"] == "warp-specialized"]
+    assert len(configurations) == 12 and all(r["status"] == "ok" for r in configurations)
+    assert len({r["key"] for r in configurations}) == 12
+    assert all(r["max_relative_error"] <= 1e-10 and r["points_per_second"] > 0 for r in configurations)
+    assert any(r["style"] == "baseline" for r in records)
+    first = capsys.readouterr().out
+    assert "12 evaluated" in first
+    assert sweep.main(SWEEP_ARGS + ["--results", str(results)]) == 0
+    assert results.read_text().count("\n") == len(records)  # nothing new
+    assert "0 evaluated" in capsys.readouterr().out
+    best = (tmp_path / "h2o2.best.txt").read_text().strip()
+    args = build_parser().parse_args(shlex.split(best)[1:])
+    assert args.kernels == ["viscosity"] and 1 <= args.warps <= 3
+
+
+def test_sweep_records_a_wrong_configuration_with_its_repro(tmp_path, monkeypatch, capsys):
+    sweep = _sweep_module()
+    monkeypatch.setitem(sweep.TOLERANCE, "viscosity", -1.0)  # every configuration now counts as wrong
+    results = tmp_path / "wrong.jsonl"
+    assert sweep.main(SWEEP_ARGS[:4] + ["2", "--ctas", "1", "--placements", "auto", "--weights", "1,0.5,1",
+                                        "--quiet", "--results", str(results)]) == 1
+    (record,) = [json.loads(line) for line in results.read_text().splitlines()
+                 if json.loads(line)["style"] != "baseline"]
+    assert record["status"] == "wrong" and "relative error" in record["message"]
+    assert build_parser().parse_args(shlex.split(record["repro"])[1:]).validate
+    assert "FAILED" in capsys.readouterr().out
+
+
+def test_chemistry_is_modeled_like_the_transport_kernels():
+    from singe.errors import OptionError
+
+    try:
+        compiled = compile_kernel(load("h2o2"), "chemistry", warps=2, arch="sm_80")
+    except OptionError:
+        pytest.skip("no chemistry kernel in this tree")
+    ws, base = model(compiled), model_baseline(compiled)
+    assert ws.preset == base.preset == "A100"
+    assert 0 < ws.points_per_second <= ws.roofline and 0 < base.points_per_second <= base.roofline

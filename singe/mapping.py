@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from singe.errors import SingeInternalError
+from singe.errors import OptionError, SingeInternalError
 from singe.kernels.ir import DataflowGraph, Instr, Operation, Reg
 from singe.options import CompileOptions
 from singe.programs import WARP_SIZE
@@ -330,4 +330,24 @@ def map_graph(graph: DataflowGraph, options: CompileOptions) -> Mapping:
     lowered, chains = split_reductions(graph, warp_of)
     budget = options.target.shared_budget(options.ctas_per_sm) // SLOT_BYTES
     placement, mode = place_values(lowered, warp_of, options, budget, chains)
+    if _slots_needed(lowered, placement) > budget and options.placement == "auto":
+        placement, mode = place_values(lowered, warp_of, options.replace(placement="buffer"), budget, {})
+    needed = _slots_needed(lowered, placement)
+    if needed > budget:
+        raise OptionError(
+            f"{graph.kernel} of {graph.mechanism} needs at least {needed} shared-memory slots "
+            f"({needed * SLOT_BYTES} B) per CTA with placement {mode!r}, but {options.arch} gives "
+            f"{budget * SLOT_BYTES} B at {options.ctas_per_sm} CTAs per SM: use fewer CTAs per SM"
+            + (" or --placement buffer" if mode != "buffer" else ""))
     return Mapping(lowered, options, warp_of, placement, mode, budget, chains)
+
+
+def _slots_needed(graph: DataflowGraph, placement: dict[str, str]) -> int:
+    """Shared slots a placement needs at least: one per stored value and per
+    running-sum chain, plus room for the buffered inputs of the hungriest
+    operation (they must all sit in shared memory when it loads them)."""
+    stored = sum(1 for v in placement.values() if v == "store")
+    accumulated = sum(1 for v in placement.values() if v == "accumulate")
+    buffered = max((sum(1 for v in op.inputs if placement.get(v) == "buffer") for op in graph.operations),
+                   default=0)
+    return stored + accumulated + buffered

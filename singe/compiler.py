@@ -82,9 +82,10 @@ class CompiledKernel:
     def run_host(self, T, P, Y, dt=None, diffusion_source=None, **options) -> np.ndarray:
         """The emitted CUDA kernel compiled for and run on the CPU (singe.host):
         the same outputs and shapes as ``simulate``.  ``options``: baseline
-        (the data-parallel kernel instead), schedule ('deterministic' or
-        'random'), seed; raises ``singe.host.HostRuntimeError`` on a deadlock
-        or a misused barrier."""
+        (the data-parallel kernel instead), schedule ('deterministic',
+        'random' or 'priority'), seed, max_ctas, same_site (see
+        ``singe.host.HostKernel.run``); raises ``singe.host.HostRuntimeError``
+        on a deadlock or a misused barrier or shuffle."""
         from singe.host import run_compiled
 
         return run_compiled(self, T, P, Y, dt, diffusion_source, **options)

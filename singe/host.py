@@ -29,6 +29,7 @@ import subprocess
 import tempfile
 import threading
 import time
+import weakref
 
 import numpy as np
 
@@ -36,11 +37,13 @@ from singe.errors import SingeInternalError
 
 RUNTIME_HEADER = pathlib.Path(__file__).resolve().parent / "runtime" / "singe_host_runtime.h"
 COMPILER = os.environ.get("SINGE_HOST_CXX", "g++")
-# -O1 keeps the build of the large DME kernels short; -Wno-unknown-pragmas for `#pragma unroll`.
-FLAGS = ("-std=c++17", "-O1", "-fPIC", "-shared", "-DSINGE_HOST", "-Wall", "-Wextra", "-Wno-unknown-pragmas",
+# -Og: a fifth to a half of -O1's build time on the large kernels (register allocation of one huge
+# function dominates -O1: 40 s -> 8 s for n-heptane diffusion at 1 warp), small stack frames, the same
+# arithmetic (no contraction in ISO C++ mode); -Wno-unknown-pragmas for `#pragma unroll`.
+FLAGS = ("-std=c++17", "-Og", "-fPIC", "-shared", "-DSINGE_HOST", "-Wall", "-Wextra", "-Wno-unknown-pragmas",
          "-Wl,-Bsymbolic", "-Wl,--no-undefined")
-SCHEDULES = {"deterministic": 0, "random": 1}
-STATUS = {1: "invalid launch configuration", 2: "deadlock", 3: "barrier misuse", 4: "out of resources"}
+SCHEDULES = {"deterministic": 0, "random": 1, "priority": 2}
+STATUS = {1: "invalid launch configuration", 2: "deadlock", 3: "misuse", 4: "out of resources"}
 POINT_FIELDS = ("temperature", "pressure", "dt", "viscosity", "conductivity")  # one value per point
 STANDARD_TAIL = ("int n_points", "int species_stride", "void *stream")
 
@@ -120,10 +123,14 @@ def kernel_source(kernel) -> KernelSource:
     else:
         cu = kernel.cu
         headers = [(kernel.header_name, kernel.header)]
-    return _parse(cu, tuple(headers))
+    return parse_source(cu, tuple(headers))
 
 
-def _parse(cu: str, headers: tuple[tuple[str, str], ...]) -> KernelSource:
+def parse_source(cu: str, headers: tuple[tuple[str, str], ...] = ()) -> KernelSource:
+    """The ``KernelSource`` of kernel text: one ``extern "C" int name(double
+    arrays..., int n_points, int species_stride, void *stream)`` entry point
+    (const arrays are inputs, the others outputs); ``headers``: (file name,
+    text) of the files it includes."""
     entries = _ENTRY.findall(cu)
     if len(entries) != 1:
         raise HostRuntimeError(f'expected one extern "C" entry point in the kernel source, found {len(entries)}')
@@ -237,6 +244,15 @@ def build(kernel, *, flags=FLAGS, compiler: str = COMPILER, directory: os.PathLi
     return BuildResult(library, seconds, done.stderr, cached=False)
 
 
+def build_all(kernels, *, jobs: int | None = None, **build_options) -> list[BuildResult]:
+    """Build several kernels, ``jobs`` compilers at a time (default: one per CPU)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    sources = [k if isinstance(k, KernelSource) else kernel_source(k) for k in kernels]
+    with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
+        return list(pool.map(lambda source: build(source, **build_options), sources))
+
+
 # -- running -------------------------------------------------------------------------------
 
 class HostKernel:
@@ -255,6 +271,8 @@ class HostKernel:
         self._lib.singe_host_configure.restype = ctypes.c_int
         self._lib.singe_host_last_error.restype = ctypes.c_char_p
         self._lib.singe_host_statistics.argtypes = [ctypes.POINTER(ctypes.c_ulonglong)]
+        self._lib.singe_host_set_grid_limit.argtypes = [ctypes.c_uint]
+        self._lib.singe_host_set_checks.argtypes = [ctypes.c_int]
         self.statistics: dict[str, int] = {}
 
     def _array(self, field: str, value, n_points: int) -> np.ndarray:
@@ -267,11 +285,17 @@ class HostKernel:
                              f"{' or (' + str(n_points) + ',)' if rows == 1 else ''}, got {array.shape}")
         return array
 
-    def run(self, fields: dict, n_points: int, *, schedule: str = "deterministic", seed: int = 0
-            ) -> dict[str, np.ndarray]:
+    def run(self, fields: dict, n_points: int, *, schedule: str = "deterministic", seed: int = 0,
+            max_ctas: int = 0, same_site: bool = True) -> dict[str, np.ndarray]:
         """Launch on ``fields`` (SoA, species-major (rows, n_points) arrays in
         SI units, species_stride = n_points); the outputs as (rows, n_points)
-        arrays, NaN where the kernel stored nothing."""
+        arrays, NaN where the kernel stored nothing.  ``max_ctas`` > 0 runs
+        at most that many CTAs, each looping over several slabs: only for the
+        warp-specialized kernels (grid-stride loops), to exercise the reuse of
+        shared memory and barriers from one slab to the next.  ``same_site``:
+        the lanes of a warp must meet at the same call site of each shuffle
+        or barrier (else a misuse is raised); False joins any instance with
+        the same mask, as PTX does from sm_70 on."""
         if schedule not in SCHEDULES:
             raise ValueError(f"schedule must be one of {sorted(SCHEDULES)}, got {schedule!r}")
         missing = [f for f in self.source.inputs if f not in fields]
@@ -284,6 +308,8 @@ class HostKernel:
         pointers = [a.ctypes.data for a in arrays]
         with self._lock:
             self._lib.singe_host_configure(SCHEDULES[schedule], int(seed) & (2 ** 64 - 1))
+            self._lib.singe_host_set_grid_limit(int(max_ctas))
+            self._lib.singe_host_set_checks(int(bool(same_site)))
             status = self._entry(*pointers, n_points, n_points, None)
             counters = (ctypes.c_ulonglong * 4)()
             self._lib.singe_host_statistics(counters)
@@ -309,18 +335,22 @@ def load(kernel, **build_options) -> HostKernel:
 
 
 def run_host(generated, fields: dict, n_points: int, *, schedule: str = "deterministic", seed: int = 0,
-             **build_options) -> dict[str, np.ndarray]:
+             max_ctas: int = 0, same_site: bool = True, **build_options) -> dict[str, np.ndarray]:
     """Run an emitted kernel (``GeneratedKernel`` or ``.cu`` path) on the CPU.
 
     ``fields``: input arrays by field name (temperature [K], pressure [Pa],
     mass_fractions [-] (n_species, n_points), dt [s], diffusion_source
     [kg/m^3/s] ...), species-major with species_stride = n_points.  Returns
     the output fields as (rows, n_points) arrays (rows = 1 for one value per
-    point).  ``schedule``: 'deterministic' or 'random' (seeded by ``seed``).
-    Raises ``HostRuntimeError`` with the runtime's message on a deadlock or a
-    misused barrier.
+    point).  ``schedule``: 'deterministic' (lanes in order, FIFO), 'random' (a random
+    ready thread after every shuffle or barrier) or 'priority' (random warp
+    priorities changed at random points, so warps run far ahead of each
+    other); the last two are seeded by ``seed``.
+    ``max_ctas``, ``same_site``: see ``HostKernel.run``.  Raises ``HostRuntimeError`` with
+    the runtime's message on a deadlock or a misused barrier.
     """
-    return load(generated, **build_options).run(fields, n_points, schedule=schedule, seed=seed)
+    return load(generated, **build_options).run(fields, n_points, schedule=schedule, seed=seed, max_ctas=max_ctas,
+                                                same_site=same_site)
 
 
 def compiled_fields(source: KernelSource, T, P, Y, dt=None, diffusion_source=None) -> tuple[dict, int]:
@@ -343,21 +373,39 @@ def compiled_fields(source: KernelSource, T, P, Y, dt=None, diffusion_source=Non
     return fields, n
 
 
+_COMPILED: dict[tuple, tuple] = {}  # (id(compiled), baseline, options) -> (weak reference, HostKernel)
+
+
+def _compiled_kernel(compiled, baseline: bool, build_options: dict) -> HostKernel:
+    """The loaded kernel of a ``CompiledKernel``, generated once per object
+    (generating the CUDA text of a large mechanism takes a fraction of a second)."""
+    from singe.codegen import generate, generate_baseline
+
+    key = (id(compiled), baseline, tuple(sorted((k, repr(v)) for k, v in build_options.items())))
+    cached = _COMPILED.get(key)
+    if cached is not None and cached[0]() is compiled:
+        return cached[1]
+    generated = generate_baseline(compiled) if baseline else generate(compiled)
+    kernel = load(generated, **build_options)
+    for stale in [k for k, (ref, _) in _COMPILED.items() if ref() is None]:
+        del _COMPILED[stale]
+    _COMPILED[key] = (weakref.ref(compiled), kernel)
+    return kernel
+
+
 def run_compiled(compiled, T, P, Y, dt=None, diffusion_source=None, *, baseline: bool = False,
-                 schedule: str = "deterministic", seed: int = 0, **build_options):
+                 schedule: str = "deterministic", seed: int = 0, max_ctas: int = 0, same_site: bool = True,
+                 **build_options):
     """``CompiledKernel.run_host``: generate the kernel's CUDA (warp-specialized,
     or the data-parallel baseline), run it on the host; the outputs in the
     shapes ``CompiledKernel.simulate`` returns (one value per point: (n,);
     species-major: (n_species, n))."""
-    from singe.codegen import generate, generate_baseline
-
-    generated = generate_baseline(compiled) if baseline else generate(compiled)
-    kernel = load(generated, **build_options)
+    kernel = _compiled_kernel(compiled, baseline, build_options)
     fields, n = compiled_fields(kernel.source, T, P, Y, dt, diffusion_source)
-    outputs = kernel.run(fields, n, schedule=schedule, seed=seed)
+    outputs = kernel.run(fields, n, schedule=schedule, seed=seed, max_ctas=max_ctas, same_site=same_site)
     shaped = {f: (a[0] if kernel.source.rows(f) == 1 else a) for f, a in outputs.items()}
     return next(iter(shaped.values())) if len(shaped) == 1 else shaped
 
 
-__all__ = ["HostRuntimeError", "HostKernel", "KernelSource", "BuildResult", "build", "load", "run_host",
-           "run_compiled", "compiled_fields", "kernel_source", "cache_dir"]
+__all__ = ["HostRuntimeError", "HostKernel", "KernelSource", "BuildResult", "build", "build_all", "load", "run_host",
+           "run_compiled", "compiled_fields", "kernel_source", "parse_source", "cache_dir"]

@@ -20,7 +20,7 @@ SCALAR_FIELDS = ("temperature", "pressure", "dt")
 EXPRESSIONS = {
     "mov": "{0}", "add": "{0} + {1}", "sub": "{0} - {1}", "mul": "{0} * {1}", "fma": "fma({0}, {1}, {2})",
     "div": "{0} / {1}", "rcp": "1.0 / {0}", "max": "fmax({0}, {1})", "min": "fmin({0}, {1})",
-    "exp": "exp({0})", "log": "log({0})", "sqrt": "sqrt({0})", "sel": "({0} <= {1} ? {2} : {3})",
+    "exp": "exp({0})", "log": "log({0})", "sqrt": "sqrt({0})", "sel": "singe_select({0}, {1}, {2}, {3})",
 }
 MAX_COMMENT_VALUES = 6
 
@@ -124,6 +124,7 @@ def _render_compute(unit: ComputeUnit, names: dict[str, str], b: _ShapeBuilder) 
     temps: dict[str, str] = {}
     inline: dict[str, str] = {}
     b.lines.append(f"{{  // {op.kind} operation")
+    _preload_overwritten(unit, inline, b)
     for instr in live_instructions(op.instrs, set(unit.keep) | set(unit.stores)):
         if instr.opcode == "stg":
             index = b.int_slot(instr.index)
@@ -139,6 +140,18 @@ def _render_compute(unit: ComputeUnit, names: dict[str, str], b: _ShapeBuilder) 
         if instr.dst in unit.stores:
             b.lines.append(f"  shared[{b.int_slot(unit.stores[instr.dst])}][lane] = {temp};")
     b.lines.append("}")
+
+
+def _preload_overwritten(unit: ComputeUnit, inline: dict[str, str], b: _ShapeBuilder) -> None:
+    """Loads from slots this unit also stores to are read first, into
+    temporaries: stores are written where their value is computed, and a
+    later read in place would see the new value instead of the old one."""
+    written = set(unit.stores.values())
+    for value, slot in unit.loads.items():
+        if slot in written:
+            name = f"l{len(inline)}"
+            b.lines.append(f"  const double {name} = shared[{b.int_slot(slot)}][lane];")
+            inline[value] = name
 
 
 def _expression(instr: Instr, unit, names, temps, inline, b: _ShapeBuilder) -> str:

@@ -18,11 +18,13 @@
 //   misuse (counts that differ within a generation, divergent warps, bad ids,
 //   a generation left incomplete when the CTA ends) stops it the same way.
 // * Dynamic shared memory is poisoned with NaN at the start of every CTA.
-// * Schedules: deterministic (FIFO, lanes in order) or random (seeded): at
-//   every collective the next fiber to run is drawn at random.
+// * Schedules: deterministic (FIFO, lanes in order); random (seeded): at
+//   every collective the next fiber to run is drawn at random; priority
+//   (seeded): random warp priorities, changed at random collectives.
 //
 // C API for the Python side (singe/host.py): singe_host_configure,
-// singe_host_last_error, singe_host_statistics, singe_host_set_stack_size.
+// singe_host_last_error, singe_host_statistics, singe_host_set_grid_limit,
+// singe_host_set_checks, singe_host_set_stack_size.
 #ifndef SINGE_HOST_RUNTIME_H
 #define SINGE_HOST_RUNTIME_H
 
@@ -37,7 +39,11 @@
 
 #include <string>
 
-#if !defined(__x86_64__)
+// The hand-written x86-64 switch; elsewhere (or with -DSINGE_HOST_UCONTEXT) ucontext.
+#if defined(__x86_64__) && !defined(SINGE_HOST_UCONTEXT)
+#define SINGE_HOST_FAST_SWITCH 1
+#else
+#define SINGE_HOST_FAST_SWITCH 0
 #include <ucontext.h>
 #endif
 
@@ -85,9 +91,15 @@ alignas(256) SINGE_HOST_DYNAMIC_SHARED_TYPE
 namespace singe_host {
 
 enum Status { kSuccess = 0, kInvalidConfiguration = 1, kDeadlock = 2, kMisuse = 3, kResources = 4 };
-enum Schedule { kDeterministic = 0, kRandom = 1 };
+enum Schedule { kDeterministic = 0, kRandom = 1, kPriority = 2 };
 enum FiberState { kReady, kRunning, kBlocked, kDone };
 enum Op { kNone, kShflIdx, kShflUp, kShflDown, kShflXor, kBarSync, kBarArrive, kSyncWarp };
+
+// Where a collective is in the source: a number unique to each expansion of
+// the intrinsic's macro (__COUNTER__) and its line (__LINE__).
+struct Site {
+  int id, line;
+};
 
 constexpr int kWarpSize = 32;
 constexpr int kMaxThreads = 1024;
@@ -98,7 +110,7 @@ constexpr uint64_t kPoison = 0x7ff8dead7ff8deadull;  // a quiet NaN as a double;
 // One thread of a CTA.
 struct Fiber {
   void *sp = nullptr;  // saved stack pointer (x86-64) while switched out
-#if !defined(__x86_64__)
+#if !SINGE_HOST_FAST_SWITCH
   ucontext_t context;
 #endif
   unsigned char *stack = nullptr;  // lowest usable address (a guard page sits below)
@@ -111,6 +123,7 @@ struct Fiber {
   unsigned mask = 0;
   int barrier = 0, count = 0;  // barrier id and thread count
   int source = 0, width = 32;  // shuffle operand b and width
+  Site site{0, 0};
   uint64_t value = 0, result = 0;
 };
 
@@ -120,6 +133,7 @@ struct Group {
   unsigned members = 0;  // lanes that take part
   unsigned arrived = 0;  // lanes already there
   int barrier = 0, count = 0;
+  Site site{0, 0};
 };
 
 struct Warp {
@@ -144,6 +158,8 @@ struct State {
   Schedule schedule = kDeterministic;
   uint64_t seed = 0;
   size_t stack_bytes = 256 * 1024;
+  unsigned grid_limit = 0;  // at most this many CTAs along x (0: the grid as launched)
+  bool same_site = true;    // lanes of a warp must meet at the same call site of a collective
   // the launch
   const char *kernel = "";
   dim3 grid, block, block_idx;
@@ -158,10 +174,14 @@ struct State {
   Warp warps[kMaxWarps];
   Barrier barriers[kBarriers];
   Fiber *ready[kMaxThreads];
-  int ready_head = 0, ready_size = 0;
+  int ready_head = 0, ready_size = 0;  // the ring (deterministic, random); ready_size counts every ready fiber
+  Fiber *warp_ready[kMaxWarps][kWarpSize];  // per-warp FIFOs (priority)
+  int warp_head[kMaxWarps] = {}, warp_count[kMaxWarps] = {};
+  int order[kMaxWarps] = {};  // warps by decreasing priority
+  int demote = 64;
   Fiber *current = nullptr;
   void *scheduler_sp = nullptr;
-#if !defined(__x86_64__)
+#if !SINGE_HOST_FAST_SWITCH
   ucontext_t scheduler_context;
 #endif
   int done = 0;
@@ -182,7 +202,7 @@ inline State g;
 // ---------------------------------------------------------------------------------------------
 // Context switching.
 
-#if defined(__x86_64__)
+#if SINGE_HOST_FAST_SWITCH
 // switch_context(save, load): push the callee-saved registers, save the stack
 // pointer in *save, load `load` as the stack pointer, pop and return there.
 __attribute__((naked, noipa)) static void switch_context(void ** /*save*/, void * /*load*/) {
@@ -209,7 +229,7 @@ inline void fiber_main();
 
 // A fresh stack whose first switch "returns" into fiber_main.
 inline void prepare_stack(Fiber &f) {
-#if defined(__x86_64__)
+#if SINGE_HOST_FAST_SWITCH
   uintptr_t top = (reinterpret_cast<uintptr_t>(f.stack) + f.stack_bytes) & ~uintptr_t(15);
   void **sp = reinterpret_cast<void **>(top);
   *--sp = nullptr;                                       // fake return address of fiber_main
@@ -229,7 +249,7 @@ inline void jump(Fiber *from, Fiber *to) {
   g.switches++;
   g.current = to;
   __asm__ __volatile__("" ::: "memory");
-#if defined(__x86_64__)
+#if SINGE_HOST_FAST_SWITCH
   switch_context(from ? &from->sp : &g.scheduler_sp, to ? to->sp : g.scheduler_sp);
 #else
   swapcontext(from ? &from->context : &g.scheduler_context, to ? &to->context : &g.scheduler_context);
@@ -238,7 +258,13 @@ inline void jump(Fiber *from, Fiber *to) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Scheduling: a ring of ready fibers; deterministic takes the oldest, random any.
+// Scheduling.  Deterministic: a FIFO ring of ready fibers (lanes run in order).
+// Random: any ready fiber, drawn uniformly, after every collective.  Priority:
+// per-warp FIFOs; each CTA draws a random priority order of the warps, the
+// highest-priority warp with a ready lane runs, and after each collective the
+// running warp drops to the lowest priority with probability 1/demote (drawn
+// per CTA among 4, 32, 256, 2048): warps run far ahead of each other, which
+// exposes a missing wait in a few seeds.
 
 inline uint64_t next_random() {  // splitmix64
   uint64_t z = (g.rng += 0x9e3779b97f4a7c15ull);
@@ -249,8 +275,14 @@ inline uint64_t next_random() {  // splitmix64
 
 inline void enqueue(Fiber *f) {
   f->state = kReady;
-  g.ready[(g.ready_head + g.ready_size) % kMaxThreads] = f;
   g.ready_size++;
+  if (g.schedule == kPriority) {
+    int w = f->warp;
+    g.warp_ready[w][(g.warp_head[w] + g.warp_count[w]) % kWarpSize] = f;
+    g.warp_count[w]++;
+    return;
+  }
+  g.ready[(g.ready_head + g.ready_size - 1) % kMaxThreads] = f;
 }
 
 // A blocked fiber may run again (the running one, released by its own
@@ -264,16 +296,52 @@ inline void make_ready(Fiber *f) {
 
 inline Fiber *take_ready() {
   if (g.ready_size == 0) return nullptr;
-  if (g.schedule == kRandom && g.ready_size > 1) {
-    int pick = (g.ready_head + int(next_random() % uint64_t(g.ready_size))) % kMaxThreads;
+  g.ready_size--;
+  if (g.schedule == kPriority) {
+    for (int i = 0; i < g.n_warps; i++) {
+      int w = g.order[i];
+      if (g.warp_count[w] == 0) continue;
+      Fiber *f = g.warp_ready[w][g.warp_head[w]];
+      g.warp_head[w] = (g.warp_head[w] + 1) % kWarpSize;
+      g.warp_count[w]--;
+      return f;
+    }
+    abort();  // ready_size counts a fiber that is in no queue
+  }
+  if (g.schedule == kRandom && g.ready_size > 0) {
+    int pick = (g.ready_head + int(next_random() % uint64_t(g.ready_size + 1))) % kMaxThreads;
     Fiber *chosen = g.ready[pick];
     g.ready[pick] = g.ready[g.ready_head];
     g.ready[g.ready_head] = chosen;
   }
   Fiber *f = g.ready[g.ready_head];
   g.ready_head = (g.ready_head + 1) % kMaxThreads;
-  g.ready_size--;
   return f;
+}
+
+// A new CTA: empty queues, and for the priority schedule a random warp order.
+inline void reset_schedule() {
+  g.ready_head = g.ready_size = 0;
+  for (int w = 0; w < g.n_warps; w++) {
+    g.warp_head[w] = g.warp_count[w] = 0;
+    g.order[w] = w;
+  }
+  if (g.schedule != kPriority) return;
+  for (int i = g.n_warps - 1; i > 0; i--) {  // Fisher-Yates
+    int j = int(next_random() % uint64_t(i + 1));
+    int t = g.order[i];
+    g.order[i] = g.order[j];
+    g.order[j] = t;
+  }
+  static const int demote[] = {4, 32, 256, 2048};
+  g.demote = demote[next_random() % 4];
+}
+
+inline void demote_warp(int w) {
+  int i = 0;
+  while (g.order[i] != w) i++;
+  for (; i + 1 < g.n_warps; i++) g.order[i] = g.order[i + 1];
+  g.order[g.n_warps - 1] = w;
 }
 
 // Leave the current fiber (blocked, done or failed) for the next ready one, or
@@ -289,10 +357,11 @@ inline void leave(Fiber *self) {
   self->state = kRunning;
 }
 
-// After a collective: the running fiber goes on (deterministic) or lets a
-// random ready fiber run first (random schedule).
+// After a collective this lane completed: it runs on (deterministic), or the
+// schedule picks who runs next (random, priority).
 inline void interleave(Fiber *self) {
-  if (g.schedule != kRandom || g.ready_size == 0) return;
+  if (g.schedule == kDeterministic || g.ready_size == 0) return;
+  if (g.schedule == kPriority && next_random() % uint64_t(g.demote) == 0) demote_warp(self->warp);
   enqueue(self);
   leave(self);
 }
@@ -328,8 +397,8 @@ inline std::string where_text() {
   return text;
 }
 
-inline std::string op_text(Op op, unsigned mask, int barrier, int count) {
-  char text[96];
+inline std::string op_text(Op op, unsigned mask, int barrier, int count, int line = 0) {
+  char text[128];
   switch (op) {
     case kBarSync: snprintf(text, sizeof text, "bar.sync %d, %d", barrier, count); break;
     case kBarArrive: snprintf(text, sizeof text, "bar.arrive %d, %d", barrier, count); break;
@@ -340,12 +409,13 @@ inline std::string op_text(Op op, unsigned mask, int barrier, int count) {
     case kShflXor: snprintf(text, sizeof text, "__shfl_xor_sync(0x%08x)", mask); break;
     default: snprintf(text, sizeof text, "nothing"); break;
   }
-  return text;
+  if (line <= 0) return text;
+  return std::string(text) + " (line " + std::to_string(line) + ")";
 }
 
 [[noreturn]] inline void fail(int status, const std::string &message) {
   g.status = status;
-  g.error = (status == kDeadlock ? "deadlock: " : "barrier misuse: ") + message + " [" + where_text() + "]";
+  g.error = (status == kDeadlock ? "deadlock: " : "misuse: ") + message + " [" + where_text() + "]";
   Fiber *self = g.current;
   self->state = kBlocked;
   jump(self, nullptr);
@@ -421,6 +491,7 @@ inline bool is_barrier(Op op) { return op == kBarSync || op == kBarArrive; }
 
 inline bool same_collective(const Group &group, const Fiber &f) {
   if (group.op != f.op) return false;
+  if (g.same_site && group.site.id != f.site.id) return false;
   if (is_barrier(f.op)) return group.barrier == f.barrier && group.count == f.count;
   return group.members == f.mask;
 }
@@ -492,9 +563,9 @@ inline void collective() {
     if (!(group.members & bit) || !same_collective(group, *self) || (group.arrived & bit)) {
       char text[320];
       snprintf(text, sizeof text, "warp %d diverges: lane %d reaches %s while lanes %s wait at %s", self->warp,
-               self->lane, op_text(self->op, self->mask, self->barrier, self->count).c_str(),
+               self->lane, op_text(self->op, self->mask, self->barrier, self->count, self->site.line).c_str(),
                lanes_text(group.arrived).c_str(),
-               op_text(group.op, group.members, group.barrier, group.count).c_str());
+               op_text(group.op, group.members, group.barrier, group.count, group.site.line).c_str());
       fail(kMisuse, text);
     }
     index = i;
@@ -502,7 +573,7 @@ inline void collective() {
   }
   if (index < 0) {
     index = warp.n_groups++;
-    warp.groups[index] = Group{self->op, self->mask, 0u, self->barrier, self->count};
+    warp.groups[index] = Group{self->op, self->mask, 0u, self->barrier, self->count, self->site};
   }
   warp.groups[index].arrived |= bit;
   self->state = kBlocked;
@@ -524,7 +595,7 @@ inline void lane_exit(Fiber *self) {
     if (!is_barrier(group.op) && group.op != kSyncWarp) {
       char text[256];
       snprintf(text, sizeof text, "warp %d lane %d exits while lanes %s wait for it at %s", self->warp, self->lane,
-               lanes_text(group.arrived).c_str(), op_text(group.op, group.members, 0, 0).c_str());
+               lanes_text(group.arrived).c_str(), op_text(group.op, group.members, 0, 0, group.site.line).c_str());
       fail(kMisuse, text);
     }
     group.members &= ~bit;
@@ -598,7 +669,7 @@ inline std::string deadlock_report() {
     for (int i = 0; i < warp.n_groups; i++) {
       Group &group = warp.groups[i];
       snprintf(line, sizeof line, " warp %d lanes %s wait at %s for lanes %s;", w, lanes_text(group.arrived).c_str(),
-               op_text(group.op, group.members, group.barrier, group.count).c_str(),
+               op_text(group.op, group.members, group.barrier, group.count, group.site.line).c_str(),
                lanes_text(group.members & ~group.arrived).c_str());
       text += line;
     }
@@ -623,7 +694,7 @@ inline void reset_cta() {
   unsigned char *shared = reinterpret_cast<unsigned char *>(SINGE_HOST_DYNAMIC_SHARED);
   size_t words = (g.shared_bytes + 7) / 8;
   for (size_t i = 0; i < words; i++) memcpy(shared + 8 * i, &kPoison, 8);
-  g.ready_head = g.ready_size = 0;
+  reset_schedule();
   g.done = 0;
 }
 
@@ -660,7 +731,7 @@ inline bool run_cta() {
              "arrived (bar.sync: warps %s; bar.arrive: warps %s)", id, b.generation, b.arrived, b.expected,
              warps_text(b.sync_warps).c_str(), warps_text(b.arrive_warps).c_str());
     g.status = kMisuse;
-    g.error = std::string("barrier misuse: ") + text + " [" + where_text() + "]";
+    g.error = std::string("misuse: ") + text + " [" + where_text() + "]";
     return false;
   }
   return true;
@@ -717,6 +788,7 @@ inline int launch(const char *name, Kernel *kernel, dim3 grid, dim3 block, size_
   if (shared_bytes > limit)
     return invalid_launch(std::to_string(shared_bytes) + " B of dynamic shared memory, more than the " +
                           std::to_string(limit) + " B allowed (SINGE_SET_SHARED raises the limit)");
+  if (g.grid_limit && grid.x > g.grid_limit) grid.x = g.grid_limit;
   g.grid = grid;
   g.block = block;
   g.shared_bytes = shared_bytes;
@@ -770,7 +842,7 @@ inline T from_bits(uint64_t bits) {
 }
 
 template <class T>
-inline T shuffle(Op op, unsigned mask, T value, int source, int width) {
+inline T shuffle(Site site, Op op, unsigned mask, T value, int source, int width) {
   Fiber *f = self();
   if (width <= 0 || width > kWarpSize || (width & (width - 1))) {
     char text[128];
@@ -779,6 +851,7 @@ inline T shuffle(Op op, unsigned mask, T value, int source, int width) {
     fail(kMisuse, text);
   }
   f->op = op;
+  f->site = site;
   f->mask = mask;
   f->source = source;
   f->width = width;
@@ -788,18 +861,22 @@ inline T shuffle(Op op, unsigned mask, T value, int source, int width) {
   return from_bits<T>(f->result);
 }
 
-inline void bar(Op op, int id, int count) {
+inline void bar(Site site, Op op, int id, int count) {
   Fiber *f = self();
   f->op = op;
+  f->site = site;
   f->barrier = id;
   f->count = count;
   collective();
   f->op = kNone;
 }
 
-inline void syncwarp(unsigned mask) {
+inline unsigned warp_mask(unsigned mask = 0xffffffffu) { return mask; }
+
+inline void syncwarp(Site site, unsigned mask) {
   Fiber *f = self();
   f->op = kSyncWarp;
+  f->site = site;
   f->mask = mask;
   collective();
   f->op = kNone;
@@ -816,24 +893,39 @@ inline void syncwarp(unsigned mask) {
 #define gridDim (::singe_host::g.grid)
 #define warpSize 32
 
+// The warp collectives are macros so that each use site gets its own id: the
+// lanes of a warp must meet at the same site (PTX requires it before sm_70;
+// from sm_70 on, shfl.sync instances with the same mask join whatever their
+// site, and lanes then read values meant for another instruction: a kernel
+// calling __shfl_sync from both arms of a divergent branch is almost surely
+// wrong, so it is reported unless singe_host_set_checks(0) turned this off).
+namespace singe_host {
 template <class T>
-inline T __shfl_sync(unsigned mask, T var, int src_lane, int width = 32) {
-  return ::singe_host::shuffle(::singe_host::kShflIdx, mask, var, src_lane, width);
+inline T shfl(Site site, unsigned mask, T var, int src_lane, int width = 32) {
+  return shuffle(site, kShflIdx, mask, var, src_lane, width);
 }
 template <class T>
-inline T __shfl_up_sync(unsigned mask, T var, unsigned delta, int width = 32) {
-  return ::singe_host::shuffle(::singe_host::kShflUp, mask, var, int(delta), width);
+inline T shfl_up(Site site, unsigned mask, T var, unsigned delta, int width = 32) {
+  return shuffle(site, kShflUp, mask, var, int(delta), width);
 }
 template <class T>
-inline T __shfl_down_sync(unsigned mask, T var, unsigned delta, int width = 32) {
-  return ::singe_host::shuffle(::singe_host::kShflDown, mask, var, int(delta), width);
+inline T shfl_down(Site site, unsigned mask, T var, unsigned delta, int width = 32) {
+  return shuffle(site, kShflDown, mask, var, int(delta), width);
 }
 template <class T>
-inline T __shfl_xor_sync(unsigned mask, T var, int lane_mask, int width = 32) {
-  return ::singe_host::shuffle(::singe_host::kShflXor, mask, var, lane_mask, width);
+inline T shfl_xor(Site site, unsigned mask, T var, int lane_mask, int width = 32) {
+  return shuffle(site, kShflXor, mask, var, lane_mask, width);
 }
-inline void __syncwarp(unsigned mask = 0xffffffffu) { ::singe_host::syncwarp(mask); }
-inline void __syncthreads() { ::singe_host::bar(::singe_host::kBarSync, 0, ::singe_host::g.n_warps * 32); }
+}  // namespace singe_host
+
+#define SINGE_HOST_SITE (::singe_host::Site{__COUNTER__, __LINE__})
+#define __shfl_sync(...) ::singe_host::shfl(SINGE_HOST_SITE, __VA_ARGS__)
+#define __shfl_up_sync(...) ::singe_host::shfl_up(SINGE_HOST_SITE, __VA_ARGS__)
+#define __shfl_down_sync(...) ::singe_host::shfl_down(SINGE_HOST_SITE, __VA_ARGS__)
+#define __shfl_xor_sync(...) ::singe_host::shfl_xor(SINGE_HOST_SITE, __VA_ARGS__)
+#define __syncwarp(...) ::singe_host::syncwarp(SINGE_HOST_SITE, ::singe_host::warp_mask(__VA_ARGS__))
+#define __syncthreads() \
+  ::singe_host::bar(SINGE_HOST_SITE, ::singe_host::kBarSync, 0, ::singe_host::g.n_warps * ::singe_host::kWarpSize)
 inline void __threadfence_block() {}
 inline void __threadfence() {}
 
@@ -867,8 +959,8 @@ inline double __dsqrt_rn(double a) { return sqrt(a); }
 // ---------------------------------------------------------------------------------------------
 // The macros of templates/common.cuh.j2.
 
-#define SINGE_BAR_SYNC(id, threads) ::singe_host::bar(::singe_host::kBarSync, (id), (threads))
-#define SINGE_BAR_ARRIVE(id, threads) ::singe_host::bar(::singe_host::kBarArrive, (id), (threads))
+#define SINGE_BAR_SYNC(id, threads) ::singe_host::bar(SINGE_HOST_SITE, ::singe_host::kBarSync, (id), (threads))
+#define SINGE_BAR_ARRIVE(id, threads) ::singe_host::bar(SINGE_HOST_SITE, ::singe_host::kBarArrive, (id), (threads))
 #define SINGE_SET_SHARED(kernel, bytes) ::singe_host::set_shared(&(kernel), (bytes))
 #define SINGE_LAUNCH(kernel, grid, block, shared_bytes, stream, ...)                                  \
   ((void)(stream), ::singe_host::launch(#kernel, &(kernel), dim3(grid), dim3(block), size_t(shared_bytes), \
@@ -880,9 +972,10 @@ inline double __dsqrt_rn(double a) { return sqrt(a); }
 
 extern "C" {
 
-// schedule: 0 deterministic (FIFO: lanes in order), 1 random (seeded); applies to later launches.
+// schedule: 0 deterministic (FIFO: lanes in order), 1 random, 2 priority (both seeded by seed);
+// applies to later launches (each launch starts again from the seed).
 __attribute__((visibility("default"), used)) int singe_host_configure(int schedule, unsigned long long seed) {
-  if (schedule != ::singe_host::kDeterministic && schedule != ::singe_host::kRandom) return 1;
+  if (schedule < ::singe_host::kDeterministic || schedule > ::singe_host::kPriority) return 1;
   ::singe_host::g.schedule = static_cast<::singe_host::Schedule>(schedule);
   ::singe_host::g.seed = seed;
   return 0;
@@ -900,6 +993,21 @@ __attribute__((visibility("default"), used)) void singe_host_statistics(unsigned
   out[1] = ::singe_host::g.collectives;
   out[2] = ::singe_host::g.generations;
   out[3] = ::singe_host::g.ctas;
+}
+
+// Run at most max_ctas CTAs along x (0: no limit), as if the grid were that
+// small: only for grid-stride kernels (the warp-specialized template loops over
+// slabs with stride gridDim.x), where each CTA then handles several slabs.
+__attribute__((visibility("default"), used)) void singe_host_set_grid_limit(unsigned max_ctas) {
+  ::singe_host::g.grid_limit = max_ctas;
+}
+
+// same_site != 0 (the default): the lanes of a warp must meet at the same
+// call site of each collective (shuffle, barrier), else the launch stops
+// with a misuse naming both lines.  0: lanes join any instance with the same
+// mask and operands (PTX sm_70+), as divergent code would on the GPU.
+__attribute__((visibility("default"), used)) void singe_host_set_checks(int same_site) {
+  ::singe_host::g.same_site = same_site != 0;
 }
 
 // Stack size of each fiber [bytes]; stacks are made again at the next launch.

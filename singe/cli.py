@@ -64,8 +64,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="mapping weights flops,registers,locality (default 1,0.5,1)")
     parser.add_argument("--placement", choices=PLACEMENTS, default="auto")
     parser.add_argument("--baseline", action="store_true", help="also write the data-parallel kernels")
-    parser.add_argument("--validate", action="store_true",
-                        help="simulate the kernels on random states and compare with Cantera")
+    parser.add_argument("--validate", nargs="?", const="simulator", choices=("simulator", "host"),
+                        help="run the kernels on random states — their warp programs in the simulator "
+                             "(default) or the emitted CUDA on the CPU ('host') — and compare with Cantera "
+                             "(transport) or singe.reference (chemistry)")
     parser.add_argument("--dump", choices=DUMPS, help="print an intermediate representation instead of code")
     return parser
 
@@ -129,7 +131,7 @@ def _compile_all(mech: Mechanism, args) -> None:
             print(f"{baseline.cu_name}: data-parallel, {baseline.info['threads']} threads per CTA, one point each")
         if args.validate:
             from singe.validate import validate
-            print(f"  {validate(compiled)}")
+            print(f"  {validate(compiled, on=args.validate)} [{args.validate}]")
 
 
 def main(argv: list[str] | None = None) -> int:

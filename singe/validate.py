@@ -17,6 +17,7 @@ from singe.mechanism import Mechanism
 from singe.transport_fit import fit_transport
 
 GEOMETRY = {0: "atom", 1: "linear", 2: "nonlinear"}
+RUNNERS = {"simulator": "simulate", "host": "run_host"}  # --validate WHERE -> CompiledKernel method
 
 
 def cantera_species(mech: Mechanism):
@@ -74,16 +75,20 @@ class Validation:
                 f"over {self.points} random states (point {self.worst_point})")
 
 
-def validate(compiled, n: int = 256, seed: int = 0) -> Validation:
-    """Check a compiled kernel in the simulator: transport against Cantera,
-    chemistry against singe.reference (Cantera has no QSSA), with and without
-    stiffness removal (the worse of the two is reported)."""
+def validate(compiled, n: int = 256, seed: int = 0, on: str = "simulator") -> Validation:
+    """Check a compiled kernel — its warp programs in the simulator, or
+    (``on='host'``) the emitted CUDA run on the CPU: transport against
+    Cantera, chemistry against singe.reference (Cantera has no QSSA), with
+    and without stiffness removal (the worse of the two is reported)."""
+    if on not in RUNNERS:
+        raise SingeInputError(f"--validate takes one of {', '.join(RUNNERS)}, not {on!r}")
+    run = getattr(compiled, RUNNERS[on])
     if compiled.kernel == "chemistry":
-        return validate_chemistry(compiled, n, seed)
-    return validate_transport(compiled, n, seed)
+        return validate_chemistry(compiled, n, seed, run)
+    return validate_transport(compiled, n, seed, run)
 
 
-def validate_chemistry(compiled, n: int = 256, seed: int = 0) -> Validation:
+def validate_chemistry(compiled, n: int = 256, seed: int = 0, run=None) -> Validation:
     """Net production rates of the simulated kernel against the numpy reference,
     error relative to max|wdot| per point, without and with dt (1e-9 .. 1e-5 s)."""
     from singe.reference.kinetics import net_production_rates
@@ -95,7 +100,7 @@ def validate_chemistry(compiled, n: int = 256, seed: int = 0) -> Validation:
     source = rng.normal(0.0, 1.0, Y.shape)
     worst, point = 0.0, 0
     for step, diffusion in ((None, None), (dt, source)):
-        ours = compiled.simulate(T, P, Y, dt=step, diffusion_source=diffusion)
+        ours = (run or compiled.simulate)(T, P, Y, dt=step, diffusion_source=diffusion)
         theirs = net_production_rates(mech, T, P, Y, dt=step, diffusion_source=diffusion)
         error = (np.abs(ours - theirs) / np.abs(theirs).max(axis=0)).max(axis=0)
         if error.max() >= worst:
@@ -103,12 +108,12 @@ def validate_chemistry(compiled, n: int = 256, seed: int = 0) -> Validation:
     return Validation("chemistry", n, worst, point, "singe.reference", "error / max|wdot|")
 
 
-def validate_transport(compiled, n: int = 256, seed: int = 0) -> Validation:
+def validate_transport(compiled, n: int = 256, seed: int = 0, run=None) -> Validation:
     """Simulate ``compiled`` (viscosity or diffusion) and compare with Cantera."""
     mech = compiled.mechanism
     gas = cantera_transport_gas(mech)
     T, P, Y = random_states(mech, n, seed)
-    ours = compiled.simulate(T, P, Y)
+    ours = (run or compiled.simulate)(T, P, Y)
     index = mech.transported_indices
     theirs = np.empty_like(ours)
     full = np.zeros(gas.n_species)

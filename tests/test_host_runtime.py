@@ -498,3 +498,13 @@ def test_source_checks():
         hand_written(text)
     assert host.RUNTIME_HEADER.is_file()
     assert host.RUNTIME_HEADER.parent.parent == pathlib.Path(singe.__file__).resolve().parent
+
+
+def test_command_validates_on_the_host(tmp_path, capsys):
+    """singe ... --validate host builds the emitted file and compares its run with Cantera."""
+    from singe.cli import main
+
+    assert main(["h2o2", "--kernels", "viscosity", "--warps", "2", "-o", str(tmp_path), "--validate", "host"]) == 0
+    out = capsys.readouterr().out
+    error = float(re.search(r"against Cantera (\S+) over \d+ random states \(point \d+\) \[host\]", out).group(1))
+    assert error <= REFERENCE_TOLERANCE

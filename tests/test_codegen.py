@@ -89,7 +89,7 @@ def test_write_is_atomic(tmp_path, monkeypatch):
 
 def test_command_writes_files_and_prints_one_line_per_kernel(tmp_path, capsys):
     assert main(["h2o2", "--warps", "4", "--diffusion-warps", "3", "-o", str(tmp_path), "--baseline",
-                 "--validate"]) == 0
+                 "--validate", "--kernels", "viscosity,diffusion"]) == 0
     out = capsys.readouterr().out
     assert re.search(r"h2o2_viscosity\.cu: 4 warps, \d+ operations, \d+ named barriers", out)
     assert re.search(r"h2o2_diffusion\.cu: 3 warps", out)

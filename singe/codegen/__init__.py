@@ -93,8 +93,10 @@ def _fields(graph: DataflowGraph) -> tuple[list[str], list[str]]:
 
 
 def _parameters(graph: DataflowGraph) -> dict:
+    """Kernel and launcher parameters, and what the shared template part needs."""
     inputs, outputs = _fields(graph)
     return {
+        "uses_select": any(i.opcode == "sel" for op in graph.operations for i in op.instrs),
         "kernel_parameters": [f"const double *__restrict__ {f}" for f in inputs] +
                              [f"double *__restrict__ {f}" for f in outputs],
         "parameters": [f"const double *{f}" for f in inputs] + [f"double *{f}" for f in outputs],

@@ -20,12 +20,6 @@
 #define SINGE_LAUNCH_STATUS() ((int)cudaGetLastError())
 #endif
 
-// a <= b ? c : d with every operand evaluated by every lane first (operands may
-// contain warp shuffles, which all 32 lanes must execute together)
-static __device__ __forceinline__ double singe_select(double a, double b, double c, double d)
-{
-  return a <= b ? c : d;
-}
 
 
 // Constant slot s of this warp: broadcast from lane s % 32 of register stripe s / 32 for the first

@@ -330,9 +330,9 @@ def map_graph(graph: DataflowGraph, options: CompileOptions) -> Mapping:
     lowered, chains = split_reductions(graph, warp_of)
     budget = options.target.shared_budget(options.ctas_per_sm) // SLOT_BYTES
     placement, mode = place_values(lowered, warp_of, options, budget, chains)
-    if _slots_needed(lowered, placement) > budget and options.placement == "auto":
+    if _slots_needed(lowered, placement, chains) > budget and options.placement == "auto":
         placement, mode = place_values(lowered, warp_of, options.replace(placement="buffer"), budget, {})
-    needed = _slots_needed(lowered, placement)
+    needed = _slots_needed(lowered, placement, chains)
     if needed > budget:
         raise OptionError(
             f"{graph.kernel} of {graph.mechanism} needs at least {needed} shared-memory slots "
@@ -342,12 +342,12 @@ def map_graph(graph: DataflowGraph, options: CompileOptions) -> Mapping:
     return Mapping(lowered, options, warp_of, placement, mode, budget, chains)
 
 
-def _slots_needed(graph: DataflowGraph, placement: dict[str, str]) -> int:
+def _slots_needed(graph: DataflowGraph, placement: dict[str, str], chains: dict[str, str]) -> int:
     """Shared slots a placement needs at least: one per stored value and per
     running-sum chain, plus room for the buffered inputs of the hungriest
     operation (they must all sit in shared memory when it loads them)."""
     stored = sum(1 for v in placement.values() if v == "store")
-    accumulated = sum(1 for v in placement.values() if v == "accumulate")
+    accumulated = len({chains[v] for v, where in placement.items() if where == "accumulate"})
     buffered = max((sum(1 for v in op.inputs if placement.get(v) == "buffer") for op in graph.operations),
                    default=0)
     return stored + accumulated + buffered

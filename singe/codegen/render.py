@@ -124,8 +124,9 @@ def _render_compute(unit: ComputeUnit, names: dict[str, str], b: _ShapeBuilder) 
     temps: dict[str, str] = {}
     inline: dict[str, str] = {}
     b.lines.append(f"{{  // {op.kind} operation")
-    _preload_overwritten(unit, inline, b)
-    for instr in live_instructions(op.instrs, set(unit.keep) | set(unit.stores)):
+    instrs = live_instructions(op.instrs, set(unit.keep) | set(unit.stores))
+    _preload_overwritten(unit, instrs, inline, b)
+    for instr in instrs:
         if instr.opcode == "stg":
             index = b.int_slot(instr.index)
             value = _operand(instr.srcs[0], unit, names, temps, inline, b)
@@ -142,13 +143,18 @@ def _render_compute(unit: ComputeUnit, names: dict[str, str], b: _ShapeBuilder) 
     b.lines.append("}")
 
 
-def _preload_overwritten(unit: ComputeUnit, inline: dict[str, str], b: _ShapeBuilder) -> None:
-    """Loads from slots this unit also stores to are read first, into
-    temporaries: stores are written where their value is computed, and a
-    later read in place would see the new value instead of the old one."""
-    written = set(unit.stores.values())
+def _preload_overwritten(unit: ComputeUnit, instrs: list[Instr], inline: dict[str, str], b: _ShapeBuilder) -> None:
+    """Loads whose slot this unit stores to before the load's first use are
+    read first, into temporaries: stores are written where their value is
+    computed, so a later read in place would see the new value.  (A running
+    sum read and rewritten by the same instruction needs no temporary.)"""
+    first_use: dict[str, int] = {}
+    for i, instr in enumerate(instrs):
+        for name in instr.registers_read():
+            first_use.setdefault(name, i)
+    stored_at = {unit.stores[i.dst]: k for k, i in reversed(list(enumerate(instrs))) if i.dst in unit.stores}
     for value, slot in unit.loads.items():
-        if slot in written:
+        if slot in stored_at and stored_at[slot] < first_use.get(value, -1):
             name = f"l{len(inline)}"
             b.lines.append(f"  const double {name} = shared[{b.int_slot(slot)}][lane];")
             inline[value] = name

@@ -141,93 +141,75 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         shared[0][lane] = t3;
       }
       {  // species operation
-        const double l0 = shared[0][lane];
-        const double l1 = shared[1][lane];
         const double t0 = __ldg(&mass_fractions[1 * species_stride + point]);
-        const double t1 = l1 + t0;
+        const double t1 = shared[1][lane] + t0;
         shared[1][lane] = t1;
         const double t2 = t0 * SINGE_CONST(1);
-        const double t3 = l0 + t2;
+        const double t3 = shared[0][lane] + t2;
         shared[0][lane] = t3;
       }
       {  // species operation
-        const double l0 = shared[0][lane];
-        const double l1 = shared[1][lane];
         const double t0 = __ldg(&mass_fractions[2 * species_stride + point]);
-        const double t1 = l1 + t0;
+        const double t1 = shared[1][lane] + t0;
         shared[1][lane] = t1;
         const double t2 = t0 * SINGE_CONST(2);
-        const double t3 = l0 + t2;
+        const double t3 = shared[0][lane] + t2;
         shared[0][lane] = t3;
       }
       {  // species operation
-        const double l0 = shared[0][lane];
-        const double l1 = shared[1][lane];
         const double t0 = __ldg(&mass_fractions[3 * species_stride + point]);
-        const double t1 = l1 + t0;
+        const double t1 = shared[1][lane] + t0;
         shared[1][lane] = t1;
         const double t2 = t0 * SINGE_CONST(3);
-        const double t3 = l0 + t2;
+        const double t3 = shared[0][lane] + t2;
         shared[0][lane] = t3;
       }
       {  // species operation
-        const double l0 = shared[0][lane];
-        const double l1 = shared[1][lane];
         const double t0 = __ldg(&mass_fractions[4 * species_stride + point]);
-        const double t1 = l1 + t0;
+        const double t1 = shared[1][lane] + t0;
         shared[1][lane] = t1;
         const double t2 = t0 * SINGE_CONST(4);
-        const double t3 = l0 + t2;
+        const double t3 = shared[0][lane] + t2;
         shared[0][lane] = t3;
       }
       {  // species operation
-        const double l0 = shared[0][lane];
-        const double l1 = shared[1][lane];
         const double t0 = __ldg(&mass_fractions[5 * species_stride + point]);
-        const double t1 = l1 + t0;
+        const double t1 = shared[1][lane] + t0;
         shared[1][lane] = t1;
         const double t2 = t0 * SINGE_CONST(5);
-        const double t3 = l0 + t2;
+        const double t3 = shared[0][lane] + t2;
         shared[0][lane] = t3;
       }
       {  // species operation
-        const double l0 = shared[0][lane];
-        const double l1 = shared[1][lane];
         const double t0 = __ldg(&mass_fractions[6 * species_stride + point]);
-        const double t1 = l1 + t0;
+        const double t1 = shared[1][lane] + t0;
         shared[1][lane] = t1;
         const double t2 = t0 * SINGE_CONST(6);
-        const double t3 = l0 + t2;
+        const double t3 = shared[0][lane] + t2;
         shared[0][lane] = t3;
       }
       {  // species operation
-        const double l0 = shared[0][lane];
-        const double l1 = shared[1][lane];
         const double t0 = __ldg(&mass_fractions[7 * species_stride + point]);
-        const double t1 = l1 + t0;
+        const double t1 = shared[1][lane] + t0;
         shared[1][lane] = t1;
         const double t2 = t0 * SINGE_CONST(7);
-        const double t3 = l0 + t2;
+        const double t3 = shared[0][lane] + t2;
         shared[0][lane] = t3;
       }
       {  // species operation
-        const double l0 = shared[0][lane];
-        const double l1 = shared[1][lane];
         const double t0 = __ldg(&mass_fractions[8 * species_stride + point]);
-        const double t1 = l1 + t0;
+        const double t1 = shared[1][lane] + t0;
         shared[1][lane] = t1;
         const double t2 = t0 * SINGE_CONST(8);
-        const double t3 = l0 + t2;
+        const double t3 = shared[0][lane] + t2;
         shared[0][lane] = t3;
       }
       {  // species operation
-        const double l0 = shared[0][lane];
-        const double l1 = shared[1][lane];
         const double t0 = __ldg(&mass_fractions[9 * species_stride + point]);
-        const double t1 = l1 + t0;
+        const double t1 = shared[1][lane] + t0;
         shared[1][lane] = t1;
         const double t2 = t0 * SINGE_CONST(9);
-        const double t3 = l0 + t2;
+        const double t3 = shared[0][lane] + t2;
         shared[0][lane] = t3;
       }
       SINGE_BAR_ARRIVE(1, 64);  // point 0: total_moles@w0.9
@@ -320,11 +302,6 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
       SINGE_BAR_SYNC(5, 96);  // point 4: x0, x1, x2
       SINGE_BAR_SYNC(6, 96);  // point 5: x9
       {  // column operation
-        const double l0 = shared[12][lane];
-        const double l1 = shared[13][lane];
-        const double l2 = shared[14][lane];
-        const double l3 = shared[15][lane];
-        const double l4 = shared[16][lane];
         const double t0 = fma(SINGE_CONST(22), r0, SINGE_CONST(23));
         const double t1 = fma(t0, r0, SINGE_CONST(24));
         const double t2 = fma(t1, r0, SINGE_CONST(25));
@@ -332,7 +309,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t4 = t3 * r1;
         const double t5 = t4 * shared[7][lane];
         const double t6 = t4 * shared[6][lane];
-        const double t7 = l1 + t6;
+        const double t7 = shared[13][lane] + t6;
         shared[13][lane] = t7;
         const double t8 = fma(SINGE_CONST(26), r0, SINGE_CONST(27));
         const double t9 = fma(t8, r0, SINGE_CONST(28));
@@ -342,7 +319,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t13 = t12 * r1;
         const double t14 = fma(t13, shared[8][lane], t5);
         const double t15 = t13 * shared[6][lane];
-        const double t16 = l2 + t15;
+        const double t16 = shared[14][lane] + t15;
         shared[14][lane] = t16;
         const double t17 = fma(SINGE_CONST(30), r0, SINGE_CONST(31));
         const double t18 = fma(t17, r0, SINGE_CONST(32));
@@ -352,7 +329,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t22 = t21 * r1;
         const double t23 = fma(t22, shared[9][lane], t14);
         const double t24 = t22 * shared[6][lane];
-        const double t25 = l3 + t24;
+        const double t25 = shared[15][lane] + t24;
         shared[15][lane] = t25;
         const double t26 = fma(SINGE_CONST(34), r0, SINGE_CONST(35));
         const double t27 = fma(t26, r0, SINGE_CONST(36));
@@ -362,7 +339,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t31 = t30 * r1;
         const double t32 = fma(t31, shared[10][lane], t23);
         const double t33 = t31 * shared[6][lane];
-        const double t34 = l4 + t33;
+        const double t34 = shared[16][lane] + t33;
         shared[16][lane] = t34;
         const double t35 = fma(SINGE_CONST(38), r0, SINGE_CONST(39));
         const double t36 = fma(t35, r0, SINGE_CONST(40));
@@ -375,15 +352,10 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t43 = t42;
         shared[27][lane] = t43;
         const double t44 = t41;
-        const double t45 = l0 + t44;
+        const double t45 = shared[12][lane] + t44;
         shared[12][lane] = t45;
       }
       {  // column operation
-        const double l0 = shared[13][lane];
-        const double l1 = shared[14][lane];
-        const double l2 = shared[15][lane];
-        const double l3 = shared[16][lane];
-        const double l4 = shared[27][lane];
         const double t0 = fma(SINGE_CONST(42), r0, SINGE_CONST(43));
         const double t1 = fma(t0, r0, SINGE_CONST(44));
         const double t2 = fma(t1, r0, SINGE_CONST(45));
@@ -391,7 +363,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t4 = t3 * r1;
         const double t5 = t4 * shared[8][lane];
         const double t6 = t4 * shared[7][lane];
-        const double t7 = l1 + t6;
+        const double t7 = shared[14][lane] + t6;
         shared[14][lane] = t7;
         const double t8 = fma(SINGE_CONST(46), r0, SINGE_CONST(47));
         const double t9 = fma(t8, r0, SINGE_CONST(48));
@@ -401,7 +373,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t13 = t12 * r1;
         const double t14 = fma(t13, shared[9][lane], t5);
         const double t15 = t13 * shared[7][lane];
-        const double t16 = l2 + t15;
+        const double t16 = shared[15][lane] + t15;
         shared[15][lane] = t16;
         const double t17 = fma(SINGE_CONST(50), r0, SINGE_CONST(51));
         const double t18 = fma(t17, r0, SINGE_CONST(52));
@@ -411,7 +383,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t22 = t21 * r1;
         const double t23 = fma(t22, shared[10][lane], t14);
         const double t24 = t22 * shared[7][lane];
-        const double t25 = l3 + t24;
+        const double t25 = shared[16][lane] + t24;
         shared[16][lane] = t25;
         const double t26 = fma(SINGE_CONST(54), r0, SINGE_CONST(55));
         const double t27 = fma(t26, r0, SINGE_CONST(56));
@@ -421,17 +393,13 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t31 = t30 * r1;
         const double t32 = fma(t31, shared[26][lane], t23);
         const double t33 = t31 * shared[7][lane];
-        const double t34 = l4 + t33;
+        const double t34 = shared[27][lane] + t33;
         shared[27][lane] = t34;
         const double t35 = t32;
-        const double t36 = l0 + t35;
+        const double t36 = shared[13][lane] + t35;
         shared[13][lane] = t36;
       }
       {  // column operation
-        const double l0 = shared[14][lane];
-        const double l1 = shared[15][lane];
-        const double l2 = shared[16][lane];
-        const double l3 = shared[27][lane];
         const double t0 = fma(SINGE_CONST(58), r0, SINGE_CONST(59));
         const double t1 = fma(t0, r0, SINGE_CONST(60));
         const double t2 = fma(t1, r0, SINGE_CONST(61));
@@ -439,7 +407,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t4 = t3 * r1;
         const double t5 = t4 * shared[9][lane];
         const double t6 = t4 * shared[8][lane];
-        const double t7 = l1 + t6;
+        const double t7 = shared[15][lane] + t6;
         shared[15][lane] = t7;
         const double t8 = fma(SINGE_CONST(62), r0, SINGE_CONST(63));
         const double t9 = fma(t8, r0, SINGE_CONST(64));
@@ -449,7 +417,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t13 = t12 * r1;
         const double t14 = fma(t13, shared[10][lane], t5);
         const double t15 = t13 * shared[8][lane];
-        const double t16 = l2 + t15;
+        const double t16 = shared[16][lane] + t15;
         shared[16][lane] = t16;
         const double t17 = fma(SINGE_CONST(66), r0, SINGE_CONST(67));
         const double t18 = fma(t17, r0, SINGE_CONST(68));
@@ -459,7 +427,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t22 = t21 * r1;
         const double t23 = fma(t22, shared[26][lane], t14);
         const double t24 = t22 * shared[8][lane];
-        const double t25 = l3 + t24;
+        const double t25 = shared[27][lane] + t24;
         shared[27][lane] = t25;
         const double t26 = fma(SINGE_CONST(70), r0, SINGE_CONST(71));
         const double t27 = fma(t26, r0, SINGE_CONST(72));
@@ -472,7 +440,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t34 = t33;
         shared[36][lane] = t34;
         const double t35 = t32;
-        const double t36 = l0 + t35;
+        const double t36 = shared[14][lane] + t35;
         shared[14][lane] = t36;
       }
       break;
@@ -624,11 +592,6 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
       }
       SINGE_BAR_SYNC(6, 96);  // point 5: x9
       {  // column operation
-        const double l0 = shared[21][lane];
-        const double l1 = shared[22][lane];
-        const double l2 = shared[23][lane];
-        const double l3 = shared[24][lane];
-        const double l4 = shared[25][lane];
         const double t0 = fma(SINGE_CONST(30), r0, SINGE_CONST(31));
         const double t1 = fma(t0, r0, SINGE_CONST(32));
         const double t2 = fma(t1, r0, SINGE_CONST(33));
@@ -636,7 +599,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t4 = t3 * r1;
         const double t5 = t4 * shared[19][lane];
         const double t6 = t4 * shared[18][lane];
-        const double t7 = l1 + t6;
+        const double t7 = shared[22][lane] + t6;
         shared[22][lane] = t7;
         const double t8 = fma(SINGE_CONST(34), r0, SINGE_CONST(35));
         const double t9 = fma(t8, r0, SINGE_CONST(36));
@@ -646,7 +609,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t13 = t12 * r1;
         const double t14 = fma(t13, shared[5][lane], t5);
         const double t15 = t13 * shared[18][lane];
-        const double t16 = l2 + t15;
+        const double t16 = shared[23][lane] + t15;
         shared[23][lane] = t16;
         const double t17 = fma(SINGE_CONST(38), r0, SINGE_CONST(39));
         const double t18 = fma(t17, r0, SINGE_CONST(40));
@@ -656,7 +619,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t22 = t21 * r1;
         const double t23 = fma(t22, shared[6][lane], t14);
         const double t24 = t22 * shared[18][lane];
-        const double t25 = l3 + t24;
+        const double t25 = shared[24][lane] + t24;
         shared[24][lane] = t25;
         const double t26 = fma(SINGE_CONST(42), r0, SINGE_CONST(43));
         const double t27 = fma(t26, r0, SINGE_CONST(44));
@@ -666,7 +629,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t31 = t30 * r1;
         const double t32 = fma(t31, shared[7][lane], t23);
         const double t33 = t31 * shared[18][lane];
-        const double t34 = l4 + t33;
+        const double t34 = shared[25][lane] + t33;
         shared[25][lane] = t34;
         const double t35 = fma(SINGE_CONST(46), r0, SINGE_CONST(47));
         const double t36 = fma(t35, r0, SINGE_CONST(48));
@@ -679,7 +642,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t43 = t42;
         shared[33][lane] = t43;
         const double t44 = t41;
-        const double t45 = l0 + t44;
+        const double t45 = shared[21][lane] + t44;
         shared[21][lane] = t45;
       }
       break;
@@ -759,10 +722,6 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         shared[30][lane] = t36;
       }
       {  // column operation
-        const double l0 = shared[28][lane];
-        const double l1 = shared[29][lane];
-        const double l2 = shared[31][lane];
-        const double l3 = shared[32][lane];
         const double t0 = fma(SINGE_CONST(21), r0, SINGE_CONST(22));
         const double t1 = fma(t0, r0, SINGE_CONST(23));
         const double t2 = fma(t1, r0, SINGE_CONST(24));
@@ -770,7 +729,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t4 = t3 * r1;
         const double t5 = t4 * shared[26][lane];
         const double t6 = t4 * shared[10][lane];
-        const double t7 = l3 + t6;
+        const double t7 = shared[32][lane] + t6;
         shared[32][lane] = t7;
         const double t8 = fma(SINGE_CONST(25), r0, SINGE_CONST(26));
         const double t9 = fma(t8, r0, SINGE_CONST(27));
@@ -780,7 +739,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t13 = t12 * r1;
         const double t14 = fma(t13, shared[17][lane], t5);
         const double t15 = t13 * shared[10][lane];
-        const double t16 = l0 + t15;
+        const double t16 = shared[28][lane] + t15;
         shared[28][lane] = t16;
         const double t17 = fma(SINGE_CONST(29), r0, SINGE_CONST(30));
         const double t18 = fma(t17, r0, SINGE_CONST(31));
@@ -790,7 +749,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t22 = t21 * r1;
         const double t23 = fma(t22, shared[18][lane], t14);
         const double t24 = t22 * shared[10][lane];
-        const double t25 = l1 + t24;
+        const double t25 = shared[29][lane] + t24;
         shared[29][lane] = t25;
         const double t26 = fma(SINGE_CONST(33), r0, SINGE_CONST(34));
         const double t27 = fma(t26, r0, SINGE_CONST(35));
@@ -803,14 +762,10 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t34 = t33;
         shared[34][lane] = t34;
         const double t35 = t32;
-        const double t36 = l2 + t35;
+        const double t36 = shared[31][lane] + t35;
         shared[31][lane] = t36;
       }
       {  // column operation
-        const double l0 = shared[28][lane];
-        const double l1 = shared[29][lane];
-        const double l2 = shared[34][lane];
-        const double l3 = shared[32][lane];
         const double t0 = fma(SINGE_CONST(37), r0, SINGE_CONST(38));
         const double t1 = fma(t0, r0, SINGE_CONST(39));
         const double t2 = fma(t1, r0, SINGE_CONST(40));
@@ -818,7 +773,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t4 = t3 * r1;
         const double t5 = t4 * shared[17][lane];
         const double t6 = t4 * shared[26][lane];
-        const double t7 = l0 + t6;
+        const double t7 = shared[28][lane] + t6;
         shared[28][lane] = t7;
         const double t8 = fma(SINGE_CONST(41), r0, SINGE_CONST(42));
         const double t9 = fma(t8, r0, SINGE_CONST(43));
@@ -828,7 +783,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t13 = t12 * r1;
         const double t14 = fma(t13, shared[18][lane], t5);
         const double t15 = t13 * shared[26][lane];
-        const double t16 = l1 + t15;
+        const double t16 = shared[29][lane] + t15;
         shared[29][lane] = t16;
         const double t17 = fma(SINGE_CONST(45), r0, SINGE_CONST(46));
         const double t18 = fma(t17, r0, SINGE_CONST(47));
@@ -838,7 +793,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t22 = t21 * r1;
         const double t23 = fma(t22, shared[19][lane], t14);
         const double t24 = t22 * shared[26][lane];
-        const double t25 = l2 + t24;
+        const double t25 = shared[34][lane] + t24;
         shared[34][lane] = t25;
         const double t26 = fma(SINGE_CONST(49), r0, SINGE_CONST(50));
         const double t27 = fma(t26, r0, SINGE_CONST(51));
@@ -851,7 +806,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t34 = t33;
         shared[37][lane] = t34;
         const double t35 = t32;
-        const double t36 = l3 + t35;
+        const double t36 = shared[32][lane] + t35;
         shared[32][lane] = t36;
       }
       SINGE_BAR_SYNC(7, 96);  // point 6: resistance0@w0.0, resistance0@w1.0, resistance3@w2.0, resistance2@w2.1, resistance4@w1.1, resistance5@w1.2 (+4 more)
@@ -887,11 +842,6 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
     switch (warp_id) {
     case 0: {
       {  // column operation
-        const double l0 = shared[22][lane];
-        const double l1 = shared[23][lane];
-        const double l2 = shared[24][lane];
-        const double l3 = shared[25][lane];
-        const double l4 = shared[33][lane];
         const double t0 = fma(SINGE_CONST(50), r0, SINGE_CONST(51));
         const double t1 = fma(t0, r0, SINGE_CONST(52));
         const double t2 = fma(t1, r0, SINGE_CONST(53));
@@ -899,7 +849,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t4 = t3 * r1;
         const double t5 = t4 * shared[5][lane];
         const double t6 = t4 * shared[19][lane];
-        const double t7 = l1 + t6;
+        const double t7 = shared[23][lane] + t6;
         shared[23][lane] = t7;
         const double t8 = fma(SINGE_CONST(54), r0, SINGE_CONST(55));
         const double t9 = fma(t8, r0, SINGE_CONST(56));
@@ -909,7 +859,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t13 = t12 * r1;
         const double t14 = fma(t13, shared[6][lane], t5);
         const double t15 = t13 * shared[19][lane];
-        const double t16 = l2 + t15;
+        const double t16 = shared[24][lane] + t15;
         shared[24][lane] = t16;
         const double t17 = fma(SINGE_CONST(58), r0, SINGE_CONST(59));
         const double t18 = fma(t17, r0, SINGE_CONST(60));
@@ -919,7 +869,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t22 = t21 * r1;
         const double t23 = fma(t22, shared[7][lane], t14);
         const double t24 = t22 * shared[19][lane];
-        const double t25 = l3 + t24;
+        const double t25 = shared[25][lane] + t24;
         shared[25][lane] = t25;
         const double t26 = fma(SINGE_CONST(62), r0, SINGE_CONST(63));
         const double t27 = fma(t26, r0, SINGE_CONST(64));
@@ -929,7 +879,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t31 = t30 * r1;
         const double t32 = fma(t31, shared[8][lane], t23);
         const double t33 = t31 * shared[19][lane];
-        const double t34 = l4 + t33;
+        const double t34 = shared[33][lane] + t33;
         shared[33][lane] = t34;
         const double t35 = fma(SINGE_CONST(66), r0, SINGE_CONST(67));
         const double t36 = fma(t35, r0, SINGE_CONST(68));
@@ -942,7 +892,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t43 = t42;
         shared[35][lane] = t43;
         const double t44 = t41;
-        const double t45 = l0 + t44;
+        const double t45 = shared[22][lane] + t44;
         shared[22][lane] = t45;
       }
       SINGE_BAR_SYNC(7, 96);  // point 6: resistance0@w0.0, resistance0@w1.0, resistance3@w2.0, resistance2@w2.1, resistance4@w1.1, resistance5@w1.2 (+4 more)

@@ -144,17 +144,20 @@ def _render_compute(unit: ComputeUnit, names: dict[str, str], b: _ShapeBuilder) 
 
 
 def _preload_overwritten(unit: ComputeUnit, instrs: list[Instr], inline: dict[str, str], b: _ShapeBuilder) -> None:
-    """Loads whose slot this unit stores to before the load's first use are
+    """Loads whose slot this unit stores to before one of the load's uses are
     read first, into temporaries: stores are written where their value is
     computed, so a later read in place would see the new value.  (A running
     sum read and rewritten by the same instruction needs no temporary.)"""
-    first_use: dict[str, int] = {}
+    last_use: dict[str, int] = {}
     for i, instr in enumerate(instrs):
         for name in instr.registers_read():
-            first_use.setdefault(name, i)
-    stored_at = {unit.stores[i.dst]: k for k, i in reversed(list(enumerate(instrs))) if i.dst in unit.stores}
+            last_use[name] = i
+    first_store: dict[int, int] = {}
+    for k, instr in enumerate(instrs):
+        if instr.dst in unit.stores:
+            first_store.setdefault(unit.stores[instr.dst], k)
     for value, slot in unit.loads.items():
-        if slot in stored_at and stored_at[slot] < first_use.get(value, -1):
+        if slot in first_store and first_store[slot] < last_use.get(value, -1):
             name = f"l{len(inline)}"
             b.lines.append(f"  const double {name} = shared[{b.int_slot(slot)}][lane];")
             inline[value] = name

@@ -44,19 +44,13 @@ class ChemkinLexer(LexerBase):
     t_ANY_ignore = " \t"
     t_ANY_ignore_COMMENT = r"!.*"
 
-    def __init__(self, source: SourceText):
-        self._line_has_tokens = False
-        super().__init__(source)
-
     def t_newline(self, t):
         r"\n+"
         t.lexer.lineno += len(t.value)
 
     def t_reactions_NEWLINE(self, t):
         r"\n"
-        t.lexer.lineno += 1
-        had_tokens, self._line_has_tokens = self._line_has_tokens, False
-        return t if had_tokens else None
+        return self.end_of_line(t)
 
     def t_reactions_REACTION_LINE(self, t):
         r"[^\s!/][^!\n/]*=[^!\n/]*"

@@ -116,6 +116,7 @@ class LexerBase:
     tokens: tuple[str, ...] = ()
 
     def __init__(self, source: SourceText):
+        self._line_has_tokens = False
         self.source = source
         self.lexer = ply.lex.lex(module=self, reflags=re.VERBOSE | re.MULTILINE)
         self.lexer.lineno = source.first_line
@@ -133,6 +134,12 @@ class LexerBase:
     def first_on_line(self, tok) -> bool:
         start = self.source.text.rfind("\n", 0, tok.lexpos) + 1
         return self.source.text[start:tok.lexpos].strip() == ""
+
+    def end_of_line(self, t):
+        """A NEWLINE token for a line that held tokens (blank lines are skipped)."""
+        t.lexer.lineno += 1
+        had_tokens, self._line_has_tokens = self._line_has_tokens, False
+        return t if had_tokens else None
 
     def t_error(self, tok):
         location = self.source.location_at(tok.lexpos, tok.lineno)

@@ -19,15 +19,9 @@ class WordLexer(LexerBase):
     t_ignore = " \t"
     t_ignore_COMMENT = r"!.*"
 
-    def __init__(self, source: SourceText):
-        self._line_has_tokens = False
-        super().__init__(source)
-
     def t_NEWLINE(self, t):
         r"\n"
-        t.lexer.lineno += 1
-        had_tokens, self._line_has_tokens = self._line_has_tokens, False
-        return t if had_tokens else None
+        return self.end_of_line(t)
 
     def t_header(self, t):
         r"^\#.*"

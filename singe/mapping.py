@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from itertools import zip_longest
 
 from singe.errors import OptionError, SingeInternalError
 from singe.kernels.ir import DataflowGraph, Instr, Operation, Reg
@@ -281,29 +282,47 @@ def place_values(graph: DataflowGraph, warp_of: dict[str, int], options: Compile
     When warps keep running partial sums of many reductions at once (rows of
     the diffusion matrix, species sums of the chemistry output), each
     (reduction, warp) sum is accumulated in a shared slot of its own
-    ('accumulate') instead of a register, as the paper does, if shared memory
-    still leaves the chosen mode room."""
+    ('accumulate') instead of a register, as the paper does, as far as shared
+    memory allows."""
     cross = _cross_values(graph, warp_of)
     placement = {v: "register" for v in graph.producers()}
-    n_chains = len(set(chains.values()))
     others = {v: r for v, r in cross.items() if v not in chains}
-    widely_read = _widely_read(others, options)
-    mode = _mode(graph, options, others, widely_read, budget_slots)
-    room = {"store": len(others), "mixed": len(widely_read) + BUFFER_RESERVE, "buffer": BUFFER_RESERVE}[mode]
-    if n_chains > CHAINS_IN_REGISTERS * options.warps and options.placement in ("auto", "store", "mixed") \
-            and n_chains + room <= budget_slots:
-        placement.update({v: "accumulate" for v in chains})
-        cross = others
-        mode = _mode(graph, options, others, widely_read, budget_slots - n_chains)
-    else:
-        widely_read = _widely_read(cross, options)
-        mode = _mode(graph, options, cross, widely_read, budget_slots)
+    accumulated = _chains_to_accumulate(graph, chains, others, options, budget_slots)
+    placement.update({v: "accumulate" for v, chain in chains.items() if chain in accumulated})
+    cross = {v: r for v, r in cross.items() if placement[v] != "accumulate"}
+    widely_read = _widely_read(cross, options)
+    mode = _mode(graph, options, cross, widely_read, budget_slots - len(accumulated))
     for value in cross:
         if mode == "store" or (mode == "mixed" and value in widely_read):
             placement[value] = "store"
         else:
             placement[value] = "buffer"
     return placement, mode
+
+
+def _chains_to_accumulate(graph: DataflowGraph, chains: dict[str, str], others: dict, options: CompileOptions,
+                          budget_slots: int) -> set[str]:
+    """The running-sum chains that move to shared memory: all of them when
+    they fit beside the other crossing values, else as many as fit beside the
+    widely read values and the buffer reserve; each warp then keeps the chains
+    with the shortest spans (first to last term, in graph order) in registers."""
+    by_chain: dict[str, list[str]] = defaultdict(list)
+    for value, chain in chains.items():
+        by_chain[chain].append(value)
+    if len(by_chain) <= CHAINS_IN_REGISTERS * options.warps or options.placement not in ("auto", "store", "mixed"):
+        return set()
+    if len(by_chain) + len(others) <= budget_slots:
+        return set(by_chain)
+    room = budget_slots - len(_widely_read(others, options)) - BUFFER_RESERVE
+    if room <= 0:
+        return set()
+    position = {v: i for i, op in enumerate(graph.operations) for v in op.outputs}
+    span = {chain: max(position[v] for v in vs) - min(position[v] for v in vs) for chain, vs in by_chain.items()}
+    per_warp: dict[str, list[str]] = defaultdict(list)
+    for chain in sorted(by_chain, key=lambda c: -span[c]):
+        per_warp[chain.rsplit("@", 1)[1]].append(chain)
+    longest_first = [c for rank in zip_longest(*per_warp.values()) for c in rank if c is not None]
+    return set(longest_first[:room])
 
 
 def _widely_read(cross: dict, options: CompileOptions) -> set[str]:

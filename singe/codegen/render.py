@@ -20,7 +20,7 @@ SCALAR_FIELDS = ("temperature", "pressure", "dt")
 EXPRESSIONS = {
     "mov": "{0}", "add": "{0} + {1}", "sub": "{0} - {1}", "mul": "{0} * {1}", "fma": "fma({0}, {1}, {2})",
     "div": "{0} / {1}", "rcp": "1.0 / {0}", "max": "fmax({0}, {1})", "min": "fmin({0}, {1})",
-    "exp": "exp({0})", "log": "log({0})", "sqrt": "sqrt({0})", "sel": "singe_select({0}, {1}, {2}, {3})",
+    "exp": "singe_exp({0})", "log": "log({0})", "sqrt": "sqrt({0})", "sel": "singe_select({0}, {1}, {2}, {3})",
 }
 MAX_COMMENT_VALUES = 6
 

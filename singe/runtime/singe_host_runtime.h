@@ -934,6 +934,12 @@ inline T __ldg(const T *address) {
   return *address;
 }
 
+inline double __longlong_as_double(long long bits) {
+  double value;
+  memcpy(&value, &bits, sizeof value);
+  return value;
+}
+
 // Atomics: fibers never preempt each other, so a plain read-modify-write is atomic.
 template <class T>
 inline T atomicAdd(T *address, T value) {

@@ -22,6 +22,43 @@
 
 
 
+// e^x without the slow-path branch of the CUDA library's exp, so that ptxas
+// schedules and allocates registers across the long unrolled sequences of
+// exponentials as across any straight-line code.  Cody-Waite reduction
+// x = k ln 2 + r with |r| <= ln 2 / 2 (ln 2 split in two doubles, fused
+// multiply-adds), the Taylor polynomial of degree 13 (truncation below 5e-18),
+// then the scale 2^k in two exact steps so that subnormal results are right.
+// Arguments are clamped just outside the double range, where the scaling
+// itself overflows to +inf or rounds to 0; a NaN passes through the clamp
+// and the polynomial.
+static __device__ __forceinline__ double singe_exp(double x)
+{
+  const double t = x < -745.2 ? -745.2 : (x > 709.8 ? 709.8 : x);
+  const double k = rint(t * 1.4426950408889634);  // 1 / ln 2
+  double r = fma(k, -6.9314718055994529e-01, t);  // ln 2, leading part
+  r = fma(k, -2.3190468138462996e-17, r);  // ln 2, trailing part
+  double p = 1.6059043836821613e-10;  // 1/13!
+  p = fma(p, r, 2.0876756987868099e-09);
+  p = fma(p, r, 2.5052108385441720e-08);
+  p = fma(p, r, 2.7557319223985893e-07);
+  p = fma(p, r, 2.7557319223985893e-06);
+  p = fma(p, r, 2.4801587301587302e-05);
+  p = fma(p, r, 1.9841269841269841e-04);
+  p = fma(p, r, 1.3888888888888889e-03);
+  p = fma(p, r, 8.3333333333333332e-03);
+  p = fma(p, r, 4.1666666666666664e-02);
+  p = fma(p, r, 1.6666666666666666e-01);
+  p = fma(p, r, 0.5);
+  p = fma(p, r, 1.0);
+  p = fma(p, r, 1.0);
+  const int n = (int)fmin(fmax(k, -1075.0), 1024.0);  // k itself when x is not NaN
+  const int half = n / 2;
+  return p * __longlong_as_double((long long)(half + 1023) << 52)
+           * __longlong_as_double((long long)(n - half + 1023) << 52);
+}
+
+
+
 // Constant slot s of this warp: broadcast from lane s % 32 of register stripe s / 32 for the first
 // 96 slots, a warp-uniform cached load beyond them.
 #define SINGE_CONST(slot) ((slot) < 96 ? __shfl_sync(0xffffffffu, cs[((slot) >> 5) % 3], (slot) & 31) \
@@ -29,7 +66,9 @@
 
 
 // Mechanism constants, per warp, striped across the lanes: slot s of warp w sits in lane s % 32 of stripe s / 32.
-static __device__ const double h2o2_diffusion_constants[288] = {
+// Read-only, but not declared const: nvcc's front end spends memory on every read
+// of an initialised const table (18 GB and a minute for a 52-species diffusion kernel).
+static __device__ double h2o2_diffusion_constants[288] = {
   0.49603174603174605, 0.9920634920634921, 0.06250390649415588, 0.03125195324707794,
   0.05879931792791203, 0.055509297807382736, 0.030297521662727988, 0.029399658963956014,
   0.025031289111389236, 0.03569643749553795, -0.005840185951905024, 0.13252298528264378,
@@ -249,7 +288,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t0 = fma(SINGE_CONST(2), r0, SINGE_CONST(3));
         const double t1 = fma(t0, r0, SINGE_CONST(4));
         const double t2 = fma(t1, r0, SINGE_CONST(5));
-        const double t3 = exp(t2);
+        const double t3 = singe_exp(t2);
         const double t4 = t3 * r1;
         const double t5 = t4 * shared[6][lane];
         const double t6 = t4 * shared[5][lane];
@@ -259,7 +298,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t9 = fma(t8, r0, SINGE_CONST(8));
         const double t10 = fma(t9, r0, SINGE_CONST(9));
         const double t11 = fma(t5, 0.0, t10);
-        const double t12 = exp(t11);
+        const double t12 = singe_exp(t11);
         const double t13 = t12 * r1;
         const double t14 = fma(t13, shared[7][lane], t5);
         const double t15 = t13 * shared[5][lane];
@@ -269,7 +308,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t18 = fma(t17, r0, SINGE_CONST(12));
         const double t19 = fma(t18, r0, SINGE_CONST(13));
         const double t20 = fma(t14, 0.0, t19);
-        const double t21 = exp(t20);
+        const double t21 = singe_exp(t20);
         const double t22 = t21 * r1;
         const double t23 = fma(t22, shared[8][lane], t14);
         const double t24 = t22 * shared[5][lane];
@@ -279,7 +318,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t27 = fma(t26, r0, SINGE_CONST(16));
         const double t28 = fma(t27, r0, SINGE_CONST(17));
         const double t29 = fma(t23, 0.0, t28);
-        const double t30 = exp(t29);
+        const double t30 = singe_exp(t29);
         const double t31 = t30 * r1;
         const double t32 = fma(t31, shared[9][lane], t23);
         const double t33 = t31 * shared[5][lane];
@@ -289,7 +328,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t36 = fma(t35, r0, SINGE_CONST(20));
         const double t37 = fma(t36, r0, SINGE_CONST(21));
         const double t38 = fma(t32, 0.0, t37);
-        const double t39 = exp(t38);
+        const double t39 = singe_exp(t38);
         const double t40 = t39 * r1;
         const double t41 = fma(t40, shared[10][lane], t32);
         const double t42 = t40 * shared[5][lane];
@@ -305,7 +344,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t0 = fma(SINGE_CONST(22), r0, SINGE_CONST(23));
         const double t1 = fma(t0, r0, SINGE_CONST(24));
         const double t2 = fma(t1, r0, SINGE_CONST(25));
-        const double t3 = exp(t2);
+        const double t3 = singe_exp(t2);
         const double t4 = t3 * r1;
         const double t5 = t4 * shared[7][lane];
         const double t6 = t4 * shared[6][lane];
@@ -315,7 +354,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t9 = fma(t8, r0, SINGE_CONST(28));
         const double t10 = fma(t9, r0, SINGE_CONST(29));
         const double t11 = fma(t5, 0.0, t10);
-        const double t12 = exp(t11);
+        const double t12 = singe_exp(t11);
         const double t13 = t12 * r1;
         const double t14 = fma(t13, shared[8][lane], t5);
         const double t15 = t13 * shared[6][lane];
@@ -325,7 +364,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t18 = fma(t17, r0, SINGE_CONST(32));
         const double t19 = fma(t18, r0, SINGE_CONST(33));
         const double t20 = fma(t14, 0.0, t19);
-        const double t21 = exp(t20);
+        const double t21 = singe_exp(t20);
         const double t22 = t21 * r1;
         const double t23 = fma(t22, shared[9][lane], t14);
         const double t24 = t22 * shared[6][lane];
@@ -335,7 +374,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t27 = fma(t26, r0, SINGE_CONST(36));
         const double t28 = fma(t27, r0, SINGE_CONST(37));
         const double t29 = fma(t23, 0.0, t28);
-        const double t30 = exp(t29);
+        const double t30 = singe_exp(t29);
         const double t31 = t30 * r1;
         const double t32 = fma(t31, shared[10][lane], t23);
         const double t33 = t31 * shared[6][lane];
@@ -345,7 +384,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t36 = fma(t35, r0, SINGE_CONST(40));
         const double t37 = fma(t36, r0, SINGE_CONST(41));
         const double t38 = fma(t32, 0.0, t37);
-        const double t39 = exp(t38);
+        const double t39 = singe_exp(t38);
         const double t40 = t39 * r1;
         const double t41 = fma(t40, shared[26][lane], t32);
         const double t42 = t40 * shared[6][lane];
@@ -359,7 +398,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t0 = fma(SINGE_CONST(42), r0, SINGE_CONST(43));
         const double t1 = fma(t0, r0, SINGE_CONST(44));
         const double t2 = fma(t1, r0, SINGE_CONST(45));
-        const double t3 = exp(t2);
+        const double t3 = singe_exp(t2);
         const double t4 = t3 * r1;
         const double t5 = t4 * shared[8][lane];
         const double t6 = t4 * shared[7][lane];
@@ -369,7 +408,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t9 = fma(t8, r0, SINGE_CONST(48));
         const double t10 = fma(t9, r0, SINGE_CONST(49));
         const double t11 = fma(t5, 0.0, t10);
-        const double t12 = exp(t11);
+        const double t12 = singe_exp(t11);
         const double t13 = t12 * r1;
         const double t14 = fma(t13, shared[9][lane], t5);
         const double t15 = t13 * shared[7][lane];
@@ -379,7 +418,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t18 = fma(t17, r0, SINGE_CONST(52));
         const double t19 = fma(t18, r0, SINGE_CONST(53));
         const double t20 = fma(t14, 0.0, t19);
-        const double t21 = exp(t20);
+        const double t21 = singe_exp(t20);
         const double t22 = t21 * r1;
         const double t23 = fma(t22, shared[10][lane], t14);
         const double t24 = t22 * shared[7][lane];
@@ -389,7 +428,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t27 = fma(t26, r0, SINGE_CONST(56));
         const double t28 = fma(t27, r0, SINGE_CONST(57));
         const double t29 = fma(t23, 0.0, t28);
-        const double t30 = exp(t29);
+        const double t30 = singe_exp(t29);
         const double t31 = t30 * r1;
         const double t32 = fma(t31, shared[26][lane], t23);
         const double t33 = t31 * shared[7][lane];
@@ -403,7 +442,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t0 = fma(SINGE_CONST(58), r0, SINGE_CONST(59));
         const double t1 = fma(t0, r0, SINGE_CONST(60));
         const double t2 = fma(t1, r0, SINGE_CONST(61));
-        const double t3 = exp(t2);
+        const double t3 = singe_exp(t2);
         const double t4 = t3 * r1;
         const double t5 = t4 * shared[9][lane];
         const double t6 = t4 * shared[8][lane];
@@ -413,7 +452,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t9 = fma(t8, r0, SINGE_CONST(64));
         const double t10 = fma(t9, r0, SINGE_CONST(65));
         const double t11 = fma(t5, 0.0, t10);
-        const double t12 = exp(t11);
+        const double t12 = singe_exp(t11);
         const double t13 = t12 * r1;
         const double t14 = fma(t13, shared[10][lane], t5);
         const double t15 = t13 * shared[8][lane];
@@ -423,7 +462,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t18 = fma(t17, r0, SINGE_CONST(68));
         const double t19 = fma(t18, r0, SINGE_CONST(69));
         const double t20 = fma(t14, 0.0, t19);
-        const double t21 = exp(t20);
+        const double t21 = singe_exp(t20);
         const double t22 = t21 * r1;
         const double t23 = fma(t22, shared[26][lane], t14);
         const double t24 = t22 * shared[8][lane];
@@ -433,7 +472,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t27 = fma(t26, r0, SINGE_CONST(72));
         const double t28 = fma(t27, r0, SINGE_CONST(73));
         const double t29 = fma(t23, 0.0, t28);
-        const double t30 = exp(t29);
+        const double t30 = singe_exp(t29);
         const double t31 = t30 * r1;
         const double t32 = fma(t31, shared[17][lane], t23);
         const double t33 = t31 * shared[8][lane];
@@ -540,7 +579,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t0 = fma(SINGE_CONST(10), r0, SINGE_CONST(11));
         const double t1 = fma(t0, r0, SINGE_CONST(12));
         const double t2 = fma(t1, r0, SINGE_CONST(13));
-        const double t3 = exp(t2);
+        const double t3 = singe_exp(t2);
         const double t4 = t3 * r1;
         const double t5 = t4 * shared[18][lane];
         const double t6 = t4 * shared[17][lane];
@@ -550,7 +589,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t9 = fma(t8, r0, SINGE_CONST(16));
         const double t10 = fma(t9, r0, SINGE_CONST(17));
         const double t11 = fma(t5, 0.0, t10);
-        const double t12 = exp(t11);
+        const double t12 = singe_exp(t11);
         const double t13 = t12 * r1;
         const double t14 = fma(t13, shared[19][lane], t5);
         const double t15 = t13 * shared[17][lane];
@@ -560,7 +599,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t18 = fma(t17, r0, SINGE_CONST(20));
         const double t19 = fma(t18, r0, SINGE_CONST(21));
         const double t20 = fma(t14, 0.0, t19);
-        const double t21 = exp(t20);
+        const double t21 = singe_exp(t20);
         const double t22 = t21 * r1;
         const double t23 = fma(t22, shared[5][lane], t14);
         const double t24 = t22 * shared[17][lane];
@@ -570,7 +609,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t27 = fma(t26, r0, SINGE_CONST(24));
         const double t28 = fma(t27, r0, SINGE_CONST(25));
         const double t29 = fma(t23, 0.0, t28);
-        const double t30 = exp(t29);
+        const double t30 = singe_exp(t29);
         const double t31 = t30 * r1;
         const double t32 = fma(t31, shared[6][lane], t23);
         const double t33 = t31 * shared[17][lane];
@@ -580,7 +619,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t36 = fma(t35, r0, SINGE_CONST(28));
         const double t37 = fma(t36, r0, SINGE_CONST(29));
         const double t38 = fma(t32, 0.0, t37);
-        const double t39 = exp(t38);
+        const double t39 = singe_exp(t38);
         const double t40 = t39 * r1;
         const double t41 = fma(t40, shared[7][lane], t32);
         const double t42 = t40 * shared[17][lane];
@@ -595,7 +634,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t0 = fma(SINGE_CONST(30), r0, SINGE_CONST(31));
         const double t1 = fma(t0, r0, SINGE_CONST(32));
         const double t2 = fma(t1, r0, SINGE_CONST(33));
-        const double t3 = exp(t2);
+        const double t3 = singe_exp(t2);
         const double t4 = t3 * r1;
         const double t5 = t4 * shared[19][lane];
         const double t6 = t4 * shared[18][lane];
@@ -605,7 +644,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t9 = fma(t8, r0, SINGE_CONST(36));
         const double t10 = fma(t9, r0, SINGE_CONST(37));
         const double t11 = fma(t5, 0.0, t10);
-        const double t12 = exp(t11);
+        const double t12 = singe_exp(t11);
         const double t13 = t12 * r1;
         const double t14 = fma(t13, shared[5][lane], t5);
         const double t15 = t13 * shared[18][lane];
@@ -615,7 +654,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t18 = fma(t17, r0, SINGE_CONST(40));
         const double t19 = fma(t18, r0, SINGE_CONST(41));
         const double t20 = fma(t14, 0.0, t19);
-        const double t21 = exp(t20);
+        const double t21 = singe_exp(t20);
         const double t22 = t21 * r1;
         const double t23 = fma(t22, shared[6][lane], t14);
         const double t24 = t22 * shared[18][lane];
@@ -625,7 +664,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t27 = fma(t26, r0, SINGE_CONST(44));
         const double t28 = fma(t27, r0, SINGE_CONST(45));
         const double t29 = fma(t23, 0.0, t28);
-        const double t30 = exp(t29);
+        const double t30 = singe_exp(t29);
         const double t31 = t30 * r1;
         const double t32 = fma(t31, shared[7][lane], t23);
         const double t33 = t31 * shared[18][lane];
@@ -635,7 +674,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t36 = fma(t35, r0, SINGE_CONST(48));
         const double t37 = fma(t36, r0, SINGE_CONST(49));
         const double t38 = fma(t32, 0.0, t37);
-        const double t39 = exp(t38);
+        const double t39 = singe_exp(t38);
         const double t40 = t39 * r1;
         const double t41 = fma(t40, shared[8][lane], t32);
         const double t42 = t40 * shared[18][lane];
@@ -681,7 +720,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t0 = fma(SINGE_CONST(5), r0, SINGE_CONST(6));
         const double t1 = fma(t0, r0, SINGE_CONST(7));
         const double t2 = fma(t1, r0, SINGE_CONST(8));
-        const double t3 = exp(t2);
+        const double t3 = singe_exp(t2);
         const double t4 = t3 * r1;
         const double t5 = t4 * shared[10][lane];
         const double t6 = t4 * shared[9][lane];
@@ -691,7 +730,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t9 = fma(t8, r0, SINGE_CONST(11));
         const double t10 = fma(t9, r0, SINGE_CONST(12));
         const double t11 = fma(t5, 0.0, t10);
-        const double t12 = exp(t11);
+        const double t12 = singe_exp(t11);
         const double t13 = t12 * r1;
         const double t14 = fma(t13, shared[26][lane], t5);
         const double t15 = t13 * shared[9][lane];
@@ -701,7 +740,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t18 = fma(t17, r0, SINGE_CONST(15));
         const double t19 = fma(t18, r0, SINGE_CONST(16));
         const double t20 = fma(t14, 0.0, t19);
-        const double t21 = exp(t20);
+        const double t21 = singe_exp(t20);
         const double t22 = t21 * r1;
         const double t23 = fma(t22, shared[17][lane], t14);
         const double t24 = t22 * shared[9][lane];
@@ -711,7 +750,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t27 = fma(t26, r0, SINGE_CONST(19));
         const double t28 = fma(t27, r0, SINGE_CONST(20));
         const double t29 = fma(t23, 0.0, t28);
-        const double t30 = exp(t29);
+        const double t30 = singe_exp(t29);
         const double t31 = t30 * r1;
         const double t32 = fma(t31, shared[18][lane], t23);
         const double t33 = t31 * shared[9][lane];
@@ -725,7 +764,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t0 = fma(SINGE_CONST(21), r0, SINGE_CONST(22));
         const double t1 = fma(t0, r0, SINGE_CONST(23));
         const double t2 = fma(t1, r0, SINGE_CONST(24));
-        const double t3 = exp(t2);
+        const double t3 = singe_exp(t2);
         const double t4 = t3 * r1;
         const double t5 = t4 * shared[26][lane];
         const double t6 = t4 * shared[10][lane];
@@ -735,7 +774,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t9 = fma(t8, r0, SINGE_CONST(27));
         const double t10 = fma(t9, r0, SINGE_CONST(28));
         const double t11 = fma(t5, 0.0, t10);
-        const double t12 = exp(t11);
+        const double t12 = singe_exp(t11);
         const double t13 = t12 * r1;
         const double t14 = fma(t13, shared[17][lane], t5);
         const double t15 = t13 * shared[10][lane];
@@ -745,7 +784,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t18 = fma(t17, r0, SINGE_CONST(31));
         const double t19 = fma(t18, r0, SINGE_CONST(32));
         const double t20 = fma(t14, 0.0, t19);
-        const double t21 = exp(t20);
+        const double t21 = singe_exp(t20);
         const double t22 = t21 * r1;
         const double t23 = fma(t22, shared[18][lane], t14);
         const double t24 = t22 * shared[10][lane];
@@ -755,7 +794,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t27 = fma(t26, r0, SINGE_CONST(35));
         const double t28 = fma(t27, r0, SINGE_CONST(36));
         const double t29 = fma(t23, 0.0, t28);
-        const double t30 = exp(t29);
+        const double t30 = singe_exp(t29);
         const double t31 = t30 * r1;
         const double t32 = fma(t31, shared[19][lane], t23);
         const double t33 = t31 * shared[10][lane];
@@ -769,7 +808,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t0 = fma(SINGE_CONST(37), r0, SINGE_CONST(38));
         const double t1 = fma(t0, r0, SINGE_CONST(39));
         const double t2 = fma(t1, r0, SINGE_CONST(40));
-        const double t3 = exp(t2);
+        const double t3 = singe_exp(t2);
         const double t4 = t3 * r1;
         const double t5 = t4 * shared[17][lane];
         const double t6 = t4 * shared[26][lane];
@@ -779,7 +818,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t9 = fma(t8, r0, SINGE_CONST(43));
         const double t10 = fma(t9, r0, SINGE_CONST(44));
         const double t11 = fma(t5, 0.0, t10);
-        const double t12 = exp(t11);
+        const double t12 = singe_exp(t11);
         const double t13 = t12 * r1;
         const double t14 = fma(t13, shared[18][lane], t5);
         const double t15 = t13 * shared[26][lane];
@@ -789,7 +828,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t18 = fma(t17, r0, SINGE_CONST(47));
         const double t19 = fma(t18, r0, SINGE_CONST(48));
         const double t20 = fma(t14, 0.0, t19);
-        const double t21 = exp(t20);
+        const double t21 = singe_exp(t20);
         const double t22 = t21 * r1;
         const double t23 = fma(t22, shared[19][lane], t14);
         const double t24 = t22 * shared[26][lane];
@@ -799,7 +838,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t27 = fma(t26, r0, SINGE_CONST(51));
         const double t28 = fma(t27, r0, SINGE_CONST(52));
         const double t29 = fma(t23, 0.0, t28);
-        const double t30 = exp(t29);
+        const double t30 = singe_exp(t29);
         const double t31 = t30 * r1;
         const double t32 = fma(t31, shared[5][lane], t23);
         const double t33 = t31 * shared[26][lane];
@@ -845,7 +884,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t0 = fma(SINGE_CONST(50), r0, SINGE_CONST(51));
         const double t1 = fma(t0, r0, SINGE_CONST(52));
         const double t2 = fma(t1, r0, SINGE_CONST(53));
-        const double t3 = exp(t2);
+        const double t3 = singe_exp(t2);
         const double t4 = t3 * r1;
         const double t5 = t4 * shared[5][lane];
         const double t6 = t4 * shared[19][lane];
@@ -855,7 +894,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t9 = fma(t8, r0, SINGE_CONST(56));
         const double t10 = fma(t9, r0, SINGE_CONST(57));
         const double t11 = fma(t5, 0.0, t10);
-        const double t12 = exp(t11);
+        const double t12 = singe_exp(t11);
         const double t13 = t12 * r1;
         const double t14 = fma(t13, shared[6][lane], t5);
         const double t15 = t13 * shared[19][lane];
@@ -865,7 +904,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t18 = fma(t17, r0, SINGE_CONST(60));
         const double t19 = fma(t18, r0, SINGE_CONST(61));
         const double t20 = fma(t14, 0.0, t19);
-        const double t21 = exp(t20);
+        const double t21 = singe_exp(t20);
         const double t22 = t21 * r1;
         const double t23 = fma(t22, shared[7][lane], t14);
         const double t24 = t22 * shared[19][lane];
@@ -875,7 +914,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t27 = fma(t26, r0, SINGE_CONST(64));
         const double t28 = fma(t27, r0, SINGE_CONST(65));
         const double t29 = fma(t23, 0.0, t28);
-        const double t30 = exp(t29);
+        const double t30 = singe_exp(t29);
         const double t31 = t30 * r1;
         const double t32 = fma(t31, shared[8][lane], t23);
         const double t33 = t31 * shared[19][lane];
@@ -885,7 +924,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t36 = fma(t35, r0, SINGE_CONST(68));
         const double t37 = fma(t36, r0, SINGE_CONST(69));
         const double t38 = fma(t32, 0.0, t37);
-        const double t39 = exp(t38);
+        const double t39 = singe_exp(t38);
         const double t40 = t39 * r1;
         const double t41 = fma(t40, shared[9][lane], t32);
         const double t42 = t40 * shared[19][lane];

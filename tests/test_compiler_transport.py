@@ -160,3 +160,22 @@ def test_barrier_ids_stay_within_the_limit_at_more_ctas_per_sm():
         compiled.verify()
         assert len(compiled.programs.barrier_ids) <= compiled.options.barrier_limit == 16 // ctas
         assert worst_error(compiled.simulate(T[:64], P[:64], Y[:, :64]), expected["diffusion"][:, :64]) <= TOLERANCE
+
+
+def test_running_sums_that_do_not_all_fit_move_to_shared_memory_as_far_as_they_fit():
+    """n-heptane diffusion at 16 warps: 486 (row, warp) running sums and the
+    other crossing values exceed the 454 shared slots, so part of the sums
+    are accumulated in shared memory and the rest stay in registers (a
+    chain is accumulated whole or not at all); with every sum in registers the estimate was ~168 registers."""
+    mech, (T, P, Y), expected = reference("heptane")
+    compiled = compile_kernel(mech, "diffusion", warps=16)
+    mapping = compiled.mapping
+    where_by_chain: dict[str, set[str]] = {}
+    for value, chain in mapping.chains.items():
+        where_by_chain.setdefault(chain, set()).add(mapping.placement[value])
+    assert all(where == {"accumulate"} or "accumulate" not in where for where in where_by_chain.values())
+    accumulated = sum(1 for where in where_by_chain.values() if where == {"accumulate"})
+    assert 0 < accumulated < len(where_by_chain)
+    assert compiled.programs.shared_slots <= mapping.shared_budget_slots
+    assert max(compiled.programs.registers) < 100
+    assert worst_error(compiled.simulate(T[:64], P[:64], Y[:, :64]), expected["diffusion"][:, :64]) <= TOLERANCE

@@ -115,7 +115,7 @@ def _compile(args):
 
 
 def compile_all(kernels, directory, archs):
-    jobs = [(g, directory / f"{g.name}-{arch}", arch) for g in kernels for arch in archs]
+    jobs = [(g, directory / f"{i}-{g.name}-{arch}", arch) for i, g in enumerate(kernels) for arch in archs]
     with concurrent.futures.ThreadPoolExecutor(JOBS) as pool:
         return list(pool.map(_compile, jobs))
 

@@ -18,7 +18,7 @@ import jinja2
 
 import singe
 from singe.codegen.overlay import OverlaidKernel, overlay
-from singe.codegen.render import EXPRESSIONS, global_address, literal, live_instructions
+from singe.codegen.render import BASELINE_EXPRESSIONS, EXPRESSIONS, global_address, literal, live_instructions
 from singe.errors import SingeInternalError
 from singe.kernels.ir import Const, DataflowGraph, Imm, INPUT_FIELDS, Reg
 
@@ -92,12 +92,14 @@ def _fields(graph: DataflowGraph) -> tuple[list[str], list[str]]:
     return [f for f in INPUT_FIELDS if f in loaded], sorted(stored)
 
 
-def _parameters(graph: DataflowGraph) -> dict:
-    """Kernel and launcher parameters, and what the shared template part needs."""
+def _parameters(graph: DataflowGraph, expressions: dict[str, str]) -> dict:
+    """Kernel and launcher parameters, and what the shared template part needs
+    (helper functions only where ``expressions`` call them)."""
     inputs, outputs = _fields(graph)
+    opcodes = {i.opcode for op in graph.operations for i in op.instrs}
     return {
-        "uses_select": any(i.opcode == "sel" for op in graph.operations for i in op.instrs),
-        "uses_exp": any(i.opcode == "exp" for op in graph.operations for i in op.instrs),
+        "uses_select": "sel" in opcodes and "singe_select" in expressions["sel"],
+        "uses_exp": "exp" in opcodes and "singe_exp" in expressions["exp"],
         "kernel_parameters": [f"const double *__restrict__ {f}" for f in inputs] +
                              [f"double *__restrict__ {f}" for f in outputs],
         "parameters": [f"const double *{f}" for f in inputs] + [f"double *{f}" for f in outputs],
@@ -109,7 +111,7 @@ def _parameters(graph: DataflowGraph) -> dict:
 def _header(env, name: str, description: str, graph: DataflowGraph, species: list[str]) -> str:
     return env.get_template("kernel.h.j2").render(
         name=name, description=description, mechanism=graph.mechanism, version=singe.__version__,
-        species=species, guard=f"SINGE_{name.upper()}_H", **_parameters(graph))
+        species=species, guard=f"SINGE_{name.upper()}_H", **_parameters(graph, EXPRESSIONS))
 
 
 def _constant_lines(overlaid: OverlaidKernel, stripes: int) -> list[str]:
@@ -142,7 +144,7 @@ def generate(compiled) -> GeneratedKernel:
         stripes=stripes, register_stripes=kept, spill_warning=spill, species=compiled.mechanism.transported_species,
         header=f"{name}.h", constant_lines=_constant_lines(overlaid, stripes), index_rows=overlaid.index_rows,
         shared_slots=programs.shared_slots, variables=[f"r{i}" for i in range(overlaid.variables)],
-        blocks=[_block_context(b) for b in overlaid.blocks], **_parameters(compiled.graph))
+        blocks=[_block_context(b) for b in overlaid.blocks], **_parameters(compiled.graph, EXPRESSIONS))
     cu = env.get_template("warp_specialized.cu.j2").render(**context)
     header = _header(env, name, f"warp-specialized {compiled.kernel} kernel", compiled.graph,
                      compiled.mechanism.transported_species)
@@ -188,7 +190,7 @@ def _baseline_lines(graph: DataflowGraph) -> list[str]:
             if instr.opcode == "ldg":
                 expression = f"__ldg(&{global_address(instr.field, str(instr.index))})"
             else:
-                expression = EXPRESSIONS[instr.opcode].format(*(operand(s) for s in instr.srcs))
+                expression = BASELINE_EXPRESSIONS[instr.opcode].format(*(operand(s) for s in instr.srcs))
             temp = f"t{len(temps)}"
             temps[instr.dst] = temp
             lines.append(f"  const double {temp} = {expression};")
@@ -206,7 +208,7 @@ def generate_baseline(compiled) -> GeneratedKernel:
     cu = env.get_template("baseline.cu.j2").render(
         name=name, kernel=compiled.kernel, mechanism=compiled.mechanism.name, version=singe.__version__,
         species=compiled.mechanism.transported_species, header=f"{name}.h", threads=BASELINE_THREADS,
-        lines=_baseline_lines(graph), **_parameters(graph))
+        lines=_baseline_lines(graph), **_parameters(graph, BASELINE_EXPRESSIONS))
     header = _header(env, name, f"data-parallel {compiled.kernel} kernel", graph,
                      compiled.mechanism.transported_species)
     return GeneratedKernel(name, "baseline", cu, header, {"threads": BASELINE_THREADS})

@@ -174,21 +174,24 @@ def _coefficient(nu: float) -> Operand:
     return Imm(float(nu)) if float(nu).is_integer() else Const(float(nu))
 
 
-def _weighted_sum(b: _Builder, terms: list[tuple[Operand, float]]) -> Operand | None:
-    """sum_k nu_k x_k, in the order given but for a first term of coefficient 1
-    moved to the front (add / sub for nu = +-1, fma otherwise); None when empty."""
-    first = next((n for n, (_, nu) in enumerate(terms) if nu == 1.0), 0)
-    terms = terms[first:first + 1] + terms[:first] + terms[first + 1:]
+def _weighted_sum(b: _Builder, terms: list[tuple[Operand, float]], coefficient=_coefficient,
+                  unit_first: bool = True) -> Operand | None:
+    """sum_k nu_k x_k in the order given (add / sub for nu = +-1, fma with
+    ``coefficient(nu)`` otherwise); None when empty.  ``unit_first`` moves the
+    first term of coefficient 1 to the front, which saves a multiplication."""
+    if unit_first:
+        first = next((n for n, (_, nu) in enumerate(terms) if nu == 1.0), 0)
+        terms = terms[first:first + 1] + terms[:first] + terms[first + 1:]
     total: Operand | None = None
     for x, nu in terms:
         if total is None:
-            total = x if nu == 1.0 else b.emit("mul", x, _coefficient(nu))
+            total = x if nu == 1.0 else b.emit("mul", x, coefficient(nu))
         elif nu == 1.0:
             total = b.emit("add", total, x)
         elif nu == -1.0:
             total = b.emit("sub", total, x)
         else:
-            total = b.emit("fma", x, _coefficient(nu), total)
+            total = b.emit("fma", x, coefficient(nu), total)
     return total
 
 
@@ -386,21 +389,9 @@ def _third_body_draft(n: int, vector: tuple[float, ...]) -> tuple[_Draft, str, b
         for t, e in special:
             total = b.emit("fma", Const(e - 1.0), Reg(f"C{t}"), total)
     else:
-        total = _weighted_sum_const(b, [(Reg(f"C{t}"), e) for t, e in direct]) or Imm(0.0)
+        terms = [(Reg(f"C{t}"), e) for t, e in direct]  # efficiencies are mechanism constants
+        total = _weighted_sum(b, terms, coefficient=Const, unit_first=False) or Imm(0.0)
     return _Draft(f"third_body_{n}", "third_body", b), _named(b, total, f"M{n}"), corrections
-
-
-def _weighted_sum_const(b: _Builder, terms: list[tuple[Reg, float]]) -> Operand | None:
-    """sum_k e_k C_k with the efficiencies as mechanism constants (1 needs none)."""
-    total: Operand | None = None
-    for x, e in terms:
-        if total is None:
-            total = x if e == 1.0 else b.emit("mul", x, Const(e))
-        elif e == 1.0:
-            total = b.emit("add", total, x)
-        else:
-            total = b.emit("fma", x, Const(e), total)
-    return total
 
 
 def gibbs_draft(mech: Mechanism, i: int) -> _Draft:

@@ -1,6 +1,6 @@
 """The project's benchmark: one row per mechanism x kernel.
 
-    python autotune/bench.py [--mechanisms dme,heptane] [--kernels viscosity,diffusion,chemistry]
+    python -m autotune.bench [--mechanisms dme,heptane] [--kernels viscosity,diffusion,chemistry]
         [--config viscosity=15x2,diffusion=10x2,chemistry=8x2q4] [--points 1024] [--ptxas] [--json FILE]
 
 Per kernel: compile time, simulator throughput, the timing model's throughput
@@ -29,13 +29,9 @@ import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "mechanisms"
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
 import singe  # noqa: E402
-from singe.bundled import bundled_path  # noqa: E402
-from singe.compiler import compile_kernel  # noqa: E402
-from singe.errors import SingeError  # noqa: E402
+from singe import SingeError, bundled_path, compile_kernel  # noqa: E402
 from singe.timing import (PRESETS, baseline_register_estimate, fp64_roofline, model, model_baseline,  # noqa: E402
                           register_need)
 
@@ -86,8 +82,7 @@ def compile_for(mech, kernel: str, config: dict, arch: str):
 
 def ptxas_pair(compiled) -> tuple:
     """ptxas entries (warp-specialized, baseline) of ``compiled`` for PTXAS_ARCH."""
-    from singe.codegen import generate, generate_baseline
-    from singe.codegen.nvcc import compile_cuda
+    from singe import compile_cuda, generate, generate_baseline
 
     entries = []
     for generated in (generate(compiled), generate_baseline(compiled)):

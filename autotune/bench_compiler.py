@@ -2,25 +2,22 @@
 DME viscosity and diffusion compile, graph to warp programs, in <= 1 s at 8
 warps; simulating 4096 points of each in <= 5 s).
 
-    python autotune/bench_compiler.py [--mechanisms dme,heptane] [--warps 8] [--points 4096]
+    python -m autotune.bench_compiler [--mechanisms dme,heptane] [--warps 8] [--points 4096]
 """
 
 from __future__ import annotations
 
 import argparse
 import pathlib
-import sys
 import time
 
 import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "mechanisms"
-sys.path.insert(0, str(ROOT))
 
 import singe  # noqa: E402
-from singe.compiler import compile_kernel  # noqa: E402
-from singe.kernels import build_graph  # noqa: E402
+from singe import build_graph, compile_kernel  # noqa: E402
 
 
 def mechanism_path(name: str) -> pathlib.Path:

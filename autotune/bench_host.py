@@ -6,7 +6,7 @@ the host runtime (a fresh build, in a temporary cache), and to run it on
 Kernels the compiler cannot build yet (chemistry while it is being written)
 are reported and skipped.
 
-    python autotune/bench_host.py [--mechanism dme] [--kernels viscosity,diffusion,chemistry]
+    python -m autotune.bench_host [--mechanism dme] [--kernels viscosity,diffusion,chemistry]
                                   [--warps 8] [--points 4096] [--baseline]
 """
 
@@ -15,20 +15,13 @@ from __future__ import annotations
 import argparse
 import os
 import pathlib
-import sys
 import tempfile
 import time
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import singe
+from singe import SingeError, compile_kernel, generate, generate_baseline, host
 
-import singe  # noqa: E402
-from singe import host  # noqa: E402
-from singe.codegen import generate, generate_baseline  # noqa: E402
-from singe.compiler import compile_kernel  # noqa: E402
-from singe.errors import SingeError  # noqa: E402
-
-from bench_compiler import mechanism_path, states  # noqa: E402
+from autotune.bench_compiler import mechanism_path, states
 
 SCHEDULES = ("deterministic", "random", "priority")
 

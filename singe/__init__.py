@@ -1,14 +1,34 @@
 """singe: warp-specialized GPU kernels for combustion, compiled from CHEMKIN mechanisms.
 
-The stages, each a function of its input (see ../shared/ARCHITECTURE.md):
-``load_mechanism`` (frontend) -> ``Mechanism`` -> kernels -> mapping ->
-scheduling -> code generation, with ``singe.reference`` as the numpy
-definition of what every kernel computes.
+The public API (docs/design.md describes the stages behind it)::
+
+    mech = singe.load_mechanism("mechanisms/h2o2/h2o2.inp")        # frontend -> Mechanism
+    kernel = singe.compile_kernel(mech, "viscosity", warps=4)      # graph -> mapping -> warp programs
+    singe.generate(kernel).write("out/")                           # CUDA
+    singe.reference.viscosity(mech, T, P, Y)                       # what the kernel must compute
+
+``singe.KERNELS`` holds every kernel's definition (``KernelSpec``),
+``singe.CompileOptions`` the options of a compilation and ``singe.TARGETS``
+the GPU targets.  The submodules ``singe.reference`` (numpy physics),
+``singe.host`` (the emitted CUDA run on the CPU), ``singe.timing`` (the
+timing model) and ``singe.validate`` are public too; the others are the
+compiler's internals.
 """
 
-from singe.errors import SingeError, SingeInputError
+from singe import host, reference, timing, validate
+from singe.bundled import bundled_names, bundled_path, resolve_mechanism
+from singe.codegen import GeneratedKernel, generate, generate_baseline
+from singe.codegen.nvcc import compile_cuda
+from singe.compiler import CompiledKernel, compile_kernel
+from singe.errors import OptionError, SingeError, SingeInputError, SingeInternalError
 from singe.frontend import load_mechanism
+from singe.kernels import build_graph
+from singe.kernels.registry import KERNELS, KernelSpec, kernel_spec
 from singe.mechanism import Mechanism
+from singe.options import PLACEMENTS, TARGETS, CompileOptions
 
-__all__ = ["load_mechanism", "Mechanism", "SingeError", "SingeInputError"]
+__all__ = ["load_mechanism", "compile_kernel", "generate", "generate_baseline", "CompileOptions", "CompiledKernel",
+           "GeneratedKernel", "KERNELS", "KernelSpec", "kernel_spec", "Mechanism", "PLACEMENTS", "TARGETS",
+           "compile_cuda", "bundled_names", "bundled_path", "resolve_mechanism", "build_graph", "host", "reference", "timing", "validate", "OptionError", "SingeError",
+           "SingeInputError", "SingeInternalError"]
 __version__ = "0.1.0"

@@ -11,9 +11,10 @@ from singe.bundled import bundled_names, resolve_mechanism
 from singe.errors import SingeInputError
 from singe.frontend import load_mechanism
 from singe.mechanism import Mechanism
-from singe.options import KERNELS, PLACEMENTS, TARGETS, CompileOptions
+from singe.errors import OptionError
+from singe.kernels.registry import KERNELS, default_kernels, kernel_spec
+from singe.options import PLACEMENTS, TARGETS, CompileOptions
 
-TRANSPORT_KERNELS = ("viscosity", "diffusion")
 DUMPS = ("graph", "mapping", "schedule")
 
 
@@ -36,10 +37,11 @@ def _weights(text: str) -> tuple[float, float, float]:
 
 def _kernels(text: str) -> list[str]:
     names = [k.strip() for k in text.split(",") if k.strip()]
-    unknown = [k for k in names if k not in KERNELS]
-    if unknown or not names:
-        raise argparse.ArgumentTypeError(f"unknown kernel {', '.join(unknown) or text!r}: choose from "
-                                         f"{', '.join(KERNELS)}")
+    try:
+        for name in names or [text]:
+            kernel_spec(name)
+    except OptionError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
     return names
 
 
@@ -87,13 +89,9 @@ def describe(mech: Mechanism, seconds: float) -> str:
     return "\n".join(lines)
 
 
-def _default_kernels(mech: Mechanism) -> list[str]:
-    return (list(TRANSPORT_KERNELS) if mech.has_transport else []) + ["chemistry"]
-
-
 def _options(args, kernel: str) -> CompileOptions:
     warps = getattr(args, f"{kernel}_warps") or args.warps
-    qssa_warps = min(args.qssa_warps, warps) if kernel == "chemistry" else 1
+    qssa_warps = min(args.qssa_warps, warps) if kernel_spec(kernel).qssa else 1
     return CompileOptions(warps=warps, ctas_per_sm=args.ctas_per_sm, arch=args.arch, weights=args.weights,
                           placement=args.placement, qssa_warps=qssa_warps)
 
@@ -116,7 +114,7 @@ def _compile_all(mech: Mechanism, args) -> None:
     from singe.codegen import generate, generate_baseline
     from singe.compiler import compile_kernel
 
-    for kernel in args.kernels or _default_kernels(mech):
+    for kernel in args.kernels or default_kernels(mech):
         start = time.perf_counter()
         compiled = compile_kernel(mech, kernel, options=_options(args, kernel))
         if args.dump:

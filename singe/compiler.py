@@ -17,13 +17,12 @@ import numpy as np
 
 from singe.kernels import build_graph
 from singe.kernels.ir import DataflowGraph
+from singe.kernels.registry import POINT, KernelSpec, kernel_spec, state_arrays
 from singe.mapping import Mapping, map_graph
 from singe.mechanism import Mechanism
 from singe.options import CompileOptions
 from singe.programs import WarpPrograms
 from singe.schedule import schedule
-
-OUTPUT_FIELD = {"viscosity": "viscosity", "diffusion": "diffusion", "chemistry": "production_rates"}
 
 
 @dataclass(frozen=True)
@@ -37,6 +36,11 @@ class CompiledKernel:
     mapping: Mapping
     programs: WarpPrograms
 
+    @property
+    def spec(self) -> KernelSpec:
+        """The kernel's definition in the registry."""
+        return kernel_spec(self.kernel)
+
     def verify(self) -> None:
         """Check every IR's invariants (graph, mapping, the barrier proof of the programs)."""
         self.graph.verify()
@@ -48,22 +52,8 @@ class CompiledKernel:
         Y (n_transported, n) mass fractions; for chemistry also dt [s] (scalar
         or (n,); None: no stiffness removal) and diffusion_source (n_transported, n)
         [kg/m^3/s] (None: zeros)."""
-        Y = np.atleast_2d(np.asarray(Y, dtype=float))
         n_species = len(self.mechanism.transported_species)
-        if Y.shape[0] != n_species:
-            raise ValueError(f"Y must have shape (n_transported={n_species}, n), got {Y.shape}")
-        n = Y.shape[1]
-        T = np.broadcast_to(np.asarray(T, dtype=float), (n,))
-        P = np.broadcast_to(np.asarray(P, dtype=float), (n,))
-        inputs = {"temperature": T[None, :], "pressure": P[None, :], "mass_fractions": Y}
-        if self.kernel == "chemistry":
-            step = np.zeros(n) if dt is None else np.broadcast_to(np.asarray(dt, dtype=float), (n,))
-            source = np.zeros((n_species, n)) if diffusion_source is None else \
-                np.broadcast_to(np.asarray(diffusion_source, dtype=float), (n_species, n))
-            inputs.update(dt=step[None, :], diffusion_source=source)
-        elif dt is not None or diffusion_source is not None:
-            raise ValueError(f"dt and diffusion_source are inputs of the chemistry kernel, not of {self.kernel}")
-        return inputs, n
+        return state_arrays(self.kernel, self.spec.inputs, n_species, T, P, Y, dt, diffusion_source)
 
     def run(self, T, P, Y, dt=None, diffusion_source=None, **simulator_options):
         """The full ``SimulationResult`` (outputs, per-warp counts, hazards)."""
@@ -73,11 +63,12 @@ class CompiledKernel:
         return simulate(self.programs, inputs, n, **simulator_options)
 
     def simulate(self, T, P, Y, dt=None, diffusion_source=None, **simulator_options) -> np.ndarray:
-        """The kernel's outputs in SI: viscosity (n,) [Pa s]; diffusion
-        (n_transported, n) [m^2/s]; chemistry (n_transported, n) [kmol/m^3/s]."""
+        """The kernel's output in SI units (``spec.output``): (n,) for one
+        value per point (viscosity [Pa s]), (n_transported, n) per species
+        (diffusion [m^2/s], chemistry [kmol/m^3/s])."""
         outputs = self.run(T, P, Y, dt, diffusion_source, **simulator_options).outputs
-        return outputs[OUTPUT_FIELD[self.kernel]][0] if self.kernel == "viscosity" else \
-            outputs[OUTPUT_FIELD[self.kernel]]
+        output = self.spec.output
+        return outputs[output.name][0] if output.rows == POINT else outputs[output.name]
 
     def run_host(self, T, P, Y, dt=None, diffusion_source=None, **options) -> np.ndarray:
         """The emitted CUDA kernel compiled for and run on the CPU (singe.host):

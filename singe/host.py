@@ -34,6 +34,7 @@ import weakref
 import numpy as np
 
 from singe.errors import SingeInternalError
+from singe.kernels.registry import FIELDS, state_arrays
 
 RUNTIME_HEADER = pathlib.Path(__file__).resolve().parent / "runtime" / "singe_host_runtime.h"
 COMPILER = os.environ.get("SINGE_HOST_CXX", "g++")
@@ -44,7 +45,6 @@ FLAGS = ("-std=c++17", "-Og", "-fPIC", "-shared", "-DSINGE_HOST", "-Wall", "-Wex
          "-Wl,-Bsymbolic", "-Wl,--no-undefined")
 SCHEDULES = {"deterministic": 0, "random": 1, "priority": 2}
 STATUS = {1: "invalid launch configuration", 2: "deadlock", 3: "misuse", 4: "out of resources"}
-POINT_FIELDS = ("temperature", "pressure", "dt", "viscosity", "conductivity")  # one value per point
 STANDARD_TAIL = ("int n_points", "int species_stride", "void *stream")
 
 _ENTRY = re.compile(r'extern\s+"C"\s+int\s+(\w+)\s*\(([^)]*)\)\s*\{')
@@ -88,14 +88,14 @@ class KernelSource:
         """Rows of a field's array: 1 for one value per point, the species
         count for species-major fields.  Read from the field's line in the
         emitted header ("n_points values" / "species-major"), else from the
-        field's name."""
+        field's registry entry."""
         for _, text in self.headers:
             match = re.search(rf"^ \* {re.escape(field)}: (.*)$", text, re.MULTILINE)
             if match and "n_points values" in match.group(1):
                 return 1
             if match and "species-major" in match.group(1):
                 return self.n_species
-        return 1 if field in POINT_FIELDS else self.n_species
+        return FIELDS[field].row_count(self.n_species) if field in FIELDS else self.n_species
 
 
 @dataclasses.dataclass(frozen=True)
@@ -358,19 +358,8 @@ def compiled_fields(source: KernelSource, T, P, Y, dt=None, diffusion_source=Non
     or (n,)), Y (n_species, n) mass fractions, dt [s] (scalar or (n,); None:
     0, no stiffness removal) and diffusion_source [kg/m^3/s] ((n_species, n);
     None: zeros), keeping those the kernel reads."""
-    Y = np.atleast_2d(np.asarray(Y, dtype=float))
-    if Y.shape[0] != source.n_species:
-        raise ValueError(f"{source.name}: Y must have shape (n_species={source.n_species}, n), got {Y.shape}")
-    n = Y.shape[1]
-    values = {"temperature": T, "pressure": P, "mass_fractions": Y, "dt": 0.0 if dt is None else dt,
-              "diffusion_source": 0.0 if diffusion_source is None else diffusion_source}
-    fields = {}
-    for field in source.inputs:
-        if field not in values:
-            raise ValueError(f"{source.name}: no value for input field '{field}'")
-        rows = source.rows(field)
-        fields[field] = np.broadcast_to(np.asarray(values[field], dtype=float), (rows, n) if rows > 1 else (n,))
-    return fields, n
+    arrays, n = state_arrays(source.name, source.inputs, source.n_species, T, P, Y, dt, diffusion_source)
+    return {f: (a[0] if a.shape[0] == 1 else a) for f, a in arrays.items()}, n
 
 
 _COMPILED: dict[tuple, tuple] = {}  # (id(compiled), baseline, options) -> (weak reference, HostKernel)

@@ -16,6 +16,7 @@ from itertools import zip_longest
 
 from singe.errors import OptionError, SingeInternalError
 from singe.kernels.ir import DataflowGraph, Instr, Operation, Reg
+from singe.kernels.registry import kernel_spec
 from singe.options import CompileOptions
 from singe.programs import WARP_SIZE
 
@@ -334,8 +335,9 @@ def _mode(graph: DataflowGraph, options: CompileOptions, cross: dict, widely_rea
     """The placement mode for the values in ``cross`` (see place_values)."""
     if options.placement != "auto":
         return options.placement
-    if graph.kernel == "chemistry":
-        return "buffer"  # paper §3.4: rates stay in registers, exchanged in passes
+    fixed = kernel_spec(graph.kernel).auto_placement
+    if fixed:
+        return fixed
     if len(cross) <= budget_slots:
         return "store"
     if len(widely_read) + options.warps <= budget_slots:

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 
 from singe.errors import OptionError
 
-KERNELS = ("viscosity", "diffusion", "chemistry")
 PLACEMENTS = ("auto", "store", "buffer", "mixed")
 MAX_WARPS = 32  # 1024 threads per CTA
 

@@ -77,55 +77,60 @@ class Validation:
 
 def validate(compiled, n: int = 256, seed: int = 0, on: str = "simulator") -> Validation:
     """Check a compiled kernel — its warp programs in the simulator, or
-    (``on='host'``) the emitted CUDA run on the CPU: transport against
-    Cantera, chemistry against singe.reference (Cantera has no QSSA), with
-    and without stiffness removal (the worse of the two is reported)."""
+    (``on='host'``) the emitted CUDA run on the CPU — against what its
+    registry entry names: the Cantera property (transport), else its
+    ``singe.reference`` function (chemistry: Cantera has no QSSA), with and
+    without stiffness removal (the worse of the two is reported)."""
     if on not in RUNNERS:
         raise SingeInputError(f"--validate takes one of {', '.join(RUNNERS)}, not {on!r}")
     run = getattr(compiled, RUNNERS[on])
-    if compiled.kernel == "chemistry":
-        return validate_chemistry(compiled, n, seed, run)
-    return validate_transport(compiled, n, seed, run)
+    if compiled.spec.cantera is None:
+        return validate_reference(compiled, n, seed, run)
+    return validate_cantera(compiled, n, seed, run)
 
 
-def validate_chemistry(compiled, n: int = 256, seed: int = 0, run=None) -> Validation:
-    """Net production rates of the simulated kernel against the numpy reference,
-    error relative to max|wdot| per point, without and with dt (1e-9 .. 1e-5 s)."""
-    from singe.reference.kinetics import net_production_rates
-
+def validate_reference(compiled, n: int = 256, seed: int = 0, run=None) -> Validation:
+    """The kernel against its ``singe.reference`` function on random states;
+    kernels that take dt also without and with dt (1e-9 .. 1e-5 s) and
+    diffusion sources."""
+    spec = compiled.spec
     mech = compiled.mechanism
     T, P, Y = random_states(mech, n, seed)
-    rng = np.random.default_rng(seed + 1)
-    dt = 10.0 ** rng.uniform(-9, -5, n)
-    source = rng.normal(0.0, 1.0, Y.shape)
+    cases = [{}]
+    if "dt" in spec.inputs:
+        rng = np.random.default_rng(seed + 1)
+        cases = [{"dt": None, "diffusion_source": None},
+                 {"dt": 10.0 ** rng.uniform(-9, -5, n), "diffusion_source": rng.normal(0.0, 1.0, Y.shape)}]
     worst, point = 0.0, 0
-    for step, diffusion in ((None, None), (dt, source)):
-        ours = (run or compiled.simulate)(T, P, Y, dt=step, diffusion_source=diffusion)
-        theirs = net_production_rates(mech, T, P, Y, dt=step, diffusion_source=diffusion)
-        error = (np.abs(ours - theirs) / np.abs(theirs).max(axis=0)).max(axis=0)
+    for extra in cases:
+        ours = (run or compiled.simulate)(T, P, Y, **extra)
+        error = spec.errors(ours, spec.reference(mech, T, P, Y, **extra))
         if error.max() >= worst:
             worst, point = float(error.max()), int(np.argmax(error))
-    return Validation("chemistry", n, worst, point, "singe.reference", "error / max|wdot|")
+    return Validation(spec.name, n, worst, point, "singe.reference", spec.error_measure)
 
 
-def validate_transport(compiled, n: int = 256, seed: int = 0, run=None) -> Validation:
-    """Simulate ``compiled`` (viscosity or diffusion) and compare with Cantera."""
-    mech = compiled.mechanism
-    gas = cantera_transport_gas(mech)
-    T, P, Y = random_states(mech, n, seed)
-    ours = (run or compiled.simulate)(T, P, Y)
+def cantera_property(gas, spec, mech: Mechanism, T, P, Y) -> np.ndarray:
+    """Cantera's value of the kernel's property (``spec.cantera``) at every
+    state, in the kernel's output shape."""
     index = mech.transported_indices
-    theirs = np.empty_like(ours)
     full = np.zeros(gas.n_species)
-    for i in range(n):
+    values = []
+    for i in range(T.shape[0]):
         full[:] = 0.0
         full[index] = Y[:, i]
         gas.TPY = T[i], P[i], full
-        if compiled.kernel == "viscosity":
-            theirs[i] = gas.viscosity
-        else:
-            theirs[:, i] = gas.mix_diff_coeffs[index]
-    error = np.abs(ours - theirs) / np.abs(theirs)
-    per_point = error if error.ndim == 1 else error.max(axis=0)
-    worst = int(np.argmax(per_point))
-    return Validation(compiled.kernel, n, float(per_point[worst]), worst)
+        value = np.asarray(getattr(gas, spec.cantera))
+        values.append(value[index] if value.ndim else value)
+    return np.array(values).T
+
+
+def validate_cantera(compiled, n: int = 256, seed: int = 0, run=None) -> Validation:
+    """Run ``compiled`` (a transport kernel) and compare with Cantera's ``mixture-averaged-CK`` model."""
+    spec = compiled.spec
+    mech = compiled.mechanism
+    T, P, Y = random_states(mech, n, seed)
+    ours = (run or compiled.simulate)(T, P, Y)
+    errors = spec.errors(ours, cantera_property(cantera_transport_gas(mech), spec, mech, T, P, Y))
+    worst = int(np.argmax(errors))
+    return Validation(compiled.kernel, n, float(errors[worst]), worst)

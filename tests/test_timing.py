@@ -3,7 +3,7 @@ and a smoke test of the autotuning sweep."""
 
 from __future__ import annotations
 
-import importlib.util
+import dataclasses
 import json
 import pathlib
 import shlex
@@ -13,6 +13,7 @@ import pytest
 from singe.cli import build_parser
 from singe.compiler import compile_kernel
 from singe.errors import SingeInternalError
+from singe.kernels.registry import KERNELS
 from singe.kernels.ir import Imm, Instr, Operation, Reg
 from singe.programs import Arrive, Compute, FullSync, SharedLoad, SharedStore, Sync, WarpProgram, WarpPrograms
 from singe.timing import (A100, H100, K20C, cta_timing, model, model_baseline, occupancy, preset_for, speedup,
@@ -168,10 +169,9 @@ def test_model_reports_throughput_and_speedup(h2o2_viscosity):
 # --------------------------------------------------------------------------- the sweep
 
 def _sweep_module():
-    spec = importlib.util.spec_from_file_location("singe_sweep", ROOT / "autotune" / "sweep.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    from autotune import sweep
+
+    return sweep
 
 
 SWEEP_ARGS = ["h2o2", "--kernel", "viscosity", "--warps", "1-3", "--ctas", "1,2", "--placements", "auto,buffer",
@@ -200,7 +200,8 @@ def test_sweep_writes_resumes_and_names_the_best(tmp_path, capsys):
 
 def test_sweep_records_a_wrong_configuration_with_its_repro(tmp_path, monkeypatch, capsys):
     sweep = _sweep_module()
-    monkeypatch.setitem(sweep.TOLERANCE, "viscosity", -1.0)  # every configuration now counts as wrong
+    wrong = dataclasses.replace(KERNELS["viscosity"], tolerance=-1.0)  # every configuration now counts as wrong
+    monkeypatch.setitem(KERNELS, "viscosity", wrong)
     results = tmp_path / "wrong.jsonl"
     assert sweep.main(SWEEP_ARGS[:4] + ["2", "--ctas", "1", "--placements", "auto", "--weights", "1,0.5,1",
                                         "--quiet", "--results", str(results)]) == 1

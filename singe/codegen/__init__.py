@@ -20,23 +20,14 @@ import singe
 from singe.codegen.overlay import OverlaidKernel, overlay
 from singe.codegen.render import BASELINE_EXPRESSIONS, EXPRESSIONS, global_address, literal, live_instructions
 from singe.errors import SingeInternalError
-from singe.kernels.ir import Const, DataflowGraph, Imm, INPUT_FIELDS, Reg
+from singe.kernels.ir import Const, DataflowGraph, Imm, Reg
+from singe.kernels.registry import field_doc, kernel_spec
 
 _PACKAGE = pathlib.Path(__file__).resolve().parents[1]
 TEMPLATE_DIRS = [_PACKAGE.parent / "templates", _PACKAGE / "templates"]
 CONSTANTS_PER_LINE = 4
 BASELINE_THREADS = 128
 REGISTER_MARGIN = 32  # registers ptxas takes beyond the estimate (scheduling, addresses); measured on the paper kernels
-FIELD_DOCS = {
-    "temperature": "temperature [K], n_points values",
-    "pressure": "pressure [Pa], n_points values",
-    "mass_fractions": "mass fractions [-] of the species below, species-major",
-    "viscosity": "out: mixture viscosity [Pa s], n_points values",
-    "diffusion": "out: mixture-averaged diffusion coefficients [m^2/s] of the species below, species-major",
-    "dt": "time step [s], n_points values (0: no stiffness removal)",
-    "diffusion_source": "diffusion source terms [kg/m^3/s] of the species below, species-major",
-    "production_rates": "out: net production rates [kmol/m^3/s] of the species below, species-major",
-}
 
 
 @dataclass(frozen=True)
@@ -86,10 +77,8 @@ def environment() -> jinja2.Environment:
 
 
 def _fields(graph: DataflowGraph) -> tuple[list[str], list[str]]:
-    """Global input and output fields the graph touches, in a fixed order."""
-    loaded = {i.field for op in graph.operations for i in op.instrs if i.opcode == "ldg"}
-    stored = {i.field for op in graph.operations for i in op.instrs if i.opcode == "stg"}
-    return [f for f in INPUT_FIELDS if f in loaded], sorted(stored)
+    """Global input and output fields of the graph's kernel, in parameter order (its registry entry)."""
+    return kernel_spec(graph.kernel).signature(graph)
 
 
 def _parameters(graph: DataflowGraph, expressions: dict[str, str]) -> dict:
@@ -104,7 +93,7 @@ def _parameters(graph: DataflowGraph, expressions: dict[str, str]) -> dict:
                              [f"double *__restrict__ {f}" for f in outputs],
         "parameters": [f"const double *{f}" for f in inputs] + [f"double *{f}" for f in outputs],
         "arguments": inputs + outputs,
-        "argument_docs": [f"{f}: {FIELD_DOCS.get(f, f)}" for f in inputs + outputs],
+        "argument_docs": [f"{f}: {field_doc(f, f in outputs)}" for f in inputs + outputs],
     }
 
 

@@ -1,0 +1,211 @@
+"""The kernel registry: one ``KernelSpec`` per kernel, the only place a kernel is defined.
+
+A spec names the kernel, its graph builder, its global input and output
+fields (rows, units, documentation), the ``singe.reference`` function it
+must match with its tolerance, and the Cantera property ``--validate``
+compares it with.  The CLI, the options, the mapper, codegen, validation,
+the host runner and autotune read it; ``kernel_spec`` is the one place an
+unknown kernel name is refused.
+
+Adding a kernel is one builder (a function ``Mechanism -> DataflowGraph``)
+and one entry in ``KERNELS``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from singe.errors import OptionError, SingeInputError, SingeInternalError
+from singe.kernels import chemistry, transport
+from singe.kernels.ir import DataflowGraph
+from singe.mechanism import Mechanism
+from singe.reference import kinetics as reference_kinetics
+from singe.reference import transport as reference_transport
+
+POINT = "point"      # one value per point: array (n_points,)
+SPECIES = "species"  # one value per transported species and point, species-major: (n_species, n_points)
+
+
+@dataclass(frozen=True)
+class Field:
+    """A global array a kernel reads or writes.
+
+    ``rows``: POINT or SPECIES; ``units``: SI units; ``doc``: what it holds.
+    """
+
+    name: str
+    rows: str
+    units: str
+    doc: str
+
+    def describe(self, output: bool) -> str:
+        """The field's line in the generated documentation."""
+        layout = "n_points values" if self.rows == POINT else "of the species below, species-major"
+        return f"{'out: ' if output else ''}{self.doc} [{self.units}]{',' if self.rows == POINT else ''} {layout}"
+
+    def row_count(self, n_species: int) -> int:
+        return 1 if self.rows == POINT else n_species
+
+
+FIELDS: dict[str, Field] = {f.name: f for f in (
+    Field("temperature", POINT, "K", "temperature"),
+    Field("pressure", POINT, "Pa", "pressure"),
+    Field("mass_fractions", SPECIES, "-", "mass fractions"),
+    Field("dt", POINT, "s", "time step"),
+    Field("diffusion_source", SPECIES, "kg/m^3/s", "diffusion source terms"),
+    Field("viscosity", POINT, "Pa s", "mixture viscosity"),
+    Field("diffusion", SPECIES, "m^2/s", "mixture-averaged diffusion coefficients"),
+    Field("production_rates", SPECIES, "kmol/m^3/s", "net production rates"),
+    Field("conductivity", POINT, "W/m/K", "mixture thermal conductivity"),
+)}
+"""Every global field of every kernel, in parameter order (inputs first)."""
+
+# Field documentation that reads better than the generic "<doc> [units], layout" line.
+_SPECIAL_DOCS = {
+    "dt": "time step [s], n_points values (0: no stiffness removal)",
+}
+
+
+def field_doc(name: str, output: bool) -> str:
+    """The one-line documentation of a field in the generated header."""
+    return _SPECIAL_DOCS.get(name) or FIELDS[name].describe(output)
+
+
+def relative_errors(ours: np.ndarray, theirs: np.ndarray) -> np.ndarray:
+    """|ours - theirs| / |theirs|, per point (the largest over species)."""
+    error = np.abs(ours - theirs) / np.abs(theirs)
+    return error if error.ndim == 1 else error.max(axis=0)
+
+
+def scaled_errors(ours: np.ndarray, theirs: np.ndarray) -> np.ndarray:
+    """|ours - theirs| / max_k |theirs_k| per point: rates of either sign that
+    cancel to ~0 are not compared with themselves."""
+    scale = np.maximum(np.abs(theirs).max(axis=0), 1e-300)
+    return (np.abs(ours - theirs) / scale).max(axis=0)
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """Everything that defines one kernel.
+
+    ``builder(mech)``: its dataflow graph.  ``inputs`` / ``outputs``: names in
+    ``FIELDS``, in parameter order.  ``reference(mech, T, P, Y, **extra)``:
+    the ``singe.reference`` function it must match, to ``tolerance`` under
+    ``errors(ours, theirs)`` (per-point errors).  ``cantera``: the property of
+    a Cantera ``mixture-averaged-CK`` Solution ``--validate`` compares with
+    (None: compare with ``reference``; a per-species property is indexed by
+    the transported species).  ``transport``: the kernel needs transport data
+    (missing data is reported, with its location, by the transport fits).
+    ``default``: compiled when the command names no kernels.  ``qssa``: the
+    kernel has QSSA operations (``--qssa-warps`` applies).  ``auto_placement``:
+    the placement mode 'auto' means for this kernel (None: decided by what fits).
+    """
+
+    name: str
+    builder: Callable[[Mechanism], DataflowGraph]
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    reference: Callable[..., np.ndarray]
+    tolerance: float
+    description: str
+    errors: Callable[[np.ndarray, np.ndarray], np.ndarray] = relative_errors
+    error_measure: str = "relative error"
+    cantera: str | None = None
+    transport: bool = True
+    default: bool = True
+    qssa: bool = False
+    auto_placement: str | None = None
+    optional: tuple[str, ...] = ()
+
+    @property
+    def output(self) -> Field:
+        """The kernel's one output field."""
+        return FIELDS[self.outputs[0]]
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        return self.inputs + self.outputs
+
+    def build(self, mech: Mechanism) -> DataflowGraph:
+        """The kernel's graph for ``mech``; a mechanism it cannot serve is the user's error."""
+        if self.transport and len(mech.transported_species) < 2:
+            raise SingeInputError(f"{mech.name}: the {self.name} kernel needs at least two transported species")
+        graph = self.builder(mech)
+        self.check_fields(graph)
+        return graph
+
+    def signature(self, graph: DataflowGraph) -> tuple[list[str], list[str]]:
+        """The input and output fields of the kernel built as ``graph``, in
+        parameter order: every input the graph reads (an ``optional`` one may
+        be left out), then the outputs."""
+        loaded = {i.field for op in graph.operations for i in op.instrs if i.opcode == "ldg"}
+        return [f for f in self.inputs if f in loaded], list(self.outputs)
+
+    def check_fields(self, graph: DataflowGraph) -> None:
+        """The graph reads the inputs (all but the optional ones at least) and writes exactly the outputs."""
+        loaded = {i.field for op in graph.operations for i in op.instrs if i.opcode == "ldg"}
+        stored = {i.field for op in graph.operations for i in op.instrs if i.opcode == "stg"}
+        required = set(self.inputs) - set(self.optional)
+        if not required <= loaded <= set(self.inputs) or stored != set(self.outputs):
+            raise SingeInternalError(f"{self.name} graph reads {sorted(loaded)} and writes {sorted(stored)}; "
+                                     f"its spec says {list(self.inputs)} -> {list(self.outputs)}")
+
+    def supports(self, mech: Mechanism) -> bool:
+        """Can this kernel be compiled for ``mech`` (transport data where needed)?"""
+        return not self.transport or mech.has_transport
+
+
+KERNELS: dict[str, KernelSpec] = {spec.name: spec for spec in (
+    KernelSpec("viscosity", transport.viscosity_graph, ("temperature", "mass_fractions"), ("viscosity",),
+               reference_transport.viscosity, 1e-10, "mixture viscosity (Wilke)", cantera="viscosity"),
+    KernelSpec("diffusion", transport.diffusion_graph, ("temperature", "pressure", "mass_fractions"),
+               ("diffusion",), reference_transport.mixture_diffusion, 1e-10,
+               "mixture-averaged diffusion coefficients", cantera="mix_diff_coeffs"),
+    KernelSpec("chemistry", chemistry.chemistry_graph,
+               ("temperature", "pressure", "mass_fractions", "dt", "diffusion_source"), ("production_rates",),
+               reference_kinetics.net_production_rates, 1e-9, "net production rates (QSSA, stiffness removal)",
+               errors=scaled_errors, error_measure="error / max|wdot|", transport=False, qssa=True,
+               optional=("dt", "diffusion_source"),  # read when the mechanism has stiff species
+               auto_placement="buffer"),  # paper §3.4: rates stay in registers, exchanged in passes
+)}
+"""Every kernel, by name, in the order the command compiles them."""
+
+
+def kernel_spec(name: str) -> KernelSpec:
+    """The spec of kernel ``name``; an unknown name is refused here and only here."""
+    spec = KERNELS.get(name)
+    if spec is None:
+        raise OptionError(f"unknown kernel {name!r}: choose from {', '.join(KERNELS)}")
+    return spec
+
+
+def default_kernels(mech: Mechanism) -> list[str]:
+    """The kernels compiled when none are named: the default ones ``mech`` supports, in registry order."""
+    return [name for name, spec in KERNELS.items() if spec.default and spec.supports(mech)]
+
+
+def state_arrays(kernel: str, inputs, n_species: int, T, P, Y, dt=None, diffusion_source=None):
+    """The input arrays (fields ``inputs``) of ``kernel``, (rows, n) each, from a state: T [K] and P [Pa]
+    (scalars or (n,)), Y (n_species, n) mass fractions, and for kernels that
+    read them dt [s] (scalar or (n,); None: 0, no stiffness removal) and
+    diffusion_source (n_species, n) [kg/m^3/s] (None: zeros).  Returns
+    (arrays by field name, n)."""
+    Y = np.atleast_2d(np.asarray(Y, dtype=float))
+    if Y.shape[0] != n_species:
+        raise ValueError(f"Y must have shape (n_species={n_species}, n), got {Y.shape}")
+    n = Y.shape[1]
+    if "dt" not in inputs and (dt is not None or diffusion_source is not None):
+        raise ValueError(f"dt and diffusion_source are inputs of the chemistry kernel, not of {kernel}")
+    values = {"temperature": T, "pressure": P, "mass_fractions": Y, "dt": 0.0 if dt is None else dt,
+              "diffusion_source": 0.0 if diffusion_source is None else diffusion_source}
+    arrays = {}
+    for name in inputs:
+        if name not in values:
+            raise ValueError(f"{kernel}: no value for input field '{name}'")
+        shape = (FIELDS[name].row_count(n_species), n)
+        value = np.asarray(values[name], dtype=float)
+        arrays[name] = np.broadcast_to(value if value.ndim != 1 or shape[0] != 1 else value[None, :], shape)
+    return arrays, n

@@ -19,7 +19,7 @@ from typing import Callable
 import numpy as np
 
 from singe.errors import OptionError, SingeInputError, SingeInternalError
-from singe.kernels import chemistry, transport
+from singe.kernels import chemistry, conductivity, transport
 from singe.kernels.ir import DataflowGraph
 from singe.mechanism import Mechanism
 from singe.reference import kinetics as reference_kinetics
@@ -170,6 +170,9 @@ KERNELS: dict[str, KernelSpec] = {spec.name: spec for spec in (
                errors=scaled_errors, error_measure="error / max|wdot|", transport=False, qssa=True,
                optional=("dt", "diffusion_source"),  # read when the mechanism has stiff species
                auto_placement="buffer"),  # paper §3.4: rates stay in registers, exchanged in passes
+    KernelSpec("conductivity", conductivity.conductivity_graph, ("temperature", "mass_fractions"),
+               ("conductivity",), reference_transport.thermal_conductivity, 1e-10,
+               "mixture thermal conductivity", cantera="thermal_conductivity", default=False),
 )}
 """Every kernel, by name, in the order the command compiles them."""
 

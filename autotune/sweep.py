@@ -35,7 +35,6 @@ import singe
 from singe import KERNELS, PLACEMENTS, TARGETS, CompileOptions, OptionError, SingeError, SingeInputError, kernel_spec
 
 DEFAULT_WEIGHTS = "1,0.5,1;1,0,0;0.2,1,3"
-NVCC_ARCH = {"sm_80": "sm_80", "sm_90": "sm_90", "k20c": "sm_35"}
 AXES = ("warps", "ctas_per_sm", "qssa_warps", "weights", "placement")
 
 
@@ -138,7 +137,7 @@ def _ptxas_entry(generated, arch: str):
     """Compile emitted CUDA with nvcc and return ptxas's entry of its kernel."""
     with tempfile.TemporaryDirectory() as scratch:
         path = generated.write(scratch)[0]
-        result = singe.compile_cuda(path, NVCC_ARCH.get(arch, arch))
+        result = singe.compile_cuda(path, arch)
     return result.entry(generated.name)
 
 

@@ -25,10 +25,11 @@ from singe.frontend import load_mechanism
 from singe.kernels import build_graph
 from singe.kernels.registry import KERNELS, KernelSpec, kernel_spec
 from singe.mechanism import Mechanism
-from singe.options import PLACEMENTS, TARGETS, CompileOptions
+from singe.options import PLACEMENTS, CompileOptions
+from singe.targets import TARGETS, Target
 
 __all__ = ["load_mechanism", "compile_kernel", "generate", "generate_baseline", "CompileOptions", "CompiledKernel",
-           "GeneratedKernel", "KERNELS", "KernelSpec", "kernel_spec", "Mechanism", "PLACEMENTS", "TARGETS",
+           "GeneratedKernel", "KERNELS", "KernelSpec", "kernel_spec", "Mechanism", "PLACEMENTS", "TARGETS", "Target",
            "compile_cuda", "bundled_names", "bundled_path", "resolve_mechanism", "build_graph", "host", "reference", "timing", "validate", "OptionError", "SingeError",
            "SingeInputError", "SingeInternalError"]
 __version__ = "0.1.0"

@@ -13,7 +13,8 @@ from singe.frontend import load_mechanism
 from singe.mechanism import Mechanism
 from singe.errors import OptionError
 from singe.kernels.registry import KERNELS, default_kernels, kernel_spec
-from singe.options import PLACEMENTS, TARGETS, CompileOptions
+from singe.options import PLACEMENTS, CompileOptions
+from singe.targets import TARGETS
 
 DUMPS = ("graph", "mapping", "schedule")
 

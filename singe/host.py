@@ -35,6 +35,7 @@ import numpy as np
 
 from singe.errors import SingeInternalError
 from singe.kernels.registry import FIELDS, state_arrays
+from singe.targets import DEFAULT_SHARED_PER_CTA, MAX_SHARED_PER_CTA
 
 RUNTIME_HEADER = pathlib.Path(__file__).resolve().parent / "runtime" / "singe_host_runtime.h"
 COMPILER = os.environ.get("SINGE_HOST_CXX", "g++")
@@ -195,8 +196,10 @@ def compiler_identity(compiler: str = COMPILER) -> str:
 
 
 def build_flags(source: KernelSource, flags=FLAGS) -> list[str]:
-    """Compiler flags of ``source``: the defaults plus the shared array's name and type."""
-    result = list(flags)
+    """Compiler flags of ``source``: the defaults, the shared-memory limits of
+    the GPU targets, the shared array's name and type."""
+    result = list(flags) + [f"-DSINGE_HOST_MAX_SHARED_BYTES={MAX_SHARED_PER_CTA}",
+                            f"-DSINGE_HOST_DEFAULT_SHARED_BYTES={DEFAULT_SHARED_PER_CTA}"]
     if source.shared_array:
         element, array = source.shared_array
         result += [f"-DSINGE_HOST_DYNAMIC_SHARED={array}", f"-DSINGE_HOST_DYNAMIC_SHARED_TYPE={element}"]

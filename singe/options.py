@@ -1,4 +1,4 @@
-"""Compiler options: one frozen, validated object with a stable key, and the GPU targets."""
+"""Compiler options: one frozen, validated object with a stable key."""
 
 from __future__ import annotations
 
@@ -6,38 +6,10 @@ import dataclasses
 from dataclasses import dataclass
 
 from singe.errors import OptionError
+from singe.targets import TARGETS, Target
 
 PLACEMENTS = ("auto", "store", "buffer", "mixed")
 MAX_WARPS = 32  # 1024 threads per CTA
-
-
-@dataclass(frozen=True)
-class Target:
-    """Per-SM resources of a GPU architecture."""
-
-    name: str
-    registers_per_sm: int
-    max_registers_per_thread: int
-    shared_per_sm: int  # bytes
-    max_shared_per_cta: int  # bytes
-    named_barriers: int = 16
-    sms: int = 1
-
-    def register_budget(self, threads: int, ctas_per_sm: int) -> int:
-        """Registers per thread available when ``ctas_per_sm`` CTAs of ``threads`` share an SM."""
-        per_thread = self.registers_per_sm // (threads * ctas_per_sm)
-        return min(self.max_registers_per_thread, per_thread - per_thread % 8)
-
-    def shared_budget(self, ctas_per_sm: int) -> int:
-        """Shared memory bytes per CTA with ``ctas_per_sm`` CTAs per SM."""
-        return min(self.max_shared_per_cta, self.shared_per_sm // ctas_per_sm)
-
-
-TARGETS = {
-    "sm_80": Target("sm_80", 65536, 255, 164 * 1024, 163 * 1024, sms=108),
-    "sm_90": Target("sm_90", 65536, 255, 228 * 1024, 227 * 1024, sms=132),
-    "k20c": Target("k20c", 65536, 255, 48 * 1024, 48 * 1024, sms=13),
-}
 
 
 @dataclass(frozen=True)
@@ -87,8 +59,8 @@ class CompileOptions:
 
     @property
     def barrier_limit(self) -> int:
-        """Named barrier ids per CTA: 16 per SM shared by the CTAs on it."""
-        return 16 // self.ctas_per_sm
+        """Named barrier ids per CTA: the target's per-SM barriers shared by the CTAs on it."""
+        return self.target.barrier_limit(self.ctas_per_sm)
 
     def replace(self, **changes) -> "CompileOptions":
         return dataclasses.replace(self, **changes)

@@ -98,7 +98,7 @@ from typing import Iterable
 from singe.codegen import BASELINE_THREADS, REGISTER_MARGIN, register_stripes
 from singe.errors import SingeInternalError
 from singe.kernels.ir import OPCODES, Const, DataflowGraph, Reg
-from singe.options import TARGETS, Target
+from singe.targets import A100, H100, K20C, TARGETS, Latencies, Target
 from singe.programs import (FULL_BARRIER_ID, WARP_SIZE, Arrive, Compute, FullSync, SharedLoad, SharedStore, Sync,
                             WarpPrograms)
 from singe.schedule import REGISTER_OVERHEAD
@@ -112,103 +112,10 @@ SATURATED = 0.7  # utilization from which a resource is reported as the bottlene
 
 # --------------------------------------------------------------------------- presets
 
-@dataclass(frozen=True)
-class Latencies:
-    """Cycles from issue until a dependent instruction can use the result."""
-
-    fp64: float  # DFMA / DADD / DMUL
-    alu: float  # integer and FP32 pipe
-    mufu: float  # MUFU.RCP64H, MUFU.RSQ64H
-    shared: float  # LDS / STS
-    global_: float  # LDG from DRAM
-    constant_miss: float  # constant-bank operand missing the constant cache (served by L2)
-    barrier: float  # from a generation's completion until its waiters issue again
-
-
-@dataclass(frozen=True)
-class Preset:
-    """A GPU for the timing model; per-SM resources of ``arch`` come from ``TARGETS``.
-
-    Throughputs are per SM per cycle: ``fp64_fma`` lanes (FMAs), ``mufu`` and
-    ``shuffle`` warp instructions, ``shared_bandwidth`` bytes.
-    """
-
-    name: str
-    arch: str
-    clock_mhz: float
-    fp64_fma: int
-    schedulers: int
-    mufu: float
-    shuffle: float
-    shared_bandwidth: float  # [B/cycle/SM]
-    dram_gb_per_s: float  # [GB/s], whole GPU
-    max_threads_per_sm: int
-    max_warps_per_sm: int
-    max_ctas_per_sm: int
-    shared_granularity: int  # [B]
-    shared_reserved_per_cta: int  # [B]
-    latency: Latencies
-    register_unit: int = 256  # registers allocated per warp at a time
-    constant_cache: int = 8 * 1024  # constant cache working set per SM [B]
-    reorder_window: int = 32  # machine instructions the compiler may reorder over
-    l2_bytes: int = 1536 * 1024  # [B]
-    l2_gb_per_s: float = 500.0  # [GB/s], whole GPU
-
-    @property
-    def target(self) -> Target:
-        return TARGETS[self.arch]
-
-    @property
-    def sms(self) -> int:
-        return self.target.sms
-
-    @property
-    def clock_hz(self) -> float:
-        return self.clock_mhz * 1e6
-
-    @property
-    def peak_flops(self) -> float:
-        """FP64 peak of the GPU [FLOP/s] (an FMA is two)."""
-        return 2.0 * self.fp64_fma * self.sms * self.clock_hz
-
-    @property
-    def dram_bytes_per_cycle(self) -> float:
-        """One SM's share of DRAM bandwidth [B/cycle]."""
-        return self.dram_gb_per_s * 1e9 / (self.sms * self.clock_hz)
-
-    @property
-    def l2_bytes_per_cycle(self) -> float:
-        """One SM's share of L2 bandwidth [B/cycle]."""
-        return self.l2_gb_per_s * 1e9 / (self.sms * self.clock_hz)
-
-    def capacity(self, resource: str) -> float:
-        """Throughput of ``resource`` on one SM [units/cycle]: issue and fp64, mufu,
-        shuffle in warp instructions; shared, dram and l2 in bytes."""
-        return {"issue": float(self.schedulers), "fp64": self.fp64_fma / WARP_SIZE, "mufu": self.mufu,
-                "shared": self.shared_bandwidth, "shuffle": self.shuffle,
-                "dram": self.dram_bytes_per_cycle, "l2": self.l2_bytes_per_cycle}[resource]
-
-
-# Spec-sheet numbers: SMs (TARGETS), clocks, FP64 rates, DRAM bandwidth, L2 size, shared-memory
-# banks.  Latencies, L2 bandwidth, MUFU and shuffle rates are round figures of the order published
-# microbenchmarks report, not measured here; nothing below was fitted to the paper's results.
-K20C = Preset("K20c", "k20c", clock_mhz=706, fp64_fma=64, schedulers=4, mufu=1.0, shuffle=1.0,
-              shared_bandwidth=256, dram_gb_per_s=208, max_threads_per_sm=2048, max_warps_per_sm=64,
-              max_ctas_per_sm=16, shared_granularity=256, shared_reserved_per_cta=0,
-              latency=Latencies(fp64=10, alu=9, mufu=18, shared=30, global_=450, constant_miss=200, barrier=20))
-A100 = Preset("A100", "sm_80", clock_mhz=1410, fp64_fma=32, schedulers=4, mufu=0.5, shuffle=1.0,
-              shared_bandwidth=128, dram_gb_per_s=1555, max_threads_per_sm=2048, max_warps_per_sm=64,
-              max_ctas_per_sm=32, shared_granularity=128, shared_reserved_per_cta=1024,
-              latency=Latencies(fp64=8, alu=5, mufu=16, shared=30, global_=500, constant_miss=200, barrier=20),
-              l2_bytes=40 * 1024 * 1024, l2_gb_per_s=4000)
-H100 = Preset("H100", "sm_90", clock_mhz=1980, fp64_fma=64, schedulers=4, mufu=0.5, shuffle=1.0,
-              shared_bandwidth=128, dram_gb_per_s=3350, max_threads_per_sm=2048, max_warps_per_sm=64,
-              max_ctas_per_sm=32, shared_granularity=128, shared_reserved_per_cta=1024,
-              latency=Latencies(fp64=8, alu=5, mufu=16, shared=30, global_=500, constant_miss=200, barrier=20),
-              l2_bytes=50 * 1024 * 1024, l2_gb_per_s=5500)
+Preset = Target  # the timing model reads a GPU target (singe.targets) as its preset
 
 PRESETS = {p.name: p for p in (K20C, A100, H100)}
-PRESET_OF_ARCH = {p.arch: p.name for p in PRESETS.values()}
+PRESET_OF_ARCH = {arch: p.name for arch, p in TARGETS.items()}
 
 
 def preset_for(which: "str | Preset") -> Preset:
@@ -311,7 +218,7 @@ def occupancy(preset: Preset, warps_per_cta: int, registers: int, shared_bytes: 
 
     ``registers`` per thread; ``shared_bytes`` per CTA; ``barrier_ids``:
     named barrier ids a CTA uses (16 per SM shared by its CTAs)."""
-    target = preset.target
+    target = preset
     registers = max(1, min(registers, target.max_registers_per_thread))
     unit = preset.register_unit
     per_warp = -(-registers * WARP_SIZE // unit) * unit
@@ -846,7 +753,7 @@ def model(compiled, preset: "str | Preset | None" = None, ptxas=None, slabs: int
     preset = preset_for(preset or compiled.options.arch)
     programs = compiled.programs
     options = compiled.options
-    budget = preset.target.register_budget(programs.threads, options.ctas_per_sm)
+    budget = preset.register_budget(programs.threads, options.ctas_per_sm)
     registers, spills, source = _registers(register_need(programs), budget, ptxas)
     ids = len({p.barrier_id for p in programs.sync_points} | {FULL_BARRIER_ID})
     occ = occupancy(preset, programs.warps, registers, programs.shared_bytes, ids)
@@ -909,7 +816,7 @@ def model_baseline(compiled, preset: "str | Preset | None" = None, ptxas=None, s
     preset = preset_for(preset or compiled.options.arch)
     graph = compiled.graph
     warps = BASELINE_THREADS // WARP_SIZE
-    budget = preset.target.max_registers_per_thread
+    budget = preset.max_registers_per_thread
     registers, spills, source = _registers(baseline_register_estimate(graph), budget, ptxas)
     occ = occupancy(preset, warps, registers)
     timing = None

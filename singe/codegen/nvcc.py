@@ -11,6 +11,7 @@ import tempfile
 from dataclasses import dataclass, field
 
 from singe.errors import SingeInputError
+from singe.targets import nvcc_arch
 
 NVCC_CANDIDATES = ("nvcc", "/usr/local/cuda/bin/nvcc")
 _ENTRY = re.compile(r"Compiling entry function '(\w+)' for '(\w+)'")
@@ -72,13 +73,14 @@ def parse_ptxas(output: str) -> tuple[list[PtxasEntry], list[str]]:
 
 def compile_cuda(source: str | os.PathLike, arch: str = "sm_90", include: list[str] | None = None,
                  extra: list[str] | None = None) -> NvccResult:
-    """``nvcc -arch=ARCH -Xptxas -v -c SOURCE``; raises on errors, returns ptxas's report."""
+    """``nvcc -arch=ARCH -Xptxas -v -c SOURCE``; raises on errors, returns ptxas's report.
+    ``arch``: a target of ``singe.targets`` (its nvcc arch is used) or an nvcc arch."""
     nvcc = find_nvcc()
     if nvcc is None:
         raise SingeInputError("nvcc not found: install the CUDA toolkit or put nvcc on PATH")
     source = pathlib.Path(source)
     with tempfile.TemporaryDirectory() as scratch:
-        command = [nvcc, f"-arch={arch}", "-Xptxas", "-v", "-O3", "-c", str(source),
+        command = [nvcc, f"-arch={nvcc_arch(arch)}", "-Xptxas", "-v", "-O3", "-c", str(source),
                    "-o", str(pathlib.Path(scratch) / "kernel.o"), f"-I{source.parent}"]
         command += [f"-I{d}" for d in include or []] + list(extra or [])
         result = subprocess.run(command, capture_output=True, text=True)

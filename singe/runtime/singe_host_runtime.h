@@ -70,11 +70,11 @@ struct dim3 {
 
 typedef void *cudaStream_t;
 
-#ifndef SINGE_HOST_MAX_SHARED_BYTES
-#define SINGE_HOST_MAX_SHARED_BYTES 232448  // sm_90's opt-in maximum of dynamic shared memory per CTA [B]
-#endif
-#ifndef SINGE_HOST_DEFAULT_SHARED_BYTES
-#define SINGE_HOST_DEFAULT_SHARED_BYTES 49152  // allowed without cudaFuncSetAttribute (SINGE_SET_SHARED) [B]
+// The opt-in maximum of dynamic shared memory per CTA and the amount allowed
+// without cudaFuncSetAttribute (SINGE_SET_SHARED) [B]: singe/host.py passes
+// them from the GPU target table (singe/targets.py).
+#if !defined(SINGE_HOST_MAX_SHARED_BYTES) || !defined(SINGE_HOST_DEFAULT_SHARED_BYTES)
+#error "define SINGE_HOST_MAX_SHARED_BYTES and SINGE_HOST_DEFAULT_SHARED_BYTES (singe/host.py passes them)"
 #endif
 // The kernel's `extern __shared__ T name[]` array (every extern shared array of
 // a CTA starts at the same address on the GPU).  singe/host.py passes its name

@@ -1,4 +1,4 @@
-"""Convergence, variance and affine analyses and scalarization (singe.sim.scalarize).
+"""Convergence, variance and affine analyses and scalarization (singe.analysis.scalarize).
 
 References: CGO'13 "Convergence and Scalarization for Data-Parallel
 Architectures" (papers/convergence-and-scalarization-cgo13.txt) -- the FIR
@@ -7,7 +7,7 @@ Figure 2, the early exit of §3.4; Pereira's divergence-analysis lecture
 (papers/divergence-analysis-lecture.txt) -- its kernels and the uniform /
 divergent answers its slides give; the control-flow lecture's warp-granularity
 branch.  Expectations are exact (counts, sets).  Every classification is also
-checked at run time: the program runs in ``singe.sim.program.run`` (a SIMT
+checked at run time: the program runs in ``singe.analysis.program.run`` (a SIMT
 interpreter with a reconvergence stack) under an observer that raises when a
 value classified uniform differs across lanes or a block classified convergent
 runs with part of the warp; companion tests show those checks (and the counts)
@@ -25,8 +25,8 @@ from conftest import load
 from singe.programs import Arrive, FullSync, Sync
 from singe.errors import SingeInputError, SingeInternalError
 from singe.sim import simulate
-from singe.sim.program import EXIT, Memory, Profile, dominators, parse_program, post_dominators, run
-from singe.sim.scalarize import (VARYING, DivergenceCheck, Tally, UniformCheck, UniformityCheck, analyze,
+from singe.analysis.program import EXIT, Memory, Profile, dominators, parse_program, post_dominators, run
+from singe.analysis.scalarize import (VARYING, DivergenceCheck, Tally, UniformCheck, UniformityCheck, analyze,
                                  analyze_programs, analyze_warps, control_dependence, divergence,
                                  iterated_control_dependence, lower_warp_program, report, run_lowered,
                                  scalarize, structural_convergence, syncwarp_blocks, uniform, uniform_check)

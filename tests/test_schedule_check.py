@@ -1,4 +1,4 @@
-"""The static barrier proof (``singe.schedule_check``) on hand-built warp programs.
+"""The static barrier proof (``singe.programs.verify``) on hand-built warp programs.
 
 Each rejected program is paired with its corrected twin, which must pass, and
 the dynamic simulator is asked to agree where a schedule can show the bug.
@@ -16,7 +16,7 @@ from test_simulator import (CONSUME_X, PRODUCE_X, big_programs, crossed, fast_pr
 from singe.errors import SingeInternalError
 from singe.kernels.ir import Imm, Instr, Reg
 from singe.programs import Arrive, Compute, FullSync, SharedLoad, SharedStore, Sync, SyncPoint, WarpProgram
-from singe.schedule_check import check_programs
+from singe.programs.verify import check_programs
 from singe.sim import simulate
 
 

@@ -23,7 +23,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from singe.codegen.render import Shape, render_unit
-from singe.codegen.units import Unit, program_units
+from singe.programs.lowering import Unit, program_units
 from singe.errors import SingeInternalError
 from singe.programs import WarpPrograms
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from singe.codegen.units import BarrierUnit, ComputeUnit, LoadUnit, StoreUnit, Unit
+from singe.programs.lowering import BarrierUnit, ComputeUnit, LoadUnit, StoreUnit, Unit
 from singe.errors import SingeInternalError
 from singe.kernels.ir import Const, Imm, Instr, Reg
 from singe.programs import Arrive, FullSync, Sync

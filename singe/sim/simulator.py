@@ -517,7 +517,7 @@ def simulate(programs: WarpPrograms, inputs: dict[str, np.ndarray], n_points: in
     ``SimulationError``; otherwise hazards come back in the result.  A deadlock
     or a read of an unset register stops execution.  ``check_uniform``: None
     (default), or a ``wrap(warp, op, code) -> code`` instrumenting each warp's
-    decoded instructions, such as ``singe.sim.scalarize.uniform_check(programs)``,
+    decoded instructions, such as ``singe.analysis.scalarize.uniform_check(programs)``,
     which raises ``SingeInternalError`` when a register classified uniform
     differs across the lanes of a warp.
     """

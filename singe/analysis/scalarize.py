@@ -1,6 +1,6 @@
 """Convergence, variance and affine analyses, and scalarization (CGO'13 §2–3).
 
-Over a ``singe.sim.program.Program`` (SSA CFG):
+Over a ``singe.analysis.program.Program`` (SSA CFG):
 
 * ``control_dependence`` -- Ferrante, Ottenstein & Warren's control dependence
   (X -> the blocks control dependent on X), from the post-dominator tree with a
@@ -37,7 +37,7 @@ from typing import Mapping
 import numpy as np
 
 from singe.errors import SingeInternalError
-from singe.sim.program import (EXIT, WARP_SIZE, Address, Event, Imm, Instr, Memory, Phi, Profile,
+from singe.analysis.program import (EXIT, WARP_SIZE, Address, Event, Imm, Instr, Memory, Phi, Profile,
                                Program, ProgramBuilder, Special, Symbol, Var, dominators, evaluate,
                                opcode_info, operand_vars, post_dominators, run)
 
@@ -1238,7 +1238,7 @@ class _Lowering:
         point8 = self.value("shl", point, Imm(3), stem="point8")
         for f in self.fields:  # &field[point]
             v[f"at_{f}"] = self.value("add", v[f], point8, stem=f"at_{f}_")
-        from singe.codegen.units import program_units
+        from singe.programs.lowering import program_units
         for unit in program_units(self.programs.programs[self.warp]):
             self.unit(unit)
         b.emit("add", v["slab"], Special("nctaid"), dst="$slab_next")
@@ -1247,10 +1247,10 @@ class _Lowering:
         b.emit("exit")
 
     def unit(self, unit) -> None:
-        """One codegen unit (``singe.codegen.units``): an operation with the
+        """One codegen unit (``singe.programs.lowering``): an operation with the
         shared loads it reads in place and the stores it writes in place, a
         register load or store, or a barrier."""
-        from singe.codegen.units import BarrierUnit, ComputeUnit, LoadUnit, StoreUnit
+        from singe.programs.lowering import BarrierUnit, ComputeUnit, LoadUnit, StoreUnit
         from singe.programs import Arrive, FullSync
         if isinstance(unit, ComputeUnit):
             self.compute(unit)
@@ -1323,7 +1323,7 @@ class _Lowering:
 def lower_warp_program(programs, warp: int) -> LoweredWarp:
     """Warp ``warp``'s program as the emitted CUDA executes it, in the generic form.
 
-    The body follows codegen's units (``singe.codegen.units``): shared values an
+    The body follows codegen's units (``singe.programs.lowering``): shared values an
     operation reads in place are loaded at their first use, stores of its
     outputs follow their computation, dead instructions are left out.
     Entry: ``lane = tid & 31`` and the warp's constant stripes ``cs[s] =

@@ -173,7 +173,7 @@ class WarpPrograms:
 
     def verify(self) -> None:
         """Structural checks, then that every cross-warp dependence is ordered by a barrier."""
-        from singe.schedule_check import check_programs  # a module of its own: the proof is long
+        from singe.programs.verify import check_programs  # a module of its own: the proof is long
 
         if len(self.programs) != self.warps:
             raise SingeInternalError(f"{len(self.programs)} programs for {self.warps} warps")

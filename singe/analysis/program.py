@@ -28,7 +28,7 @@ executes one warp at a time with an immediate-post-dominator reconvergence
 stack (the divergence stack of CGO'13 §2.4), reports every executed
 instruction to an observer (active lanes, live lanes, the values written) and
 profiles block executions.  ``dominators`` / ``post_dominators`` live here
-because both the interpreter and the analyses (``singe.sim.scalarize``) need
+because both the interpreter and the analyses (``singe.analysis.scalarize``) need
 them.
 """
 

@@ -189,9 +189,9 @@ def evaluate(fields: dict) -> dict:
 
 def programs_summary(compiled) -> dict:
     programs = compiled.programs
-    return {"registers_estimate": max(programs.registers), "shared_bytes": programs.shared_bytes,
+    return {"registers_estimate": programs.plan.predicted, "shared_bytes": programs.shared_bytes,
             "sync_points": len(programs.sync_points), "barrier_ids": len(programs.barrier_ids),
-            "placement_mode": programs.info.get("placement", "")}
+            "placement_mode": compiled.mapping.mode}
 
 
 def baseline_record(mechanism: str, kernel: str, arch: str, ptxas: bool) -> dict:

@@ -104,7 +104,7 @@ def kernel_line(compiled, generated, seconds: float) -> str:
     line = (f"{generated.cu_name}: {programs.warps} warps, {len(compiled.graph.operations)} operations, "
             f"{len(programs.barrier_ids)} named barriers ({len(programs.sync_points)} sync points), "
             f"{programs.shared_bytes} B shared, {info['stripes']} constants per thread "
-            f"({info['register_stripes']} in registers), ~{max(programs.registers)} registers "
+            f"({info['register_stripes']} in registers), ~{programs.plan.predicted} registers "
             f"[{seconds:.2f} s]")
     for warning in programs.warnings:
         line += f"\n  warning: {warning}"

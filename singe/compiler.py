@@ -93,7 +93,7 @@ class CompiledKernel:
         return (f"{self.mechanism.name} {self.kernel}: {programs.warps} warps, "
                 f"{len(self.graph.operations)} operations, {len(programs.sync_points)} sync points on "
                 f"{len(programs.barrier_ids)} barrier ids (limit {programs.barrier_limit}), "
-                f"{programs.shared_bytes} B shared, ~{max(programs.registers)} registers")
+                f"{programs.shared_bytes} B shared, {programs.plan}")
 
 
 def compile_kernel(mech: Mechanism, kernel: str, warps: int = 8, **options) -> CompiledKernel:

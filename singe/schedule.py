@@ -23,6 +23,7 @@ generations never mix.  When no id is free, every warp meets at
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
@@ -31,8 +32,8 @@ from singe.kernels.ir import DataflowGraph, Operation
 from singe.mapping import Mapping
 from singe.programs import (Arrive, Compute, FullSync, SharedLoad, SharedStore, Sync, SyncPoint, WarpProgram,
                             WarpPrograms)
+from singe.programs.plan import plan_registers
 
-REGISTER_OVERHEAD = 24  # indices, pointers, lane and warp id, loop counter
 EXCHANGE_BATCH = 64  # buffered values one pass through shared memory may carry
 
 
@@ -328,106 +329,16 @@ class _Scheduler:
         self.synchronize(arrivers, syncers, ordered)
 
 
-def _register_estimate(program: list, consts: int) -> int:
-    """Registers per thread: peak live doubles (2 registers each) by backward
-    liveness, the warp's striped constants and a fixed overhead.
-
-    Codegen reads a value loaded from shared memory where the operation right
-    after the load uses it, and stores an output to shared memory where it is
-    computed; such values (dead outside that operation) are not live across
-    the operation."""
-    streamed_stores = _streamed_stores(program)
-    live: set[str] = set()
-    peak = 0
-    for i in range(len(program) - 1, -1, -1):
-        item = program[i]
-        if isinstance(item, Compute):
-            outputs = set(item.op.outputs)
-            streamed_out = {v for v in outputs if v not in live}
-            streamed_in = {v for v in _loads_before(program, i) if v not in live}
-            inputs = set(item.op.inputs) - streamed_in
-            extra = min(len(streamed_in), 1) + min(len(streamed_out), 1)
-            peak = max(peak, len(live | outputs - streamed_out | inputs) + item.op.temporaries + extra)
-            live = (live - outputs) | inputs
-        elif i not in streamed_stores:
-            live = (live - set(_writes(item))) | set(_reads(item))
-            peak = max(peak, len(live))
-    return REGISTER_OVERHEAD + 2 * peak + 2 * -(-consts // 32)
-
-
-def _streamed_stores(program: list) -> set[int]:
-    """Positions of stores of a value right after the Compute that makes it,
-    when this warp never reads that register copy again (later uses reload it)."""
-    streamed = set()
-    producer = None
-    for i, item in enumerate(program):
-        if isinstance(item, Compute):
-            producer = i
-        elif isinstance(item, SharedStore) and producer is not None:
-            if item.value in program[producer].op.outputs and not _read_again(program, producer, item.value):
-                streamed.add(i)
-        else:
-            producer = None
-    return streamed
-
-
-def _read_again(program: list, made_at: int, value: str) -> bool:
-    """Does a Compute after ``made_at`` read ``value`` before it is loaded anew?"""
-    for item in program[made_at + 1:]:
-        if isinstance(item, SharedLoad) and item.value == value:
-            return False
-        if isinstance(item, Compute) and value in item.op.inputs:
-            return True
-    return False
-
-
-def _loads_before(program: list, i: int) -> set[str]:
-    """Values loaded by the run of SharedLoads right before item ``i``."""
-    values = set()
-    j = i - 1
-    while j >= 0 and isinstance(program[j], SharedLoad):
-        values.add(program[j].value)
-        j -= 1
-    return values
-
-
-def _reads(item) -> list[str]:
-    if isinstance(item, Compute):
-        return list(item.op.inputs)
-    if isinstance(item, SharedStore):
-        return [item.value]
-    return []
-
-
-def _writes(item) -> list[str]:
-    if isinstance(item, Compute):
-        return list(item.op.outputs)
-    if isinstance(item, SharedLoad):
-        return [item.value]
-    return []
-
-
 def schedule(mapping: Mapping) -> WarpPrograms:
     """Warp programs for a mapped graph (see the module docstring)."""
     scheduler = _Scheduler(mapping)
     scheduler.run(global_order(mapping.graph, mapping.warp_of))
     options = mapping.options
-    budget = options.target.register_budget(32 * options.warps, options.ctas_per_sm)
-    registers = []
-    for program in scheduler.programs:
-        consts = len({c for item in program if isinstance(item, Compute) for c in item.op.constants})
-        registers.append(_register_estimate(program, consts))
-    over = [w for w, r in enumerate(registers) if r > budget]
-    warnings = []
-    if over:
-        warnings.append(f"{len(over)} of {mapping.warps} warps need up to ~{max(registers)} registers per thread, "
-                        f"{budget} available at {options.ctas_per_sm} CTAs per SM: registers will spill")
     programs = WarpPrograms(
         kernel=mapping.graph.kernel, mechanism=mapping.graph.mechanism, warps=mapping.warps,
         programs=tuple(WarpProgram(w, tuple(p)) for w, p in enumerate(scheduler.programs)),
         sync_points=tuple(placed.point for placed in scheduler.points),
         shared_slots=len(scheduler.slots), barrier_limit=scheduler.limit,
-        registers=tuple(registers), warnings=tuple(warnings),
-        info={"full_syncs": scheduler.full_syncs, "register_budget": budget, "placement": mapping.mode},
     )
-    return programs
+    budget = options.target.register_budget(programs.threads, options.ctas_per_sm)
+    return dataclasses.replace(programs, plan=plan_registers(programs, budget, options.ctas_per_sm))

@@ -67,10 +67,9 @@ Occupancy
       (per-warp allocation in units of 256 registers), shared memory (with
       the allocation granularity and, on sm_80+, 1 KB reserved per CTA) and
       named barriers (16 per SM shared by the CTAs, as ``CompileOptions.barrier_limit``).
-    * Registers: ptxas's count when given; else the compiler's estimate
-      (``programs.registers``, less the constant stripes codegen leaves out
-      of registers) plus ``REGISTER_MARGIN``, capped by the launch bounds'
-      budget.  An estimate beyond the budget spills the excess: one 4-byte
+    * Registers: ptxas's count when given; else the register plan's need
+      (``programs.plan``: the same estimate the command prints and codegen
+      follows), capped by the launch bounds' budget.  An estimate beyond the budget spills the excess: one 4-byte
       store and load per spilled register per slab.  With ptxas, the spill
       bytes it reports (static, taken as once per slab).  Spill traffic costs
       issue slots and bandwidth, not latency: L2 bandwidth when the spilled
@@ -90,18 +89,19 @@ L1 hits of spilled values, and the grid's tail.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from singe.codegen import BASELINE_THREADS, REGISTER_MARGIN, register_stripes
+from singe.codegen import BASELINE_THREADS
 from singe.errors import SingeInternalError
 from singe.kernels.ir import OPCODES, Const, DataflowGraph, Reg
-from singe.targets import A100, H100, K20C, TARGETS, Latencies, Target
 from singe.programs import (FULL_BARRIER_ID, WARP_SIZE, Arrive, Compute, FullSync, SharedLoad, SharedStore, Sync,
                             WarpPrograms)
-from singe.schedule import REGISTER_OVERHEAD
+from singe.programs.plan import REGISTER_MARGIN, REGISTER_OVERHEAD, RegisterPlan
+from singe.targets import A100, H100, K20C, TARGETS, Latencies, Target
 
 SHARED_RESOURCES = ("shared", "shuffle", "dram", "l2")  # SM-wide
 PARTITION_RESOURCES = ("issue", "fp64", "mufu")  # split over the warp schedulers
@@ -725,12 +725,13 @@ def _registers(need: int, budget: int, ptxas) -> tuple[int, Spills, str]:
 
 
 def register_need(programs: WarpPrograms) -> int:
-    """Registers per thread the warp-specialized kernel asks of ptxas: the
-    compiler's estimate less the constant stripes codegen moves out of
-    registers (``singe.codegen.register_stripes``), plus ``REGISTER_MARGIN``."""
-    stripes = max(-(-len(set(programs.constants(w))) // WARP_SIZE) for w in range(programs.warps))
-    kept = register_stripes(programs, stripes)
-    return max(programs.registers) - 2 * (stripes - kept) + REGISTER_MARGIN
+    """Registers per thread the warp-specialized kernel asks of ptxas (the register plan's)."""
+    return programs.plan.need
+
+
+def _plan_for(programs: WarpPrograms, budget: int) -> RegisterPlan:
+    """The programs' register plan under ``budget`` (another preset's register file may differ)."""
+    return programs.plan if programs.plan.budget == budget else dataclasses.replace(programs.plan, budget=budget)
 
 
 def _result(kernel, style, preset, occ, timing, points_per_slab, flops, spill, source) -> TimingResult:
@@ -753,8 +754,8 @@ def model(compiled, preset: "str | Preset | None" = None, ptxas=None, slabs: int
     preset = preset_for(preset or compiled.options.arch)
     programs = compiled.programs
     options = compiled.options
-    budget = preset.register_budget(programs.threads, options.ctas_per_sm)
-    registers, spills, source = _registers(register_need(programs), budget, ptxas)
+    plan = _plan_for(programs, preset.register_budget(programs.threads, options.ctas_per_sm))
+    registers, spills, source = _registers(plan.need, plan.budget, ptxas)
     ids = len({p.barrier_id for p in programs.sync_points} | {FULL_BARRIER_ID})
     occ = occupancy(preset, programs.warps, registers, programs.shared_bytes, ids)
     timing = None

@@ -37,6 +37,7 @@ from typing import Mapping
 import numpy as np
 
 from singe.errors import SingeInternalError
+from singe.kernels.registry import FIELDS, POINT_INPUTS
 from singe.analysis.program import (EXIT, WARP_SIZE, Address, Event, Imm, Instr, Memory, Phi, Profile,
                                Program, ProgramBuilder, Special, Symbol, Var, dominators, evaluate,
                                opcode_info, operand_vars, post_dominators, run)
@@ -1147,7 +1148,6 @@ def report(s: Scalarization, profile: Profile | None = None, name: str | None = 
 
 # --------------------------------------------------------------------------- singe's warp programs
 
-SCALAR_FIELDS = ("temperature", "pressure", "dt")  # one value per point (codegen.render.SCALAR_FIELDS)
 PER_SLAB = {"loop": 1, "body": 1}  # the blocks one slab executes
 
 
@@ -1172,11 +1172,10 @@ class _Lowering:
     the slab loop, and one body block with every item of the warp program."""
 
     def __init__(self, programs, warp: int):
-        from singe.kernels.ir import INPUT_FIELDS
         self.programs, self.warp = programs, warp
         ops = programs.programs[warp].computes()
         used = {i.field for op in ops for i in op.instrs if i.opcode in ("ldg", "stg")}
-        self.fields = tuple([f for f in INPUT_FIELDS if f in used] + sorted(used - set(INPUT_FIELDS)))
+        self.fields = tuple([f for f in FIELDS if f in used] + sorted(used - set(FIELDS)))
         self.constants = tuple(dict.fromkeys(programs.constants(warp)))
         self.slots = {c: k for k, c in enumerate(self.constants)}
         self.stripes = -(-len(self.constants) // WARP_SIZE)
@@ -1271,7 +1270,7 @@ class _Lowering:
     def compute(self, unit) -> None:
         """The live instructions of an operation, as ``codegen.render`` emits
         them: a shared value read in place is loaded at its first use."""
-        from singe.codegen.render import live_instructions
+        from singe.programs.lowering import live_instructions
         from singe.kernels.ir import Reg
         loaded: set[str] = set()
         for instr in live_instructions(unit.op.instrs, set(unit.keep) | set(unit.stores)):
@@ -1290,7 +1289,7 @@ class _Lowering:
     def global_address(self, field_name: str, index: int) -> Var:
         """``&field[index * species_stride + point]``."""
         at = self.v[f"at_{field_name}"]
-        if field_name in SCALAR_FIELDS or index == 0:
+        if field_name in POINT_INPUTS or index == 0:
             return at
         return self.value("add", at, self.value("mul", self.v["stride8"], Imm(index)), stem="addr")
 

@@ -18,7 +18,8 @@ import jinja2
 
 import singe
 from singe.codegen.overlay import OverlaidKernel, overlay
-from singe.codegen.render import BASELINE_EXPRESSIONS, EXPRESSIONS, global_address, literal, live_instructions
+from singe.codegen.render import BASELINE_EXPRESSIONS, EXPRESSIONS, global_address, literal
+from singe.programs.lowering import live_instructions
 from singe.errors import SingeInternalError
 from singe.kernels.ir import Const, DataflowGraph, Imm, Reg
 from singe.kernels.registry import field_doc, kernel_spec
@@ -27,7 +28,6 @@ _PACKAGE = pathlib.Path(__file__).resolve().parents[1]
 TEMPLATE_DIRS = [_PACKAGE.parent / "templates", _PACKAGE / "templates"]
 CONSTANTS_PER_LINE = 4
 BASELINE_THREADS = 128
-REGISTER_MARGIN = 32  # registers ptxas takes beyond the estimate (scheduling, addresses); measured on the paper kernels
 
 
 @dataclass(frozen=True)
@@ -120,7 +120,7 @@ def generate(compiled) -> GeneratedKernel:
     overlaid = overlay(programs)
     slots = len(overlaid.constants[0]) if overlaid.constants else 0
     stripes = -(-slots // 32)
-    kept = register_stripes(programs, stripes)
+    kept = programs.plan.stripes_in_registers(stripes)
     name = f"{compiled.mechanism.name}_{compiled.kernel}".replace("-", "_")
     env = environment()
     spill = programs.warnings[0] if programs.warnings else ""
@@ -128,7 +128,7 @@ def generate(compiled) -> GeneratedKernel:
         name=name, kernel=compiled.kernel, mechanism=compiled.mechanism.name, version=singe.__version__,
         options_key=options.key(), warps=programs.warps, threads=programs.threads,
         ctas_per_sm=options.ctas_per_sm, arch=options.arch, registers=max(programs.registers),
-        register_budget=programs.info["register_budget"], shared_bytes=programs.shared_bytes,
+        register_budget=programs.plan.budget, shared_bytes=programs.shared_bytes,
         sync_points=len(programs.sync_points), barrier_ids=programs.barrier_ids, constant_slots=slots,
         stripes=stripes, register_stripes=kept, spill_warning=spill, species=compiled.mechanism.transported_species,
         header=f"{name}.h", constant_lines=_constant_lines(overlaid, stripes), index_rows=overlaid.index_rows,
@@ -141,16 +141,6 @@ def generate(compiled) -> GeneratedKernel:
             "blocks": len(overlaid.blocks), "index_rows": len(overlaid.index_rows),
             "shared_fraction": overlaid.shared_units / max(overlaid.total_units, 1)}
     return GeneratedKernel(name, "warp-specialized", cu, header, info)
-
-
-def register_stripes(programs, stripes: int) -> int:
-    """How many stripes of constants stay in registers (the rest are read with
-    warp-uniform ``__ldg`` where used): as many as the register budget leaves
-    after the estimated live values, less a safety margin."""
-    budget = programs.info["register_budget"]
-    constants = max(-(-len(set(programs.constants(w))) // 32) for w in range(programs.warps))
-    others = max(programs.registers) - 2 * constants
-    return max(0, min(stripes, (budget - others - REGISTER_MARGIN) // 2))
 
 
 def _block_context(block) -> dict:

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from singe.programs.lowering import BarrierUnit, ComputeUnit, LoadUnit, StoreUnit, Unit
+from singe.kernels.registry import POINT_INPUTS
+from singe.programs.lowering import BarrierUnit, ComputeUnit, LoadUnit, StoreUnit, Unit, live_instructions
 from singe.errors import SingeInternalError
 from singe.kernels.ir import Const, Imm, Instr, Reg
 from singe.programs import Arrive, FullSync, Sync
 
-SCALAR_FIELDS = ("temperature", "pressure", "dt")
 EXPRESSIONS = {
     "mov": "{0}", "add": "{0} + {1}", "sub": "{0} - {1}", "mul": "{0} * {1}", "fma": "fma({0}, {1}, {2})",
     "div": "{0} / {1}", "rcp": "1.0 / {0}", "max": "fmax({0}, {1})", "min": "fmin({0}, {1})",
@@ -52,7 +52,7 @@ def literal(value: float) -> str:
 
 
 def global_address(field: str, index: str) -> str:
-    if field in SCALAR_FIELDS:
+    if field in POINT_INPUTS:
         return f"{field}[point]"
     return f"{field}[{index} * species_stride + point]"
 
@@ -109,18 +109,6 @@ def _render_barrier(item, threads: int) -> str:
     if not isinstance(item, (Arrive, Sync)):
         raise SingeInternalError(f"not a barrier: {item}")
     return f"{macro}({item.barrier_id}, {item.threads});  // point {item.point}: {comment_values(item.orders)}"
-
-
-def live_instructions(instrs, needed) -> list[Instr]:
-    """The instructions that contribute to the ``needed`` values or to a global
-    store (what is left out computes something nobody reads)."""
-    needed = set(needed)
-    live = []
-    for instr in reversed(instrs):
-        if instr.opcode == "stg" or instr.dst in needed:
-            live.append(instr)
-            needed.update(instr.registers_read())
-    return live[::-1]
 
 
 def _render_compute(unit: ComputeUnit, names: dict[str, str], b: _ShapeBuilder) -> None:

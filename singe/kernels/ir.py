@@ -85,8 +85,6 @@ OPCODES: dict[str, OpcodeInfo] = {
     "stg": OpcodeInfo(1, "global_store", 0),
 }
 
-INPUT_FIELDS = ("temperature", "pressure", "mass_fractions", "dt", "diffusion_source")
-OUTPUT_FIELDS = ("viscosity", "diffusion", "production_rates")
 
 
 @dataclass(frozen=True)

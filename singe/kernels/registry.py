@@ -177,6 +177,11 @@ KERNELS: dict[str, KernelSpec] = {spec.name: spec for spec in (
 """Every kernel, by name, in the order the command compiles them."""
 
 
+POINT_INPUTS = tuple(name for name, f in FIELDS.items()
+                     if f.rows == POINT and any(name in spec.inputs for spec in KERNELS.values()))
+"""Inputs with one value per point (addressed by point alone in the emitted code)."""
+
+
 def kernel_spec(name: str) -> KernelSpec:
     """The spec of kernel ``name``; an unknown name is refused here and only here."""
     spec = KERNELS.get(name)

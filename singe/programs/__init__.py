@@ -15,11 +15,12 @@ slab.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Union
 
 from singe.errors import SingeInternalError
 from singe.kernels.ir import Operation
+from singe.programs.plan import RegisterPlan
 
 WARP_SIZE = 32
 FULL_BARRIER_ID = 0
@@ -110,6 +111,16 @@ class SyncPoint:
         return tuple(sorted(set(self.arrivers) | set(self.syncers)))
 
     @property
+    def registers(self) -> tuple[int, ...]:
+        """Registers per thread each warp needs with its constants in registers (the plan's)."""
+        return self.plan.per_warp if self.plan else ()
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """What the compiler warns of (registers that will spill)."""
+        return self.plan.warnings(self.warps) if self.plan else ()
+
+    @property
     def threads(self) -> int:
         return WARP_SIZE * len(self.participants)
 
@@ -129,8 +140,9 @@ class WarpPrograms:
 
     ``shared_slots``: number of [32]-double slots of shared memory;
     ``barrier_limit``: named barrier ids available (ids 1 .. limit-1 for
-    points, 0 for ``FullSync``); ``registers``: estimated registers per
-    thread of each warp; ``constants``: the mechanism constants each warp uses.
+    points, 0 for ``FullSync``); ``plan``: the register plan
+    (``singe.programs.plan``; None for hand-built programs);
+    ``constants``: the mechanism constants each warp uses.
     """
 
     kernel: str
@@ -140,9 +152,17 @@ class WarpPrograms:
     sync_points: tuple[SyncPoint, ...]
     shared_slots: int
     barrier_limit: int
-    registers: tuple[int, ...] = ()
-    warnings: tuple[str, ...] = ()
-    info: dict = field(default_factory=dict, compare=False, hash=False)
+    plan: RegisterPlan | None = None
+
+    @property
+    def registers(self) -> tuple[int, ...]:
+        """Registers per thread each warp needs with its constants in registers (the plan's)."""
+        return self.plan.per_warp if self.plan else ()
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """What the compiler warns of (registers that will spill)."""
+        return self.plan.warnings(self.warps) if self.plan else ()
 
     @property
     def threads(self) -> int:

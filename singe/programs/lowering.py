@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from singe.kernels.ir import Operation
+from singe.kernels.ir import Instr, Operation
 from singe.programs import Arrive, Compute, FullSync, SharedLoad, SharedStore, Sync, WarpProgram
 
 
@@ -131,3 +131,15 @@ def _skip_stores(items: list, j: int, unit: ComputeUnit) -> int:
     while j < len(items) and isinstance(items[j], SharedStore) and items[j].value in unit.stores:
         j += 1
     return j
+
+
+def live_instructions(instrs, needed) -> list[Instr]:
+    """The instructions that contribute to the ``needed`` values or to a global
+    store (what is left out computes something nobody reads)."""
+    needed = set(needed)
+    live = []
+    for instr in reversed(instrs):
+        if instr.opcode == "stg" or instr.dst in needed:
+            live.append(instr)
+            needed.update(instr.registers_read())
+    return live[::-1]

@@ -1,0 +1,123 @@
+"""The register and resource plan of a kernel's warp programs, computed once.
+
+Its inputs are explicit so that a change in what codegen emits is a change
+of one input here:
+
+* ``live_doubles``: per warp, the peak number of doubles live at once in the
+  code codegen emits.  Liveness runs over codegen's units
+  (``singe.programs.lowering``): a value loaded from shared memory right
+  before the one operation that reads it is read in place, an output stored
+  right after it is written where it is computed, so neither occupies a
+  register across the operation; an operation's own temporaries count while
+  it runs.
+* ``constant_stripes``: per warp, the stripes (32 constants, one per lane) of
+  its constant table.
+* ``overhead``: registers of every kernel (indices, pointers, lane and warp
+  id, loop counter); ``margin``: registers ptxas takes beyond the estimate
+  (scheduling, addresses), measured on the paper's kernels.
+* ``budget``: registers per thread the launch bounds leave (the target's
+  register file shared by the CTAs per SM).
+
+From them: how many constant stripes stay in registers (codegen emits the
+rest as warp-uniform loads), the registers the kernel asks of ptxas, the
+registers ptxas is predicted to use (capped by the launch bounds), and the
+spill warning.  Codegen, the command's printed estimate and the timing
+model all read this plan.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+REGISTER_OVERHEAD = 24  # indices, pointers, lane and warp id, loop counter
+REGISTER_MARGIN = 32  # registers ptxas takes beyond the estimate (scheduling, addresses); measured on the paper kernels
+WARP_SIZE = 32
+
+
+@dataclass(frozen=True)
+class RegisterPlan:
+    """Registers per thread of a warp-specialized kernel (see the module docstring)."""
+
+    budget: int
+    live_doubles: tuple[int, ...]
+    constant_stripes: tuple[int, ...]
+    overhead: int = REGISTER_OVERHEAD
+    margin: int = REGISTER_MARGIN
+    ctas_per_sm: int = 1
+
+    @property
+    def per_warp(self) -> tuple[int, ...]:
+        """Registers each warp needs with its whole constant table in registers."""
+        return tuple(self.overhead + 2 * live + 2 * stripes
+                     for live, stripes in zip(self.live_doubles, self.constant_stripes))
+
+    @property
+    def stripes(self) -> int:
+        """Constant stripes of the widest warp (the kernel's table width per lane)."""
+        return max(self.constant_stripes, default=0)
+
+    def stripes_in_registers(self, stripes: int | None = None) -> int:
+        """How many of ``stripes`` (default: the plan's) constant stripes stay in
+        registers: as many as the budget leaves after the other live values
+        and the margin."""
+        stripes = self.stripes if stripes is None else stripes
+        others = max(self.per_warp, default=self.overhead) - 2 * self.stripes
+        return max(0, min(stripes, (self.budget - others - self.margin) // 2))
+
+    @property
+    def need(self) -> int:
+        """Registers per thread the kernel asks of ptxas: the widest warp's,
+        less the constant stripes left out of registers, plus the margin."""
+        moved = self.stripes - self.stripes_in_registers()
+        return max(self.per_warp, default=self.overhead) - 2 * moved + self.margin
+
+    @property
+    def predicted(self) -> int:
+        """Registers per thread ptxas is predicted to use: the need, capped by the launch bounds."""
+        return min(self.need, self.budget)
+
+    @property
+    def spilled(self) -> int:
+        """Registers per thread predicted to spill (the need beyond the budget)."""
+        return max(0, self.need - self.budget)
+
+    def warnings(self, warps: int) -> tuple[str, ...]:
+        """The spill warning, when the need exceeds the budget."""
+        if not self.spilled:
+            return ()
+        over = sum(1 for r in self.per_warp if r - 2 * (self.stripes - self.stripes_in_registers()) + self.margin
+                   > self.budget)
+        return (f"{over} of {warps} warps need up to ~{self.need} registers per thread, {self.budget} "
+                f"available at {self.ctas_per_sm} CTAs per SM: registers will spill",)
+
+    def __str__(self) -> str:
+        return (f"~{self.predicted} registers (need {self.need}, budget {self.budget}; "
+                f"{self.stripes_in_registers()} of {self.stripes} constant stripes in registers)")
+
+
+def live_doubles(program) -> int:
+    """Peak doubles live at once in the code codegen emits for one warp's
+    program: backward liveness over its units (``lowering.program_units``);
+    while an operation runs, its temporaries and one register each for its
+    in-place loads and stores count too."""
+    from singe.programs.lowering import ComputeUnit, program_units
+
+    live: set[str] = set()
+    peak = 0
+    for unit in reversed(program_units(program)):
+        if isinstance(unit, ComputeUnit):
+            reads = unit.reads()
+            streamed = min(len(unit.loads), 1) + min(len(set(unit.stores) - unit.keep), 1)
+            peak = max(peak, len(live | unit.writes() | reads) + unit.op.temporaries + streamed)
+            live = (live - set(unit.op.outputs)) | reads
+        else:
+            live = (live - unit.writes()) | unit.reads()
+            peak = max(peak, len(live))
+    return peak
+
+
+def plan_registers(programs, budget: int, ctas_per_sm: int) -> RegisterPlan:
+    """The plan of ``programs`` (a ``WarpPrograms``) under a register ``budget`` per thread."""
+    stripes = tuple(-(-len(set(programs.constants(w))) // WARP_SIZE) for w in range(programs.warps))
+    return RegisterPlan(budget, tuple(live_doubles(p) for p in programs.programs), stripes,
+                        ctas_per_sm=ctas_per_sm)

@@ -9,7 +9,7 @@ A100 and H100 (each compiled for that preset's arch) and the modeled speedup;
 with ``--ptxas`` the registers and spills nvcc reports for both styles
 (sm_90; nvcc takes 10-100 s per kernel, and the H100 model then uses them).
 A second table puts the K20c model beside the paper's measurements
-(REFERENCE.md §9) and the FP64 roofline.
+(docs/formulas.md §9) and the FP64 roofline.
 
 The default configurations are the paper's published command lines
 (``--visc 15``, ``--diff 10``, ``--reac 8 --qssa 4 --ctas 2``) at 2 CTAs
@@ -37,7 +37,7 @@ from singe.timing import (PRESETS, baseline_register_estimate, fp64_roofline, mo
 
 ARCH_OF_PRESET = {name: preset.arch for name, preset in PRESETS.items()}
 PTXAS_ARCH = "sm_90"
-#: REFERENCE.md §9: Mpoints/s of the warp-specialized kernels on a K20c (128^3 points)
+#: docs/formulas.md §9: Mpoints/s of the warp-specialized kernels on a K20c (128^3 points)
 PAPER_K20C = {("dme", "viscosity"): 17.06, ("dme", "diffusion"): 24.94, ("dme", "chemistry"): 7.35,
               ("heptane", "viscosity"): 5.81, ("heptane", "diffusion"): 7.89, ("heptane", "chemistry"): 4.86}
 #: the paper's speedups over its tuned data-parallel kernels (Fermi and Kepler, all problem sizes)
@@ -59,7 +59,7 @@ def parse_config(text: str) -> dict[str, dict]:
 
 
 def mechanism_path(name: str) -> pathlib.Path:
-    """A mechanism of ../shared/mechanisms, a bundled one, or a path."""
+    """A mechanism of the shared mechanisms folder beside the repository, a bundled one, or a path."""
     folder = {"dodecane": "dodecane_qss"}.get(name, name)
     candidates = [SHARED / folder / f"{name}.inp", bundled_path(name), pathlib.Path(name)]
     return next(p for p in candidates if p is not None and p.is_file())

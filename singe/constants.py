@@ -14,7 +14,7 @@ PERMEABILITY_0 = 2.0 * FINE_STRUCTURE * PLANCK / (ELEMENTARY_CHARGE**2 * LIGHT_S
 PERMITTIVITY_0 = 1.0 / (LIGHT_SPEED**2 * PERMEABILITY_0)
 
 # Cantera's element table (kg/kmol). CHEMKIN's own weights differ in the 4th
-# digit (H 1.00797); REFERENCE.md asks for Cantera's.
+# digit (H 1.00797); docs/formulas.md §1 uses Cantera's.
 ATOMIC_WEIGHTS = {
     "H": 1.008, "D": 2.0141017781, "HE": 4.002602, "LI": 6.94, "BE": 9.0121831,
     "B": 10.81, "C": 12.011, "N": 14.007, "O": 15.999, "F": 18.998403163,

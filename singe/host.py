@@ -34,7 +34,8 @@ import weakref
 import numpy as np
 
 from singe.errors import SingeInternalError
-from singe.kernels.registry import FIELDS, state_arrays
+from singe.kernels.registry import state_arrays
+from singe.signature import MARKER, Parameter, Signature, find_signature
 from singe.targets import DEFAULT_SHARED_PER_CTA, MAX_SHARED_PER_CTA
 
 RUNTIME_HEADER = pathlib.Path(__file__).resolve().parent / "runtime" / "singe_host_runtime.h"
@@ -46,9 +47,7 @@ FLAGS = ("-std=c++17", "-Og", "-fPIC", "-shared", "-DSINGE_HOST", "-Wall", "-Wex
          "-Wl,-Bsymbolic", "-Wl,--no-undefined")
 SCHEDULES = {"deterministic": 0, "random": 1, "priority": 2}
 STATUS = {1: "invalid launch configuration", 2: "deadlock", 3: "misuse", 4: "out of resources"}
-STANDARD_TAIL = ("int n_points", "int species_stride", "void *stream")
 
-_ENTRY = re.compile(r'extern\s+"C"\s+int\s+(\w+)\s*\(([^)]*)\)\s*\{')
 _EXTERN_SHARED = re.compile(r"extern\s+__shared__\s+(?:alignas\(\s*\d+\s*\)\s+)?([A-Za-z_][\w:]*)\s+(\w+)\s*\[\s*\]")
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
 
@@ -59,23 +58,26 @@ class HostRuntimeError(SingeInternalError):
 
 
 @dataclasses.dataclass(frozen=True)
-class Parameter:
-    """One array argument of the kernel's C entry point."""
-
-    field: str
-    output: bool
-
-
-@dataclasses.dataclass(frozen=True)
 class KernelSource:
-    """The text of an emitted kernel and what the host needs to call it."""
+    """The text of an emitted kernel and the signature it carries (``singe.signature``)."""
 
-    name: str  # the extern "C" entry point
     cu: str
     headers: tuple[tuple[str, str], ...]  # (file name, text) of the quoted includes
-    parameters: tuple[Parameter, ...]
-    n_species: int
+    signature: Signature
     shared_array: tuple[str, str] | None  # (element type, name) of the extern __shared__ array
+
+    @property
+    def name(self) -> str:
+        """The extern "C" entry point."""
+        return self.signature.entry
+
+    @property
+    def parameters(self) -> tuple[Parameter, ...]:
+        return self.signature.parameters
+
+    @property
+    def n_species(self) -> int:
+        return len(self.signature.species)
 
     @property
     def inputs(self) -> list[str]:
@@ -86,17 +88,8 @@ class KernelSource:
         return [p.field for p in self.parameters if p.output]
 
     def rows(self, field: str) -> int:
-        """Rows of a field's array: 1 for one value per point, the species
-        count for species-major fields.  Read from the field's line in the
-        emitted header ("n_points values" / "species-major"), else from the
-        field's registry entry."""
-        for _, text in self.headers:
-            match = re.search(rf"^ \* {re.escape(field)}: (.*)$", text, re.MULTILINE)
-            if match and "n_points values" in match.group(1):
-                return 1
-            if match and "species-major" in match.group(1):
-                return self.n_species
-        return FIELDS[field].row_count(self.n_species) if field in FIELDS else self.n_species
+        """Rows of a field's array: 1 for one value per point, the species count for species-major fields."""
+        return self.signature.row_count(field)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -128,36 +121,18 @@ def kernel_source(kernel) -> KernelSource:
 
 
 def parse_source(cu: str, headers: tuple[tuple[str, str], ...] = ()) -> KernelSource:
-    """The ``KernelSource`` of kernel text: one ``extern "C" int name(double
-    arrays..., int n_points, int species_stride, void *stream)`` entry point
-    (const arrays are inputs, the others outputs); ``headers``: (file name,
-    text) of the files it includes."""
-    entries = _ENTRY.findall(cu)
-    if len(entries) != 1:
-        raise HostRuntimeError(f'expected one extern "C" entry point in the kernel source, found {len(entries)}')
-    name, parameter_text = entries[0]
-    parameters = [" ".join(p.split()) for p in parameter_text.split(",")]
-    if tuple(parameters[-3:]) != STANDARD_TAIL:
-        raise HostRuntimeError(f"{name}: the entry point must end with {', '.join(STANDARD_TAIL)}; "
-                               f"got {', '.join(parameters[-3:])}")
-    arrays = []
-    for text in parameters[:-3]:
-        match = re.fullmatch(r"(const\s+)?double\s*\*\s*(\w+)", text)
-        if not match:
-            raise HostRuntimeError(f"{name}: parameter '{text}' is not a double array")
-        arrays.append(Parameter(match.group(2), output=match.group(1) is None))
-    return KernelSource(name, cu, headers, tuple(arrays), _species_count(name, cu, headers), _shared_array(name, cu))
-
-
-def _species_count(name: str, cu: str, headers) -> int:
-    for _, text in headers:
-        match = re.search(rf"#define\s+{re.escape(name.upper())}_SPECIES\s+(\d+)", text)
-        if match:
-            return int(match.group(1))
-    match = re.search(r"//\s*Species \((\d+),", cu)
-    if match:
-        return int(match.group(1))
-    raise HostRuntimeError(f"{name}: cannot tell the number of species (no {name.upper()}_SPECIES define)")
+    """The ``KernelSource`` of kernel text carrying a signature line
+    (``singe.signature``; its entry point takes the signature's arrays, then
+    ``int n_points, int species_stride, void *stream``); ``headers``: (file
+    name, text) of the files it includes."""
+    try:
+        signature = find_signature(cu)
+    except ValueError as error:
+        raise HostRuntimeError(f"kernel source: {error}") from None
+    if signature is None:
+        raise HostRuntimeError(f"kernel source: no '{MARKER.strip()}' line (singe's codegen writes one; a "
+                               "hand-written kernel must carry one too)")
+    return KernelSource(cu, headers, signature, _shared_array(signature.entry, cu))
 
 
 def _shared_array(name: str, cu: str) -> tuple[str, str] | None:

@@ -3,7 +3,7 @@
 CHEMKIN's (and Cantera's ``mixture-averaged-CK``) functional forms: per
 species ln(eta_k) and ln(lambda_k), per pair ln(D_jk P), each a cubic in ln T
 fitted by least squares to kinetic-theory values on 50 temperatures between
-the mechanism's common NASA7 limits (REFERENCE.md §5).  The kinetic theory
+the mechanism's common NASA7 limits (docs/formulas.md §5).  The kinetic theory
 needs the reduced collision integrals Omega(2,2)* and A* of the Stockmayer
 potential, interpolated in the Monchick–Mason tables
 (``singe/data/collision_integrals.json``) exactly as Cantera's
@@ -452,7 +452,7 @@ def _fit_arrays(species: tuple[Species, ...], T: np.ndarray, cp_R_values: np.nda
 @cache_by_identity
 def fit_transport(mech: Mechanism) -> TransportFits:
     """Fit viscosity, binary diffusion and conductivity of every species of ``mech``
-    (QSSA species included), REFERENCE.md §5.
+    (QSSA species included), docs/formulas.md §5.
 
     Cached per Mechanism object (the kernels call this repeatedly); the
     returned arrays are read-only.

@@ -116,11 +116,15 @@ def swapped(cu: str, index: int) -> str:
 
 # -- hand-written kernels -------------------------------------------------------------------
 
-PREAMBLE = """// Species (9, species-major arrays, stride species_stride): rows of the test arrays
-#include "singe_host_runtime.h"
-"""
+def preamble(entry: str) -> str:
+    """The runtime include and the signature line of a hand-written test kernel
+    ``entry(x, out, ...)``: both arrays have 9 rows (species-major)."""
+    parameters = (host.Parameter("x", False, "species"), host.Parameter("out", True, "species"))
+    signature = host.Signature(entry, "test", "hand-written", tuple(f"S{k}" for k in range(9)), parameters)
+    return signature.line() + '#include "singe_host_runtime.h"\n'
 
-SHUFFLES = PREAMBLE + r"""
+
+SHUFFLES = preamble("shuffles") + r"""
 __global__ void __launch_bounds__(64) shuffles_kernel(const double *__restrict__ x, double *__restrict__ out,
                                                       const int n_points, const int species_stride)
 {
@@ -158,7 +162,7 @@ extern "C" int shuffles(const double *x, double *out, int n_points, int species_
 # Warp 0 produces a row in shared memory three times; warps 1-3 consume it.
 # Barrier 1 orders each write before the reads (RAW), barrier 2 each round's
 # reads before the next write (WAR): six generations in all.
-GENERATIONS = PREAMBLE + r"""
+GENERATIONS = preamble("generations") + r"""
 __global__ void __launch_bounds__(128) generations_kernel(const double *__restrict__ x, double *__restrict__ out,
                                                          const int n_points, const int species_stride)
 {
@@ -187,7 +191,7 @@ extern "C" int generations(const double *x, double *out, int n_points, int speci
 """
 
 # One misuse per mode (x[0]); mode 7 asks for more shared memory than allowed.
-MISUSE = PREAMBLE + r"""
+MISUSE = preamble("misuse") + r"""
 __global__ void __launch_bounds__(128) misuse_kernel(const double *__restrict__ x, double *__restrict__ out,
                                                      const int n_points, const int species_stride)
 {

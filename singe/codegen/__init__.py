@@ -22,7 +22,7 @@ from singe.codegen.render import BASELINE_EXPRESSIONS, EXPRESSIONS, global_addre
 from singe.programs.lowering import live_instructions
 from singe.errors import SingeInternalError
 from singe.kernels.ir import Const, DataflowGraph, Imm, Reg
-from singe.kernels.registry import field_doc, kernel_spec
+from singe.kernels.registry import field_doc, kernel_signature, kernel_spec
 
 _PACKAGE = pathlib.Path(__file__).resolve().parents[1]
 TEMPLATE_DIRS = [_PACKAGE.parent / "templates", _PACKAGE / "templates"]
@@ -134,7 +134,8 @@ def generate(compiled) -> GeneratedKernel:
         header=f"{name}.h", constant_lines=_constant_lines(overlaid, stripes), index_rows=overlaid.index_rows,
         shared_slots=programs.shared_slots, variables=[f"r{i}" for i in range(overlaid.variables)],
         blocks=[_block_context(b) for b in overlaid.blocks], **_parameters(compiled.graph, EXPRESSIONS))
-    cu = env.get_template("warp_specialized.cu.j2").render(**context)
+    cu = env.get_template("warp_specialized.cu.j2").render(**context) + \
+        kernel_signature(name, compiled.graph, "warp-specialized", compiled.mechanism.transported_species).line()
     header = _header(env, name, f"warp-specialized {compiled.kernel} kernel", compiled.graph,
                      compiled.mechanism.transported_species)
     info = {"constant_slots": slots, "stripes": stripes, "register_stripes": kept, "variables": overlaid.variables,
@@ -187,7 +188,8 @@ def generate_baseline(compiled) -> GeneratedKernel:
     cu = env.get_template("baseline.cu.j2").render(
         name=name, kernel=compiled.kernel, mechanism=compiled.mechanism.name, version=singe.__version__,
         species=compiled.mechanism.transported_species, header=f"{name}.h", threads=BASELINE_THREADS,
-        lines=_baseline_lines(graph), **_parameters(graph, BASELINE_EXPRESSIONS))
+        lines=_baseline_lines(graph), **_parameters(graph, BASELINE_EXPRESSIONS)) + \
+        kernel_signature(name, graph, "baseline", compiled.mechanism.transported_species).line()
     header = _header(env, name, f"data-parallel {compiled.kernel} kernel", graph,
                      compiled.mechanism.transported_species)
     return GeneratedKernel(name, "baseline", cu, header, {"threads": BASELINE_THREADS})

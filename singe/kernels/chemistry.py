@@ -1,4 +1,4 @@
-"""Dataflow graph of the chemistry kernel (paper §3.4; REFERENCE.md §3, §4, §7, §8).
+"""Dataflow graph of the chemistry kernel (paper §3.4; docs/formulas.md §3, §4, §7, §8).
 
 Inputs: temperature [K], pressure [Pa], the mass fractions of the transported
 species and, when the mechanism has stiff species, the time step dt [s]
@@ -707,7 +707,7 @@ def output_items(plan: _Plan) -> list:
 
 
 # --------------------------------------------------------------------------
-# QSSA (REFERENCE §7)
+# QSSA (docs/formulas.md §7)
 # --------------------------------------------------------------------------
 
 def _direction_sum(b: _Builder, plan: _Plan, terms) -> Operand | None:
@@ -845,7 +845,7 @@ def qssa_scale_draft(plan: _Plan, j: int) -> _Draft:
 
 
 # --------------------------------------------------------------------------
-# Stiffness removal (REFERENCE §8, simultaneous form)
+# Stiffness removal (docs/formulas.md §8, simultaneous form)
 # --------------------------------------------------------------------------
 
 def stiffness_draft(plan: _Plan, s: int) -> _Draft:

@@ -24,9 +24,10 @@ from singe.kernels.ir import DataflowGraph
 from singe.mechanism import Mechanism
 from singe.reference import kinetics as reference_kinetics
 from singe.reference import transport as reference_transport
+from singe.signature import POINT, SPECIES, Parameter, Signature
 
-POINT = "point"      # one value per point: array (n_points,)
-SPECIES = "species"  # one value per transported species and point, species-major: (n_species, n_points)
+# Rows of a field: POINT, one value per point (n_points,); SPECIES, one per transported species
+# and point, species-major (n_species, n_points).
 
 
 @dataclass(frozen=True)
@@ -188,6 +189,14 @@ def kernel_spec(name: str) -> KernelSpec:
     if spec is None:
         raise OptionError(f"unknown kernel {name!r}: choose from {', '.join(KERNELS)}")
     return spec
+
+
+def kernel_signature(entry: str, graph: DataflowGraph, style: str, species) -> Signature:
+    """The signature the emitted kernel of ``graph`` carries (``singe.signature``)."""
+    inputs, outputs = kernel_spec(graph.kernel).signature(graph)
+    parameters = [Parameter(f, False, FIELDS[f].rows) for f in inputs] + \
+        [Parameter(f, True, FIELDS[f].rows) for f in outputs]
+    return Signature(entry, graph.kernel, style, tuple(species), tuple(parameters))
 
 
 def default_kernels(mech: Mechanism) -> list[str]:

@@ -1,7 +1,7 @@
 """Reference chemical kinetics: rate constants, rates of progress and
 production rates in plain numpy, vectorized over points.
 
-Conventions (REFERENCE.md §1, §3, §4, §7, §8):
+Conventions (docs/formulas.md §1, §3, §4, §7, §8):
 
 * SI units: T [K], P [Pa], concentrations C [kmol/m^3], rates of progress
   and production rates [kmol/m^3/s].  Arrays are species-major or
@@ -570,7 +570,7 @@ def net_production_rates(mech: Mechanism, T, P, Y, dt=None, diffusion_source=Non
     ----------
     T, P : (n,) temperatures [K] and pressures [Pa] (a scalar P is broadcast).
     Y : (n_transported, n) mass fractions of ``mech.transported_species``.
-    dt : time step [s], scalar or (n,); when given, dynamic stiffness removal (REFERENCE §8)
+    dt : time step [s], scalar or (n,); when given, dynamic stiffness removal (docs/formulas.md §8)
         is applied to the stiff species after the QSSA scaling.
     diffusion_source : (n_transported, n) diffusion source [kg/m^3/s] of the
         stiff-species test, zeros when omitted (only used with ``dt``).
@@ -580,7 +580,7 @@ def net_production_rates(mech: Mechanism, T, P, Y, dt=None, diffusion_source=Non
     Without QSSA species this is rates of progress -> production rates.  With
     QSSA species the rates are evaluated with QSSA concentrations 1 (and
     [M] over the transported species) and scaled by
-    ``singe.reference.qssa.apply`` (REFERENCE §7).
+    ``singe.reference.qssa.apply`` (docs/formulas.md §7).
     """
     tables = kinetics_tables(mech)
     T, P = _points(T, P)

@@ -1,4 +1,4 @@
-"""Linearized quasi-steady-state approximation (Lu & Law), REFERENCE.md §7.
+"""Linearized quasi-steady-state approximation (Lu & Law), docs/formulas.md §7.
 
 The QSSA species Q are not part of the state.  Every rate of progress is
 evaluated with their concentrations set to 1 (kmol/m^3), so a direction whose
@@ -36,7 +36,7 @@ FORWARD = 0
 REVERSE = 1
 DIRECTION_NAMES = ("forward", "reverse")
 
-#: lower bound of the consumption rate D_i [kmol/m^3/s] (REFERENCE §7 step 3)
+#: lower bound of the consumption rate D_i [kmol/m^3/s] (docs/formulas.md §7)
 D_FLOOR = 1e-50
 
 # A term of a sum over directions: (reaction, direction, multiplicity).

@@ -1,4 +1,4 @@
-"""Dynamic stiffness removal (Lu et al. 2009), REFERENCE.md §8.
+"""Dynamic stiffness removal (Lu et al. 2009), docs/formulas.md §8.
 
 For each stiff species s whose destruction time scale C_s / DDOT is shorter
 than dt/2, the rates that destroy s are scaled by r_s^nu, where r_s = C0/C_s

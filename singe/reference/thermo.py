@@ -4,7 +4,7 @@ Plain numpy, vectorized over points: every function takes temperatures
 ``T`` [K] of shape (n,) (a scalar counts as one point) and returns arrays
 with one row per species or per reaction and one column per point.  The
 polynomials are evaluated term by term as Cantera's ``NasaPoly1`` does, so
-the results agree with Cantera's to the last bits (REFERENCE.md §3).
+the results agree with Cantera's to the last bits (docs/formulas.md §3).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Mixture transport properties in numpy: the definition the viscosity,
-diffusion and conductivity kernels are checked against (REFERENCE.md §6).
+diffusion and conductivity kernels are checked against (docs/formulas.md §6).
 
 The state is that of the kernels: temperature T [K] (n,), pressure P [Pa]
 (n,) and the mass fractions Y (n_transported, n) of ``mech.transported_species``.

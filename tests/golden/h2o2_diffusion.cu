@@ -1032,3 +1032,4 @@ extern "C" int h2o2_diffusion(const double *temperature, const double *pressure,
   SINGE_LAUNCH(h2o2_diffusion_kernel, n_slabs, 96, 11776, stream, temperature, pressure, mass_fractions, diffusion, n_points, species_stride);
   return SINGE_LAUNCH_STATUS();
 }
+// singe-signature: {"entry": "h2o2_diffusion", "kernel": "diffusion", "style": "warp-specialized", "species": ["H2", "H", "O", "O2", "OH", "H2O", "HO2", "H2O2", "AR", "N2"], "parameters": [{"field": "temperature", "output": false, "rows": "point"}, {"field": "pressure", "output": false, "rows": "point"}, {"field": "mass_fractions", "output": false, "rows": "species"}, {"field": "diffusion", "output": true, "rows": "species"}]}

@@ -1105,3 +1105,4 @@ extern "C" int h2o2_viscosity(const double *temperature, const double *mass_frac
   SINGE_LAUNCH(h2o2_viscosity_kernel, n_slabs, 128, 6144, stream, temperature, mass_fractions, viscosity, n_points, species_stride);
   return SINGE_LAUNCH_STATUS();
 }
+// singe-signature: {"entry": "h2o2_viscosity", "kernel": "viscosity", "style": "warp-specialized", "species": ["H2", "H", "O", "O2", "OH", "H2O", "HO2", "H2O2", "AR", "N2"], "parameters": [{"field": "temperature", "output": false, "rows": "point"}, {"field": "mass_fractions", "output": false, "rows": "species"}, {"field": "viscosity", "output": true, "rows": "point"}]}

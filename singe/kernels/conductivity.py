@@ -10,7 +10,7 @@ temperature [K], mass fractions (species-major); output: conductivity [W/m/K].
 from __future__ import annotations
 
 from singe.kernels.ir import DataflowGraph, Imm, InstrBuilder, Operation, Reg
-from singe.kernels.transport import mixture_ops, mole_fraction_op, reduction_op, temperature_op
+from singe.kernels.transport import mixture_prologue, reduction_op
 from singe.mechanism import Mechanism
 from singe.transport_fit import fit_transport
 
@@ -38,12 +38,9 @@ def conductivity_graph(mech: Mechanism) -> DataflowGraph:
     """Per-species conductivities and mean terms, two reductions, the output."""
     fits = fit_transport(mech)
     index = mech.transported_indices
-    weights = mech.molecular_weights[index]
-    n = len(index)
-    ops = [temperature_op()] + mixture_ops(weights, mean_weight=False)
-    ops += [mole_fraction_op(k, w) for k, w in enumerate(weights)]
+    ops = mixture_prologue(mech.molecular_weights[index], mean_weight=False)
     ops += [species_conductivity_op(k, fits.conductivity[i]) for k, i in enumerate(index)]
-    ops.append(reduction_op("arithmetic_mean", [f"arithmetic{k}" for k in range(n)], "arithmetic_sum"))
-    ops.append(reduction_op("harmonic_mean", [f"harmonic{k}" for k in range(n)], "harmonic_sum"))
+    for mean in ("arithmetic", "harmonic"):
+        ops.append(reduction_op(f"{mean}_mean", [f"{mean}{k}" for k in range(len(index))], f"{mean}_sum"))
     ops.append(conductivity_output_op())
-    return DataflowGraph("conductivity", mech.name, tuple(ops), n)
+    return DataflowGraph("conductivity", mech.name, tuple(ops), len(index))

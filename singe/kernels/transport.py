@@ -70,6 +70,13 @@ def mole_fraction_op(k: int, weight: float) -> Operation:
     return _op(b, f"mole_fraction_{k}", "species", ["inverse_moles"], [f"x{k}"])
 
 
+def mixture_prologue(weights: np.ndarray, mean_weight: bool, point_ops=()) -> list[Operation]:
+    """What every transport kernel starts with: T and ln T, ``point_ops``, the
+    mixture sums and the clamped mole fraction x_k of every species."""
+    return [temperature_op(), *point_ops] + mixture_ops(weights, mean_weight) + \
+        [mole_fraction_op(k, w) for k, w in enumerate(weights)]
+
+
 def reduction_op(name: str, terms: list[str], output: str) -> Operation:
     """output = sum of terms (associative: mapping may split it per warp)."""
     b = InstrBuilder(name)
@@ -124,8 +131,7 @@ def viscosity_graph(mech: Mechanism) -> DataflowGraph:
     index = mech.transported_indices
     weights = mech.molecular_weights[index]
     n = len(index)
-    ops = [temperature_op()] + mixture_ops(weights, mean_weight=False)
-    ops += [mole_fraction_op(k, w) for k, w in enumerate(weights)]
+    ops = mixture_prologue(weights, mean_weight=False)
     ops += [scaled_log_viscosity_op(k, fits.viscosity[i], w) for k, (i, w) in enumerate(zip(index, weights))]
     ops += [wilke_op(k, weights) for k in range(n)]
     ops.append(reduction_op("viscosity_sum", [f"term{k}" for k in range(n)], "mixture_viscosity"))
@@ -192,8 +198,7 @@ def diffusion_graph(mech: Mechanism) -> DataflowGraph:
     n = len(index)
     coefficients = fits.diffusion[np.ix_(index, index)]
     columns = diffusion_columns(n)
-    ops = [temperature_op(), pressure_op()] + mixture_ops(weights, mean_weight=True)
-    ops += [mole_fraction_op(k, w) for k, w in enumerate(weights)]
+    ops = mixture_prologue(weights, mean_weight=True, point_ops=[pressure_op()])
     ops += [diffusion_column_op(c, rows, coefficients[:, c]) for c, rows in enumerate(columns)]
     terms: dict[int, list[str]] = {k: ([f"colsum{k}"] if columns[k] else []) for k in range(n)}
     for c, rows in enumerate(columns):

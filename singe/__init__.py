@@ -27,9 +27,9 @@ from singe.kernels.registry import KERNELS, KernelSpec, kernel_spec
 from singe.mechanism import Mechanism
 from singe.options import PLACEMENTS, CompileOptions
 from singe.targets import TARGETS, Target
+from singe.version import __version__
 
 __all__ = ["load_mechanism", "compile_kernel", "generate", "generate_baseline", "CompileOptions", "CompiledKernel",
            "GeneratedKernel", "KERNELS", "KernelSpec", "kernel_spec", "Mechanism", "PLACEMENTS", "TARGETS", "Target",
            "compile_cuda", "bundled_names", "bundled_path", "resolve_mechanism", "build_graph", "host", "reference", "timing", "validate", "OptionError", "SingeError",
-           "SingeInputError", "SingeInternalError"]
-__version__ = "0.1.0"
+           "SingeInputError", "SingeInternalError", "__version__"]

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import jinja2
 
-import singe
+from singe.version import __version__
 from singe.codegen.overlay import OverlaidKernel, overlay
 from singe.codegen.render import BASELINE_EXPRESSIONS, EXPRESSIONS, global_address, literal
 from singe.programs.lowering import live_instructions
@@ -99,7 +99,7 @@ def _parameters(graph: DataflowGraph, expressions: dict[str, str]) -> dict:
 
 def _header(env, name: str, description: str, graph: DataflowGraph, species: list[str]) -> str:
     return env.get_template("kernel.h.j2").render(
-        name=name, description=description, mechanism=graph.mechanism, version=singe.__version__,
+        name=name, description=description, mechanism=graph.mechanism, version=__version__,
         species=species, guard=f"SINGE_{name.upper()}_H", **_parameters(graph, EXPRESSIONS))
 
 
@@ -125,7 +125,7 @@ def generate(compiled) -> GeneratedKernel:
     env = environment()
     spill = programs.warnings[0] if programs.warnings else ""
     context = dict(
-        name=name, kernel=compiled.kernel, mechanism=compiled.mechanism.name, version=singe.__version__,
+        name=name, kernel=compiled.kernel, mechanism=compiled.mechanism.name, version=__version__,
         options_key=options.key(), warps=programs.warps, threads=programs.threads,
         ctas_per_sm=options.ctas_per_sm, arch=options.arch, registers=max(programs.registers),
         register_budget=programs.plan.budget, shared_bytes=programs.shared_bytes,
@@ -186,7 +186,7 @@ def generate_baseline(compiled) -> GeneratedKernel:
     name = f"{compiled.mechanism.name}_{compiled.kernel}_baseline".replace("-", "_")
     env = environment()
     cu = env.get_template("baseline.cu.j2").render(
-        name=name, kernel=compiled.kernel, mechanism=compiled.mechanism.name, version=singe.__version__,
+        name=name, kernel=compiled.kernel, mechanism=compiled.mechanism.name, version=__version__,
         species=compiled.mechanism.transported_species, header=f"{name}.h", threads=BASELINE_THREADS,
         lines=_baseline_lines(graph), **_parameters(graph, BASELINE_EXPRESSIONS)) + \
         kernel_signature(name, graph, "baseline", compiled.mechanism.transported_species).line()

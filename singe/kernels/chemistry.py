@@ -54,13 +54,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from singe.constants import GAS_CONSTANT, ONE_ATM
-from singe.errors import SingeInputError
+from singe.errors import SingeInternalError
 from singe.kernels.ir import Const, DataflowGraph, Imm, InstrBuilder, Instr, Operand, Operation, Reg
 from singe.kernels.transport import reduction_op
 from singe.mechanism import Arrhenius, ChebyshevRate, Mechanism, PlogRate, Reaction
 from singe.reference.kinetics import BIG_NUMBER, SMALL_NUMBER, THIRD_BODY_KINDS, kinetics_tables
 from singe.reference.qssa import D_FLOOR, FORWARD, REVERSE, QssaSystem, build_qssa_system
-from singe.reference.stiffness import C_FLOOR
+from singe.reference.stiffness import C_FLOOR, stiff_stoichiometry
 from singe.reference.thermo import reaction_stoichiometry
 
 LN10 = math.log(10.0)
@@ -262,7 +262,7 @@ def _plan(mech: Mechanism) -> _Plan:
     scalings: dict[int, list[tuple[int, int]]] = {}
     for j, d, k in (qssa.scaled if qssa else ()):
         scalings.setdefault(j, []).append((d, k))
-    nu_r, nu_p = _stiff_stoichiometry(mech)
+    nu_r, nu_p = stiff_stoichiometry(mech)
     active = [s for s in range(len(mech.stiff_species))
               if any(alive[j][0] and nu_r[s, j] > 0 or alive[j][1] and nu_p[s, j] > 0
                      for j in range(len(mech.reactions)))]
@@ -273,22 +273,6 @@ def _plan(mech: Mechanism) -> _Plan:
     plan.rates = [[None, None] for _ in mech.reactions]
     plan.terms = [{} for _ in mech.reactions]
     return plan
-
-
-def _stiff_stoichiometry(mech: Mechanism) -> tuple[np.ndarray, np.ndarray]:
-    """nu' and nu'' (n_stiff, n_reactions) of the stiff species, as written."""
-    position = {name: s for s, name in enumerate(mech.stiff_species)}
-    bad = sorted(set(mech.stiff_species) & set(mech.qss_species))
-    if bad:
-        raise SingeInputError(f"{mech.name}: species {', '.join(bad)} listed both as QSSA and as stiff")
-    nu_r = np.zeros((len(position), len(mech.reactions)))
-    nu_p = np.zeros_like(nu_r)
-    for r in mech.reactions:
-        for side, nu in ((r.reactants, nu_r), (r.products, nu_p)):
-            for name, coefficient in side:
-                if name in position:
-                    nu[position[name], r.index] += coefficient
-    return nu_r, nu_p
 
 
 # --------------------------------------------------------------------------
@@ -443,7 +427,7 @@ def _troe(b: _Builder, params: tuple[float, ...], Pr: Reg) -> Reg:
     with |T3| or |T1| < 1e-300 (or a zero weight) left out; log10 F =
     log10 Fcent / (1 + f1^2)."""
     if len(params) not in (3, 4):
-        raise SingeInputError(f"Troe falloff takes 3 or 4 parameters, got {len(params)}")
+        raise SingeInternalError(f"Troe falloff takes 3 or 4 parameters, got {len(params)} (the frontend checks)")
     a, T3, T1 = params[:3]
     T2 = params[3] if len(params) == 4 else 0.0
     Fcent: Operand | None = None
@@ -470,7 +454,7 @@ def _sri(b: _Builder, params: tuple[float, ...], Pr: Reg) -> Reg:
     if len(params) == 3:
         params = (*params, 1.0, 0.0)
     if len(params) != 5:
-        raise SingeInputError(f"SRI falloff takes 3 or 5 parameters, got {len(params)}")
+        raise SingeInternalError(f"SRI falloff takes 3 or 5 parameters, got {len(params)} (the frontend checks)")
     a, b_, c, d, e = params
     base: Operand = b.emit("mul", Const(a), b.emit("exp", b.emit("mul", INVT, Const(-b_))))
     if c != 0.0:
@@ -499,7 +483,7 @@ def _falloff(b: _Builder, r: Reaction, M: Reg) -> Reg:
     elif kind == "lindemann":
         ratio = b.emit("rcp", one_plus)
     else:
-        raise SingeInputError(f"reaction {r.index + 1} ({r.equation}): unknown falloff function {kind!r}")
+        raise SingeInternalError(f"reaction {r.index + 1} ({r.equation}): unknown falloff function {kind!r}")
     if r.kind == "chemically-activated":
         return b.emit("mul", ratio, k_low)
     return b.emit("mul", b.emit("mul", Pr, ratio), k_high)
@@ -583,7 +567,7 @@ def _forward_constant(b: _Builder, r: Reaction, M: Reg | None) -> Operand:
         return _chebyshev(b, r.rate)
     if isinstance(r.rate, Arrhenius):
         return _arrhenius(b, r.rate)
-    raise SingeInputError(f"reaction {r.index + 1} ({r.equation}): unknown rate law {type(r.rate).__name__}")
+    raise SingeInternalError(f"reaction {r.index + 1} ({r.equation}): unknown rate law {type(r.rate).__name__}")
 
 
 def _equilibrium_reverse(b: _Builder, mech: Mechanism, j: int, k_forward: Operand) -> Operand:

@@ -13,7 +13,7 @@ import functools
 
 import numpy as np
 
-from singe.errors import MechanismSemanticError
+from singe.errors import SingeInternalError
 from singe.mechanism import Mechanism
 
 FORMS = ("simultaneous", "sequential")
@@ -23,16 +23,17 @@ C_FLOOR = 1e-200
 
 
 @functools.lru_cache(maxsize=None)
-def _stoichiometry(mech: Mechanism) -> tuple[np.ndarray, np.ndarray]:
+def stiff_stoichiometry(mech: Mechanism) -> tuple[np.ndarray, np.ndarray]:
     """nu' and nu'' (n_stiff, n_reactions) of the stiff species, as written
-    (a species on both sides counts on both)."""
+    (a species on both sides counts on both): the one table the reference and
+    the chemistry kernel read.  A species both QSSA and stiff is reported by
+    the frontend, with its location; here it is an internal error."""
     position = {name: s for s, name in enumerate(mech.stiff_species)}
     qss = set(mech.qss_species)
     bad = [name for name in mech.stiff_species if name in qss]
     if bad:
-        raise MechanismSemanticError(
-            f"species {', '.join(bad)} listed both as QSSA and as stiff; "
-            "stiffness removal needs transported species")
+        raise SingeInternalError(f"species {', '.join(bad)} listed both as QSSA and as stiff "
+                                 "(the frontend refuses such a list)")
     nu_r = np.zeros((len(position), len(mech.reactions)))
     nu_p = np.zeros_like(nu_r)
     for r, reaction in enumerate(mech.reactions):
@@ -68,7 +69,7 @@ def remove_stiffness(mech: Mechanism, qf: np.ndarray, qr: np.ndarray, C: np.ndar
     qr = np.array(qr, dtype=float)
     if not mech.stiff_species:
         return qf, qr
-    nu_r, nu_p = _stoichiometry(mech)
+    nu_r, nu_p = stiff_stoichiometry(mech)
     C = np.asarray(C, dtype=float)
     n = qf.shape[1]
     dt = np.broadcast_to(np.asarray(dt, dtype=float), (n,))

@@ -101,6 +101,7 @@ from singe.kernels.ir import OPCODES, Const, DataflowGraph, Reg
 from singe.programs import (FULL_BARRIER_ID, WARP_SIZE, Arrive, Compute, FullSync, SharedLoad, SharedStore, Sync,
                             WarpPrograms)
 from singe.programs.plan import REGISTER_MARGIN, REGISTER_OVERHEAD, RegisterPlan
+from singe.sim.barriers import NamedBarriers
 from singe.targets import A100, H100, K20C, TARGETS, Latencies, Target
 
 SHARED_RESOURCES = ("shared", "shuffle", "dram", "l2")  # SM-wide
@@ -551,7 +552,7 @@ class _Cta:
         self.warps = [_WarpState(w, s, maps[w]) for w, s in enumerate(steps)]
         self.slabs = slabs
         self.barrier_latency = preset.latency.barrier
-        self.generations: dict[int, list] = {}  # id -> [expected, count, waiters]
+        self.barriers = NamedBarriers()
         self.time = 0.0
         self.busy = [0.0] * len(capacity)
         self.waited = 0.0
@@ -579,17 +580,15 @@ class _Cta:
             self._barrier(warp, step)
 
     def _barrier(self, warp: _WarpState, step: Barrier) -> None:
-        generation = self.generations.setdefault(step.barrier_id, [step.threads, 0, []])
-        if generation[0] != step.threads:
+        generation = self.barriers.generation(step.barrier_id, step.threads)
+        if generation.expected != step.threads:
             raise SingeInternalError(f"timing model: barrier {step.barrier_id} used with {step.threads} threads "
-                                     f"while its generation expects {generation[0]}")
-        generation[1] += WARP_SIZE
+                                     f"while its generation expects {generation.expected}")
         if step.blocking:
             warp.waiting = True
-            generation[2].append(warp)
-        if generation[1] >= generation[0]:
-            del self.generations[step.barrier_id]
-            for waiter in generation[2]:
+        released = self.barriers.count(step.barrier_id, (warp.index, warp.pc), warp if step.blocking else None)
+        if released is not None:
+            for waiter in released:
                 waiter.waiting = False
                 waiter.current, waiter.remaining = Segment(max(self.barrier_latency, 1e-6), ()), 1.0
 

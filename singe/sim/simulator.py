@@ -29,6 +29,7 @@ import numpy as np
 from singe.errors import SingeInternalError
 from singe.programs import (FULL_BARRIER_ID, WARP_SIZE, Arrive, Compute, FullSync, SharedLoad,
                             SharedStore, Sync, WarpPrograms)
+from singe.sim.barriers import Generation, NamedBarriers
 from singe.sim.machine import GlobalMemory, decode_operation, global_fields, instruction_counts, run_code
 
 HAZARD_KINDS = ("race", "uninitialized", "deadlock", "misuse")
@@ -227,21 +228,6 @@ class _Warp:
 
 
 @dataclass
-class _Generation:
-    """The current generation of one named barrier."""
-
-    expected: int
-    clock: np.ndarray
-    count: int = 0
-    members: list = field(default_factory=list)   # (warp, item, slab) counted so far
-    waiters: list = field(default_factory=list)   # _Warp blocked on it
-
-    def describe(self) -> str:
-        who = ", ".join(f"warp {w} item {i}" for w, i, _ in self.members)
-        return f"{self.count} of {self.expected} threads arrived ({who})"
-
-
-@dataclass
 class _Shadow:
     """Happens-before shadow of one shared slot: the last store and the loads since,
     each as (warp, clock time of the access, value name, item index, slab)."""
@@ -264,7 +250,7 @@ class _Run:
         self.slabs = layout.slabs
         self.shared = [np.full(layout.width, np.nan) for _ in range(programs.shared_slots)]
         self.shadows = [_Shadow() for _ in range(programs.shared_slots)]
-        self.barriers: dict[int, _Generation] = {}
+        self.barriers = NamedBarriers()
         self.hazards: dict[tuple, Hazard] = {}
         self.counts = [Counter() for _ in self.warps]
         self.steps = 0
@@ -419,24 +405,21 @@ class _Run:
 
     def _barrier(self, warp: _Warp, index: int, barrier_id: int, threads: int, blocking: bool) -> None:
         """``bar.arrive`` (blocking False) or ``bar.sync``: count 32 threads, maybe wait."""
-        gen = self.barriers.get(barrier_id)
-        if gen is None:
-            gen = self.barriers[barrier_id] = _Generation(threads, np.zeros(len(self.warps), dtype=np.int64))
+        if barrier_id not in self.barriers.current:
+            self.barriers.generation(barrier_id, threads, np.zeros(len(self.warps), dtype=np.int64))
+        gen = self.barriers[barrier_id]
         self._check_barrier(warp, index, barrier_id, threads, gen)
-        gen.count += WARP_SIZE
-        gen.members.append((warp.index, index, warp.slab))
         np.maximum(gen.clock, warp.clock, out=gen.clock)
         if blocking:
-            gen.waiters.append(warp)
             warp.waiting = (barrier_id, index, warp.slab)
-        if gen.count >= gen.expected:
-            del self.barriers[barrier_id]
-            for waiter in gen.waiters:
+        released = self.barriers.count(barrier_id, (warp.index, index, warp.slab), warp if blocking else None)
+        if released is not None:
+            for waiter in released:
                 np.maximum(waiter.clock, gen.clock, out=waiter.clock)
                 waiter.waiting = None
                 self._settle(waiter)
 
-    def _check_barrier(self, warp: _Warp, index: int, barrier_id: int, threads: int, gen: _Generation) -> None:
+    def _check_barrier(self, warp: _Warp, index: int, barrier_id: int, threads: int, gen: Generation) -> None:
         """PTX rules: a whole number of warps within the CTA, one count per generation,
         each warp counted at most once per generation."""
         w = warp.index

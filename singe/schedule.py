@@ -28,6 +28,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from singe.errors import SingeInternalError
+from singe.graphs import topological_order
 from singe.kernels.ir import DataflowGraph, Operation
 from singe.mapping import Mapping
 from singe.programs import (Arrive, Compute, FullSync, SharedLoad, SharedStore, Sync, SyncPoint, WarpProgram,
@@ -55,17 +56,8 @@ def global_order(graph: DataflowGraph, warp_of: dict[str, int]) -> list[Operatio
         if op.name in warp_of:
             level[op.name] = op.flops + max((level[s] for s in successors[op.name]), default=0)
     index = {op.name: i for i, op in enumerate(ops)}
-    waiting = {op.name: len(predecessors[op.name]) for op in ops}
-    ready = [op.name for op in ops if waiting[op.name] == 0]
-    order = []
-    while ready:
-        ready.sort(key=lambda n: (-level[n], index[n]))
-        name = ready.pop(0)
-        order.append(by_name[name])
-        for user in successors[name]:
-            waiting[user] -= 1
-            if waiting[user] == 0:
-                ready.append(user)
+    names = topological_order([op.name for op in ops], lambda n: successors[n], lambda n: (-level[n], index[n]))
+    order = [by_name[name] for name in names]
     if len(order) != len(ops):
         raise SingeInternalError("mapped graph has a cycle")
     return order

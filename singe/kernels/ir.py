@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Union
 
 from singe.errors import SingeInternalError
+from singe.graphs import topological_order
 
 
 @dataclass(frozen=True)
@@ -226,21 +227,13 @@ class DataflowGraph:
     def topological_order(self) -> list[Operation]:
         """Operations in an order where every producer precedes its consumers."""
         producers = self.producers()
-        indegree = {op.name: len({producers[v] for v in op.inputs}) for op in self.operations}
         users: dict[str, set[str]] = {}
         for op in self.operations:
             for v in op.inputs:
                 users.setdefault(producers[v], set()).add(op.name)
-        ready = [op.name for op in self.operations if indegree[op.name] == 0]
-        order = []
         by_name = self.by_name
-        while ready:
-            name = ready.pop(0)
-            order.append(by_name[name])
-            for user in sorted(users.get(name, ())):
-                indegree[user] -= 1
-                if indegree[user] == 0:
-                    ready.append(user)
+        names = topological_order([op.name for op in self.operations], lambda n: sorted(users.get(n, ())))
+        order = [by_name[name] for name in names]
         if len(order) != len(self.operations):
             raise SingeInternalError(f"{self.kernel} graph has a cycle")
         return order

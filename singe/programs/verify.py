@@ -30,12 +30,13 @@ O(nodes x warps).
 
 from __future__ import annotations
 
-from collections import defaultdict, deque
+from collections import defaultdict
 from dataclasses import dataclass
 
 import numpy as np
 
 from singe.errors import SingeInternalError
+from singe.graphs import topological_order as kahn_order
 from singe.programs import (FULL_BARRIER_ID, Arrive, Compute, FullSync, SharedLoad,
                             SharedStore, Sync, WarpPrograms)
 
@@ -287,18 +288,9 @@ def topological_order(graph: ItemGraph) -> list[int]:
     for b, preds in enumerate(graph.preds):
         for a in preds:
             succs[a].append(b)
-    indegree = [len(p) for p in graph.preds]
-    ready = deque(n for n, d in enumerate(indegree) if d == 0)
-    order = []
-    while ready:
-        n = ready.popleft()
-        order.append(n)
-        for m in succs[n]:
-            indegree[m] -= 1
-            if indegree[m] == 0:
-                ready.append(m)
-    if len(order) < len(indegree):
-        remaining = set(range(len(indegree))) - set(order)
+    order = kahn_order(range(len(succs)), succs.__getitem__)
+    if len(order) < len(succs):
+        remaining = set(range(len(succs))) - set(order)
         raise SingeInternalError("warp programs can deadlock: the barriers wait in a cycle: "
                                  + _describe_cycle(graph, _cycle(graph, remaining)))
     return order

@@ -25,7 +25,8 @@ from singe.constants import (AVOGADRO, BOLTZMANN, GAS_CONSTANT, LIGHT_SPEED,
                              PERMITTIVITY_0)
 from singe.errors import MechanismSemanticError, ProblemCollector
 from singe.mechanism import Mechanism, Species
-from singe.reference.thermo import cache_by_identity, cp_R
+from singe.memo import per_mechanism
+from singe.reference.thermo import cp_R
 
 FIT_POINTS = 50
 """Number of temperatures the fits are made on (both limits included)."""
@@ -449,7 +450,7 @@ def _fit_arrays(species: tuple[Species, ...], T: np.ndarray, cp_R_values: np.nda
     return fit_ln_T(T, np.log(eta)), diffusion, fit_ln_T(T, np.log(conductivity))
 
 
-@cache_by_identity
+@per_mechanism
 def fit_transport(mech: Mechanism) -> TransportFits:
     """Fit viscosity, binary diffusion and conductivity of every species of ``mech``
     (QSSA species included), docs/formulas.md §5.

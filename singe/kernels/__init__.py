@@ -6,13 +6,12 @@ builds one by name.
 
 from __future__ import annotations
 
-import functools
-
 from singe.kernels.ir import DataflowGraph
 from singe.mechanism import Mechanism
+from singe.memo import per_mechanism
 
 
-@functools.lru_cache(maxsize=32)
+@per_mechanism
 def build_graph(mech: Mechanism, kernel: str) -> DataflowGraph:
     """The dataflow graph of ``kernel`` (a name in ``registry.KERNELS``) for ``mech``."""
     from singe.kernels.registry import kernel_spec

@@ -31,7 +31,8 @@ import numpy as np
 
 from singe.constants import GAS_CONSTANT
 from singe.mechanism import Arrhenius, ChebyshevRate, Mechanism, PlogRate
-from singe.reference.thermo import cache_by_identity, log_equilibrium_constants
+from singe.memo import per_mechanism
+from singe.reference.thermo import log_equilibrium_constants
 
 SMALL_NUMBER = 1e-300  # Cantera's SmallNumber: falloff guards, PLOG sums
 BIG_NUMBER = 1e300  # Cantera's BigNumber: clamp of 1/Kc
@@ -222,7 +223,7 @@ class KineticsTables:
     molecular_weights: np.ndarray
 
 
-@cache_by_identity
+@per_mechanism
 def kinetics_tables(mech: Mechanism) -> KineticsTables:
     """The arrays of ``mech`` used by every function of this module (built
     once per Mechanism object)."""
@@ -552,7 +553,7 @@ def production_rates(mech: Mechanism, qf, qr) -> np.ndarray:
     return tables.nu_net @ (qf - qr)
 
 
-@cache_by_identity
+@per_mechanism
 def _qssa_system(mech: Mechanism):
     """``singe.reference.qssa.build_qssa_system(mech)``, cached per object
     (its own cache hashes the whole mechanism on every call)."""

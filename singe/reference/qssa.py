@@ -31,6 +31,7 @@ import numpy as np
 
 from singe.errors import MechanismSemanticError, Problem
 from singe.mechanism import Mechanism, Reaction
+from singe.memo import per_mechanism
 
 FORWARD = 0
 REVERSE = 1
@@ -173,7 +174,7 @@ def _directions(reaction: Reaction):
         yield REVERSE
 
 
-@functools.lru_cache(maxsize=None)
+@per_mechanism
 def build_qssa_system(mech: Mechanism) -> QssaSystem:
     """The QSSA structure of ``mech`` (cached per mechanism).
 

@@ -9,12 +9,12 @@ the present one.  Rates of progress are arrays (n_reactions, n)
 
 from __future__ import annotations
 
-import functools
 
 import numpy as np
 
 from singe.errors import SingeInternalError
 from singe.mechanism import Mechanism
+from singe.memo import per_mechanism
 
 FORMS = ("simultaneous", "sequential")
 
@@ -22,7 +22,7 @@ FORMS = ("simultaneous", "sequential")
 C_FLOOR = 1e-200
 
 
-@functools.lru_cache(maxsize=None)
+@per_mechanism
 def stiff_stoichiometry(mech: Mechanism) -> tuple[np.ndarray, np.ndarray]:
     """nu' and nu'' (n_stiff, n_reactions) of the stiff species, as written
     (a species on both sides counts on both): the one table the reference and

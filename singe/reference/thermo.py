@@ -9,44 +9,13 @@ the results agree with Cantera's to the last bits (docs/formulas.md §3).
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
-from typing import Callable, TypeVar
 
 import numpy as np
 
 from singe.constants import GAS_CONSTANT, ONE_ATM
 from singe.mechanism import Mechanism
-
-_Table = TypeVar("_Table")
-
-
-def cache_by_identity(build: Callable[[Mechanism], _Table]) -> Callable[[Mechanism], _Table]:
-    """Memoize ``build(mech)`` per Mechanism object.
-
-    Keyed on the object's identity and dropped when the mechanism is
-    garbage-collected: hashing a frozen Mechanism walks every reaction
-    (~0.3 ms for heptane), too slow to repeat on every call.
-    """
-    cache: dict[int, tuple[weakref.ref, _Table]] = {}
-
-    def forget(ref: weakref.ref, key: int) -> None:
-        entry = cache.get(key)
-        if entry is not None and entry[0] is ref:
-            del cache[key]
-
-    def cached(mech: Mechanism) -> _Table:
-        key = id(mech)
-        entry = cache.get(key)
-        if entry is not None and entry[0]() is mech:
-            return entry[1]
-        table = build(mech)
-        cache[key] = (weakref.ref(mech, lambda ref, key=key: forget(ref, key)), table)
-        return table
-
-    cached.__doc__ = build.__doc__
-    cached.__name__ = build.__name__
-    return cached
+from singe.memo import per_mechanism
 
 
 @dataclass(frozen=True)
@@ -59,7 +28,7 @@ class NasaTable:
     high: np.ndarray
 
 
-@cache_by_identity
+@per_mechanism
 def nasa_table(mech: Mechanism) -> NasaTable:
     """The stacked NASA7 coefficients of ``mech`` (built once per mechanism)."""
     T_mid = np.array([s.thermo.T_mid for s in mech.species], dtype=float)
@@ -124,7 +93,7 @@ class ReactionStoichiometry:
     delta_nu: np.ndarray
 
 
-@cache_by_identity
+@per_mechanism
 def reaction_stoichiometry(mech: Mechanism) -> ReactionStoichiometry:
     """Net stoichiometry of every reaction of ``mech`` as written in CHEMKIN
     (a species on both sides counts on both; built once per mechanism)."""

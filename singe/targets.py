@@ -129,13 +129,9 @@ A100 = Target("sm_80", "A100", "sm_80", sms=108, registers_per_sm=65536, max_reg
               shared_bandwidth=128, dram_gb_per_s=1555,
               latency=Latencies(fp64=8, alu=5, mufu=16, shared=30, global_=500, constant_miss=200, barrier=20),
               l2_bytes=40 * 1024 * 1024, l2_gb_per_s=4000)
-H100 = Target("sm_90", "H100", "sm_90", sms=132, registers_per_sm=65536, max_registers_per_thread=255,
-              shared_per_sm=228 * 1024, max_shared_per_cta=227 * 1024, shared_granularity=128,
-              shared_reserved_per_cta=1024, named_barriers=16, max_threads_per_sm=2048, max_warps_per_sm=64,
-              max_ctas_per_sm=32, clock_mhz=1980, fp64_fma=64, schedulers=4, mufu=0.5, shuffle=1.0,
-              shared_bandwidth=128, dram_gb_per_s=3350,
-              latency=Latencies(fp64=8, alu=5, mufu=16, shared=30, global_=500, constant_miss=200, barrier=20),
-              l2_bytes=50 * 1024 * 1024, l2_gb_per_s=5500)
+H100 = dataclasses.replace(A100, arch="sm_90", name="H100", nvcc_arch="sm_90", sms=132, shared_per_sm=228 * 1024,
+                           max_shared_per_cta=227 * 1024, clock_mhz=1980, fp64_fma=64, dram_gb_per_s=3350,
+                           l2_bytes=50 * 1024 * 1024, l2_gb_per_s=5500)  # the rest as the A100
 H100_HOPPER = dataclasses.replace(H100, arch="sm_90a", nvcc_arch="sm_90a")
 
 TARGETS: dict[str, Target] = {t.arch: t for t in (A100, H100, H100_HOPPER, K20C)}

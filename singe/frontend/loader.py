@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from singe.constants import ATOMIC_WEIGHTS, ELEMENT_SYMBOLS
 from singe.errors import MechanismSemanticError, ProblemCollector, SingeInputError
 from singe.frontend.chemkin import parse_chemkin
-from singe.frontend.qss import parse_qss
+from singe.frontend.cantera_yaml import load_yaml
+from singe.frontend.qss import parse_qss, qss_lists
 from singe.frontend.resolve import ReactionBuilder, check_duplicates, element_balance_problem, parse_units
-from singe.frontend.source import SourceText, did_you_mean
+from singe.frontend.source import SourceText
 from singe.frontend.syntax import ChemkinFile, Nasa9Entry, QssFile, TransportFile
 from singe.frontend.thermo import composition_from_card, nasa7_from_entry, nasa9_from_entry, parse_thermo
 from singe.frontend.transport import parse_transport
@@ -64,9 +65,8 @@ def load_mechanism(chem: PathLike, thermo: PathLike | None = None, transport: Pa
     """
     chem_path = pathlib.Path(chem)
     if chem_path.suffix.lower() in YAML_SUFFIXES:
-        from singe.frontend.cantera_yaml import load_yaml
         qss_path = None if qss is False else (qss or find_companion(chem_path, QSS_NAMES))
-        return load_yaml(chem_path, phase, qss_path)
+        return load_yaml(chem_path, phase, parse_qss(_read(qss_path, "QSS list")) if qss_path else None)
     syntax = parse_chemkin(_read(chem_path, "mechanism"))
     thermo_path = thermo or find_companion(chem_path, THERMO_NAMES)
     transport_path = transport or find_companion(chem_path, TRANSPORT_NAMES)
@@ -268,31 +268,6 @@ def _reactions(syntax: ChemkinFile, species: list[Species], problems: ProblemCol
             reactions.append(reaction)
     check_duplicates(reactions, problems)
     return reactions
-
-
-def qss_lists(qss_file: QssFile | None, names: list[str], problems: ProblemCollector):
-    if qss_file is None:
-        return (), ()
-    known = set(names)
-    lists = []
-    for kind, tokens in (("QSSA", qss_file.qssa), ("STIFF", qss_file.stiff)):
-        chosen: list[str] = []
-        for token in tokens:
-            if token.text not in known:
-                problems.add(token.location, f"{kind} species {token.text!r} is not in the mechanism",
-                             did_you_mean(token.text, names) or "list only species of the SPECIES section")
-            elif token.text in chosen:
-                problems.add(token.location, f"{kind} species {token.text!r} listed twice")
-            else:
-                chosen.append(token.text)
-        lists.append(chosen)
-    qssa, stiff = lists
-    for token in qss_file.stiff:
-        if token.text in qssa:
-            problems.add(token.location, f"species {token.text!r} is both QSSA and STIFF",
-                         "a QSSA species is not in the state; it cannot be stiff")
-    order = {name: i for i, name in enumerate(names)}
-    return tuple(sorted(qssa, key=order.__getitem__)), tuple(stiff)
 
 
 __all__ = ["load_mechanism", "find_companion"]

@@ -218,7 +218,8 @@ def composition_from_card(entry: ThermoEntry, source: SourceText) -> tuple[tuple
 def nasa7_from_entry(entry: ThermoEntry, defaults: tuple[float, float, float], source: SourceText,
                      single_mid: float | None = None) -> Nasa7:
     """The NASA7 polynomials of an entry; blank temperatures take the file
-    defaults, and a file's single intermediate temperature replaces every card's."""
+    defaults, and a file's single intermediate temperature replaces every
+    card's (where it lies inside the card's range)."""
     card1, card2, card3, card4 = entry.cards
     temps = []
     mid_width = 8 if _fifth_element(card1.text) else 10
@@ -227,8 +228,8 @@ def nasa7_from_entry(entry: ThermoEntry, defaults: tuple[float, float, float], s
         text = card1.text[start:start + width].strip()
         temps.append(default if not text else _number(card1, start, width, what, source))
     T_low, T_high, T_mid = temps
-    if single_mid is not None:
-        T_mid = single_mid
+    if single_mid is not None and T_low < single_mid < T_high:
+        T_mid = single_mid  # as ck2yaml --single-intermediate-temperature
     coeffs = [_number(card, i * FIELD, FIELD, "coefficient", source)
               for card, count in ((card2, 5), (card3, 5), (card4, 4)) for i in range(count)]
     return Nasa7(T_low, T_mid, T_high, low=tuple(coeffs[7:14]), high=tuple(coeffs[0:7]))

@@ -67,7 +67,7 @@ class ChemkinLexer(LexerBase):
         return self.end_of_line(t)
 
     def t_reactions_REACTION_LINE(self, t):
-        r"[^\s!/][^!\n/]*=[^!\n/]*"
+        r"[^\s!/][^!\n/]*=[^!\n/]*|=[^!\n/]*"
         if not self.first_on_line(t):
             raise self.source.error(t.lineno, self.location(t).column,
                                     "a reaction equation must start its own line")
@@ -126,7 +126,7 @@ class ChemkinLexer(LexerBase):
         resume = text.find("\n", end.end()) if end else len(text)
         following = _next_section(text, header_end + 1, body_end)
         if following is not None:  # the section ends without END where the next one starts
-            body_end = resume = following - 1
+            body_end, resume = following, following - 1
         body = SourceText(self.source.path, text[header_end + 1:body_end], t.lineno + 1)
         t.value = (Token(t.value, self.location(t)), header, body)
         t.type = f"{keyword}_SECTION"

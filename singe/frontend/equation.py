@@ -140,7 +140,7 @@ class _SideParser:
             position += 1
         if position == len(side):
             return position
-        if side[position] == "+":
+        if side[position] == "+" and side[position + 1:].strip():  # a '+' must join two terms
             return position + 1
         return None
 

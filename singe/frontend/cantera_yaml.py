@@ -10,13 +10,15 @@ Chebyshev — is reported with the phase, species or reaction it concerns.
 from __future__ import annotations
 
 import pathlib
+from dataclasses import dataclass
 
 import cantera as ct
-import ruamel.yaml
+import yaml
 
 from singe.constants import BOLTZMANN, GAS_CONSTANT, LIGHT_SPEED
 from singe.errors import Location, MechanismSemanticError, Problem, ProblemCollector, SingeInputError
 from singe.frontend.qss import qss_lists
+from singe.frontend.source import SourceText
 from singe.frontend.syntax import QssFile
 from singe.mechanism import (Arrhenius, ChebyshevRate, FalloffFunction, Mechanism, Nasa7, Nasa9, PlogRate,
                              Reaction, Species, ThirdBody, TransportData)
@@ -30,7 +32,7 @@ def resolve_yaml(path: pathlib.Path) -> pathlib.Path:
     """``path`` as given, or a file of Cantera's data directories (``gri30.yaml``)."""
     if path.is_file():
         return path
-    if not path.is_absolute() and len(path.parts) == 1:
+    if not path.is_absolute():
         for folder in ct.get_data_directories():
             candidate = pathlib.Path(folder) / path
             if candidate.is_file():
@@ -38,46 +40,116 @@ def resolve_yaml(path: pathlib.Path) -> pathlib.Path:
     raise SingeInputError(f"{path}: no such mechanism file (nor in Cantera's data directories)")
 
 
-def _document(path: pathlib.Path):
+def _document(path: pathlib.Path) -> dict:
+    """The top-level mapping of the YAML file, as nodes (they keep their lines)."""
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        return ruamel.yaml.YAML(typ="rt").load(path.read_text())
-    except ruamel.yaml.YAMLError as error:
+        root = yaml.compose(SourceText.read(path).text, Loader=loader)
+    except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = Location(str(path), mark.line + 1, mark.column + 1) if mark else None
         raise MechanismSemanticError([Problem(where, f"not a YAML file: {getattr(error, 'problem', error)}")])
+    return _mapping(root)
 
 
-def choose_phase(path: pathlib.Path, document, name: str | None):
-    """The phase entry named ``name`` (default: the first ideal-gas phase)."""
-    phases = list(document.get("phases") or []) if hasattr(document, "get") else []
-    listing = ", ".join(f"{p.get('name')} ({p.get('thermo')})" for p in phases) or "none"
+def _mapping(node) -> dict:
+    """Keys of a mapping node -> value nodes ({} for anything else)."""
+    if not isinstance(node, yaml.MappingNode):
+        return {}
+    return {key.value: value for key, value in node.value if isinstance(key, yaml.ScalarNode)}
+
+
+def _scalar(node) -> str | None:
+    return node.value if isinstance(node, yaml.ScalarNode) else None
+
+
+@dataclass(frozen=True)
+class _Phase:
+    """A phase entry: its name, thermo model, line, and the sections its reactions come from."""
+
+    name: str | None
+    thermo: str | None
+    line: int
+    sections: tuple[str, ...] | None  # None: every section
+
+
+def _reaction_sections(node) -> tuple[str, ...] | None:
+    """The sections of this file named by a phase's ``reactions`` field."""
+    if node is None:
+        return ("reactions",)
+    if isinstance(node, yaml.SequenceNode):
+        return tuple(_scalar(n) for n in node.value if _scalar(n))
+    value = _scalar(node)
+    return None if value == "all" else ("reactions",) if value == "declared-species" else (value,)
+
+
+def _phases(document: dict) -> list[_Phase]:
+    entries = document.get("phases")
+    nodes = entries.value if isinstance(entries, yaml.SequenceNode) else []
+    return [_Phase(_scalar(_mapping(n).get("name")), _scalar(_mapping(n).get("thermo")), n.start_mark.line + 1,
+                   _reaction_sections(_mapping(n).get("reactions"))) for n in nodes]
+
+
+def choose_phase(path: pathlib.Path, document: dict, name: str | None) -> _Phase:
+    """The phase named ``name`` (default: the first ideal-gas phase)."""
+    phases = _phases(document)
+    listing = ", ".join(f"{p.name} ({p.thermo})" for p in phases) or "none"
     if name is not None:
-        chosen = next((p for p in phases if p.get("name") == name), None)
+        chosen = next((p for p in phases if p.name == name), None)
         if chosen is None:
             raise SingeInputError(f"{path}: no phase named {name!r} (phases: {listing})")
     else:
-        chosen = next((p for p in phases if p.get("thermo") == "ideal-gas"), None)
+        chosen = next((p for p in phases if p.thermo == "ideal-gas"), None)
         if chosen is None:
             raise SingeInputError(f"{path}: no ideal-gas phase (phases: {listing}); singe compiles gas-phase "
                                   "kinetics and transport")
-    if chosen.get("thermo") != "ideal-gas":
-        where = Location(str(path), chosen.lc.line + 1, chosen.lc.col + 1)
-        raise MechanismSemanticError([Problem(where, f"phase {chosen.get('name')!r} is a {chosen.get('thermo')} "
-                                               "phase, not an ideal gas", "singe's kernels assume an ideal gas; "
-                                               "choose a gas phase with --phase")])
+    if chosen.thermo != "ideal-gas":
+        raise MechanismSemanticError([Problem(Location(str(path), chosen.line, 1),
+                                              f"phase {chosen.name!r} is a {chosen.thermo} phase, not an ideal gas",
+                                              "singe's kernels assume an ideal gas; choose a gas phase with --phase")])
     return chosen
 
 
-def _equation_lines(document) -> dict[str, list[int]]:
-    """Equation text -> the 1-based lines of the YAML reaction entries that hold it, in order."""
-    lines: dict[str, list[int]] = {}
+def _equation_lines(document: dict, phase: _Phase) -> dict[tuple, list[tuple[int, int]]]:
+    """Equation -> (line, column) of the phase's YAML reaction entries that hold it, in order."""
+    lines: dict[tuple, list[tuple[int, int]]] = {}
     for key, entries in document.items():
-        if key in ("phases", "species", "units") or not isinstance(entries, list):
+        if key in ("phases", "species", "units") or not isinstance(entries, yaml.SequenceNode):
             continue
-        for entry in entries:
-            if hasattr(entry, "get") and "equation" in entry:
-                lines.setdefault(str(entry["equation"]), []).append(entry.lc.line + 1)
+        if phase.sections is not None and key not in phase.sections:
+            continue
+        for entry in entries.value:
+            equation = _scalar(_mapping(entry).get("equation"))
+            if equation is not None:
+                lines.setdefault(_equation_key(equation), []).append((entry.start_mark.line + 1,
+                                                                      entry.start_mark.column + 1))
     return lines
+
+
+def _equation_key(equation: str) -> tuple:
+    """An equation up to the order and grouping of its terms (Cantera
+    rewrites 'O2 + O2' as '2 O2' and reorders terms)."""
+    text = equation.replace("(+", " (+")
+    for arrow in ("<=>", "=>", "="):
+        if arrow in text:
+            left, right = text.split(arrow, 1)
+            return _side_key(left), arrow, _side_key(right)
+    return (text,)
+
+
+def _side_key(side: str) -> tuple:
+    counts: dict[str, float] = {}
+    coefficient = 1.0
+    for word in side.split():
+        if word == "+":
+            continue
+        try:
+            coefficient = float(word)
+            continue
+        except ValueError:
+            counts[word] = counts.get(word, 0.0) + coefficient
+            coefficient = 1.0
+    return tuple(sorted(counts.items()))
 
 
 def load_yaml(path: pathlib.Path, phase: str | None = None, qss_file: QssFile | None = None) -> Mechanism:
@@ -85,19 +157,20 @@ def load_yaml(path: pathlib.Path, phase: str | None = None, qss_file: QssFile | 
     path = resolve_yaml(path)
     document = _document(path)
     chosen = choose_phase(path, document, phase)
-    phase_location = Location(str(path), chosen.lc.line + 1, 1)
+    phase_location = Location(str(path), chosen.line, 1)
     try:
-        gas = ct.Solution(str(path), chosen.get("name"), transport_model=None)
+        gas = ct.Solution(str(path), chosen.name, transport_model=None)
     except ct.CanteraError as error:
         message = str(error).strip().splitlines()
         detail = next((line for line in message if line and not line.startswith("*")), "")
         raise MechanismSemanticError([Problem(phase_location, f"Cantera cannot load phase "
-                                               f"{chosen.get('name')!r}: {detail}")]) from None
+                                               f"{chosen.name!r}: {detail}")]) from None
     problems = ProblemCollector()
     species = [_species(gas, k, phase_location, problems) for k in range(gas.n_species)]
     _check_transport(species, phase_location, problems)
-    equation_lines = _equation_lines(document)
-    reactions = [_reaction(gas, i, path, equation_lines, problems) for i in range(gas.n_reactions)]
+    equation_lines = _equation_lines(document, chosen)
+    source = SourceText.read(path)
+    reactions = [_reaction(gas, i, source, equation_lines, problems) for i in range(gas.n_reactions)]
     names = [s.name for s in species if s is not None]
     qss, stiff = qss_lists(qss_file, names, problems)
     problems.raise_if_any(MechanismSemanticError)
@@ -159,16 +232,17 @@ def _arrhenius(rate) -> Arrhenius:
                      rate.activation_energy / GAS_CONSTANT)
 
 
-def _location(path: pathlib.Path, reaction, equation_lines: dict[str, list[int]]) -> Location:
+def _location(source: SourceText, reaction, equation_lines) -> Location:
+    """Where the reaction's entry stands in the YAML file (its first line if not found)."""
     written = str(reaction.input_data.get("equation", reaction.equation))
-    lines = equation_lines.get(written)
-    line = lines.pop(0) if lines else 1
-    return Location(str(path), line, 1, f"- equation: {written}")
+    places = equation_lines.get(_equation_key(written))
+    line, column = places.pop(0) if places else (1, 1)
+    return source.location(line, column)
 
 
-def _reaction(gas, i: int, path: pathlib.Path, equation_lines, problems: ProblemCollector) -> Reaction | None:
+def _reaction(gas, i: int, source: SourceText, equation_lines, problems: ProblemCollector) -> Reaction | None:
     reaction = gas.reaction(i)
-    location = _location(path, reaction, equation_lines)
+    location = _location(source, reaction, equation_lines)
     rate = reaction.rate
     kind, fields = _rate_fields(rate)
     if kind is None:
@@ -217,7 +291,8 @@ def _third_body(gas, body) -> ThirdBody:
     """M with its efficiencies (a default other than 1 spelled out per species), or one collider."""
     if body.name != "M":
         return ThirdBody(collider=body.name)
-    efficiencies = dict(body.efficiencies)
+    names = set(gas.species_names)  # Cantera may skip undeclared third bodies
+    efficiencies = {name: value for name, value in body.efficiencies.items() if name in names}
     if body.default_efficiency != 1.0:
         efficiencies = {name: efficiencies.get(name, body.default_efficiency) for name in gas.species_names}
     return ThirdBody(efficiencies=tuple(efficiencies.items()))

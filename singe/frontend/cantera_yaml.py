@@ -104,7 +104,7 @@ def choose_phase(path: pathlib.Path, document: dict, name: str | None) -> _Phase
             raise SingeInputError(f"{path}: no ideal-gas phase (phases: {listing}); singe compiles gas-phase "
                                   "kinetics and transport")
     if chosen.thermo != "ideal-gas":
-        raise MechanismSemanticError([Problem(Location(str(path), chosen.line, 1),
+        raise MechanismSemanticError([Problem(SourceText.read(path).location(chosen.line, 1),
                                               f"phase {chosen.name!r} is a {chosen.thermo} phase, not an ideal gas",
                                               "singe's kernels assume an ideal gas; choose a gas phase with --phase")])
     return chosen
@@ -124,6 +124,17 @@ def _equation_lines(document: dict, phase: _Phase) -> dict[tuple, list[tuple[int
                 lines.setdefault(_equation_key(equation), []).append((entry.start_mark.line + 1,
                                                                       entry.start_mark.column + 1))
     return lines
+
+
+def _entry_lines(document: dict, section: str, field: str) -> dict[tuple, list[tuple[int, int]]]:
+    """(value of ``field``,) -> (line, column) of the entries of a section of this file."""
+    entries = document.get(section)
+    places: dict[tuple, list[tuple[int, int]]] = {}
+    for entry in entries.value if isinstance(entries, yaml.SequenceNode) else []:
+        value = _scalar(_mapping(entry).get(field))
+        if value is not None:
+            places.setdefault((value,), []).append((entry.start_mark.line + 1, entry.start_mark.column + 1))
+    return places
 
 
 def _equation_key(equation: str) -> tuple:
@@ -157,19 +168,21 @@ def load_yaml(path: pathlib.Path, phase: str | None = None, qss_file: QssFile | 
     path = resolve_yaml(path)
     document = _document(path)
     chosen = choose_phase(path, document, phase)
-    phase_location = Location(str(path), chosen.line, 1)
+    source = SourceText.read(path)
+    phase_location = source.location(chosen.line, 1)
     try:
         gas = ct.Solution(str(path), chosen.name, transport_model=None)
     except ct.CanteraError as error:
-        message = str(error).strip().splitlines()
-        detail = next((line for line in message if line and not line.startswith("*")), "")
+        lines = [line.strip() for line in str(error).splitlines() if line.strip() and not line.startswith("*")]
+        detail = " ".join(line for line in lines if "thrown by" not in line and not line.startswith("|"))
         raise MechanismSemanticError([Problem(phase_location, f"Cantera cannot load phase "
                                                f"{chosen.name!r}: {detail}")]) from None
     problems = ProblemCollector()
-    species = [_species(gas, k, phase_location, problems) for k in range(gas.n_species)]
+    species_lines = _entry_lines(document, "species", "name")
+    species = [_species(gas, k, source.location(*species_lines.get((gas.species_name(k),), [(chosen.line, 1)])[0]),
+                        problems) for k in range(gas.n_species)]
     _check_transport(species, phase_location, problems)
     equation_lines = _equation_lines(document, chosen)
-    source = SourceText.read(path)
     reactions = [_reaction(gas, i, source, equation_lines, problems) for i in range(gas.n_reactions)]
     names = [s.name for s in species if s is not None]
     qss, stiff = qss_lists(qss_file, names, problems)
@@ -254,7 +267,7 @@ def _reaction(gas, i: int, source: SourceText, equation_lines, problems: Problem
     products = dict(reaction.products)
     third_body = None
     body = reaction.third_body
-    if body is not None and body.name != "M" and kind == "elementary":
+    if body is not None and body.name != "M" and kind in ("elementary", "plog", "chebyshev"):
         reactants[body.name] = reactants.get(body.name, 0.0) + 1.0  # X on both sides, as CHEMKIN writes it
         products[body.name] = products.get(body.name, 0.0) + 1.0
     elif body is not None:
@@ -268,12 +281,12 @@ def _reaction(gas, i: int, source: SourceText, equation_lines, problems: Problem
 
 def _rate_fields(rate) -> tuple[str | None, dict]:
     """(kind, the Reaction fields of the rate) or (None, {}) for a rate singe cannot represent."""
-    if isinstance(rate, ct.ArrheniusRate):
+    if type(rate) is ct.ArrheniusRate:  # not its Blowers-Masel or plasma relatives
         return "elementary", {"rate": _arrhenius(rate)}
-    if isinstance(rate, ct.PlogRate):
+    if type(rate) is ct.PlogRate:
         return "plog", {"rate": PlogRate(tuple(sorted(((p, _arrhenius(a)) for p, a in rate.rates),
                                                       key=lambda entry: entry[0])))}
-    if isinstance(rate, ct.ChebyshevRate):
+    if type(rate) is ct.ChebyshevRate:
         (T_min, T_max), (P_min, P_max) = rate.temperature_range, rate.pressure_range
         return "chebyshev", {"rate": ChebyshevRate(T_min, T_max, P_min, P_max,
                                                    tuple(tuple(float(x) for x in row) for row in rate.data))}

@@ -335,6 +335,14 @@ def test_nasa9_section_embedded_in_the_chemkin_file(tmp_path):
     assert [s.thermo for s in mech.species] == [s.thermo for s in reference.species]
 
 
+def test_nasa9_file_recognised_without_the_nasa9_keyword(tmp_path):
+    """A CEA-style file ('thermo', a temperature line, entries) is read as NASA9 too."""
+    files = air_nasa9()
+    (tmp_path / "thermo.inp").write_text(files["thermo"].read_text().replace("THERMO NASA9", "thermo", 1))
+    mech = singe.load_mechanism(files["inp"], thermo=tmp_path / "thermo.inp", transport=files["transport"])
+    assert [s.thermo for s in mech.species] == [s.thermo for s in _nasa9_chemkin().species]
+
+
 def test_nasa9_range_gap_is_reported(tmp_path):
     files = air_nasa9()
     lines = files["thermo"].read_text().splitlines()

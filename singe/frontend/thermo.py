@@ -310,14 +310,28 @@ def nasa9_from_entry(entry: Nasa9Entry, source: SourceText) -> tuple[Nasa9, tupl
 
 def is_nasa9(source: SourceText, header: str = "") -> bool:
     """Whether THERMO text is NASA9: its THERMO line (or ``header``, the rest of
-    an embedded section's) says NASA9."""
+    an embedded section's) says NASA9, or its first entry reads as one (a name
+    line without a card number in column 80, then a line starting with the
+    number of temperature ranges, as in CEA's thermo.inp)."""
     if "NASA9" in header.upper().split():
         return True
+    data = []
     for number in range(source.first_line, source.first_line + len(source.lines)):
-        words = source.line_text(number).split("!")[0].upper().split()
-        if words:
-            return words[0].startswith("THER") and "NASA9" in words
-    return False
+        text = source.line_text(number)
+        words = text.split("!")[0].upper().split()
+        if not words:
+            continue
+        if words[0].startswith("THER"):
+            if "NASA9" in words:
+                return True
+            continue
+        if not data and all(is_number(w) or "/" in w for w in words):
+            continue  # the temperature line
+        data.append(text)
+        if len(data) == 2:
+            break
+    return (len(data) == 2 and not (len(data[0]) >= 80 and data[0][79] == "1")
+            and data[1][:2].strip().isdigit() and not data[1][2:3].strip())
 
 
 def parse_thermo(source: SourceText, header: str = "") -> ThermoFile:

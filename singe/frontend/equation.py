@@ -7,6 +7,7 @@ first, and keeping the first split that accounts for the whole side.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -130,7 +131,7 @@ class _SideParser:
         yield 1.0, position
         for pattern in (_COEFFICIENT, _EXPONENT_COEFFICIENT):
             match = pattern.match(side, position)
-            if match:
+            if match and math.isfinite(float(match.group(1))):
                 yield float(match.group(1)), match.end()
 
     @staticmethod

@@ -7,6 +7,7 @@ the card number in column 80) and split by column in ``nasa7_from_entry``.
 
 from __future__ import annotations
 
+import re
 
 from singe.errors import MechanismSyntaxError, Problem
 from singe.frontend.source import ParserBase, LexerBase, SourceText, Token, is_number, to_float
@@ -258,6 +259,12 @@ def _nasa9_lines(source: SourceText) -> list[Token]:
     return lines
 
 
+def _range_count(line: str) -> int | None:
+    """The number of temperature ranges in columns 1-2 of a NASA9 formula line."""
+    match = re.match(r" ?([0-9]{1,2})(?:\s|$)", line)
+    return int(match.group(1)) if match else None
+
+
 def parse_nasa9(source: SourceText) -> ThermoFile:
     """Entries of NASA9 text: a name line, a formula line whose columns 1-2
     give the number N of temperature ranges, and 3 lines per range."""
@@ -265,12 +272,12 @@ def parse_nasa9(source: SourceText) -> ThermoFile:
     entries, i = [], 0
     while i < len(lines):
         name_line = lines[i]
-        if i + 1 >= len(lines) or not lines[i + 1].text[:2].strip().isdigit():
+        if i + 1 >= len(lines) or _range_count(lines[i + 1].text) is None:
             where = lines[i + 1].location if i + 1 < len(lines) else name_line.location
             raise MechanismSyntaxError(Problem(where, f"malformed NASA9 entry of {name_line.text.split()[0]!r}: "
                                                "columns 1-2 of its second line must give the number of "
                                                "temperature ranges"))
-        count = 2 + 3 * int(lines[i + 1].text[:2])
+        count = 2 + 3 * _range_count(lines[i + 1].text)
         if i + count > len(lines):
             raise MechanismSyntaxError(Problem(name_line.location, "malformed NASA9 entry: the file ends inside "
                                                f"the entry of {name_line.text.split()[0]!r}",
@@ -331,7 +338,7 @@ def is_nasa9(source: SourceText, header: str = "") -> bool:
         if len(data) == 2:
             break
     return (len(data) == 2 and not (len(data[0]) >= 80 and data[0][79] == "1")
-            and data[1][:2].strip().isdigit() and not data[1][2:3].strip())
+            and _range_count(data[1]) is not None)
 
 
 def parse_thermo(source: SourceText, header: str = "") -> ThermoFile:

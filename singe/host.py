@@ -45,6 +45,9 @@ COMPILER = os.environ.get("SINGE_HOST_CXX", "g++")
 # arithmetic (no contraction in ISO C++ mode); -Wno-unknown-pragmas for `#pragma unroll`.
 FLAGS = ("-std=c++17", "-Og", "-fPIC", "-shared", "-DSINGE_HOST", "-Wall", "-Wextra", "-Wno-unknown-pragmas",
          "-Wl,-Bsymbolic", "-Wl,--no-undefined")
+# The shared-memory limits the runtime header needs, from the GPU target table.
+SHARED_LIMIT_FLAGS = (f"-DSINGE_HOST_MAX_SHARED_BYTES={MAX_SHARED_PER_CTA}",
+                      f"-DSINGE_HOST_DEFAULT_SHARED_BYTES={DEFAULT_SHARED_PER_CTA}")
 SCHEDULES = {"deterministic": 0, "random": 1, "priority": 2}
 STATUS = {1: "invalid launch configuration", 2: "deadlock", 3: "misuse", 4: "out of resources"}
 
@@ -173,8 +176,7 @@ def compiler_identity(compiler: str = COMPILER) -> str:
 def build_flags(source: KernelSource, flags=FLAGS) -> list[str]:
     """Compiler flags of ``source``: the defaults, the shared-memory limits of
     the GPU targets, the shared array's name and type."""
-    result = list(flags) + [f"-DSINGE_HOST_MAX_SHARED_BYTES={MAX_SHARED_PER_CTA}",
-                            f"-DSINGE_HOST_DEFAULT_SHARED_BYTES={DEFAULT_SHARED_PER_CTA}"]
+    result = list(flags) + list(SHARED_LIMIT_FLAGS)
     if source.shared_array:
         element, array = source.shared_array
         result += [f"-DSINGE_HOST_DYNAMIC_SHARED={array}", f"-DSINGE_HOST_DYNAMIC_SHARED_TYPE={element}"]

@@ -34,7 +34,7 @@ def build(directory: pathlib.Path, header: str):
     source = directory / "exp.cpp"
     library = directory / "libexp.so"
     source.write_text(HARNESS.format(header=header))
-    subprocess.run([host.COMPILER, "-std=c++17", "-O2", "-fPIC", "-shared", f"-I{host.RUNTIME_HEADER.parent}",
+    subprocess.run([host.COMPILER, "-std=c++17", "-O2", "-fPIC", "-shared", *host.SHARED_LIMIT_FLAGS, f"-I{host.RUNTIME_HEADER.parent}",
                     str(source), "-o", str(library)], check=True, capture_output=True, text=True)
     function = ctypes.CDLL(str(library)).singe_exp_many
     function.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int]

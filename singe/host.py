@@ -34,6 +34,7 @@ import weakref
 import numpy as np
 
 from singe.errors import SingeInternalError
+from singe.kernels.ir import NULLABLE_INPUTS
 
 RUNTIME_HEADER = pathlib.Path(__file__).resolve().parent / "runtime" / "singe_host_runtime.h"
 COMPILER = os.environ.get("SINGE_HOST_CXX", "g++")
@@ -90,7 +91,7 @@ class KernelSource:
         emitted header ("n_points values" / "species-major"), else from the
         field's name."""
         for _, text in self.headers:
-            match = re.search(rf"^ \* {re.escape(field)}: (.*)$", text, re.MULTILINE)
+            match = re.search(rf"^ \*\s+{re.escape(field)}: (.*)$", text, re.MULTILINE)
             if match and "n_points values" in match.group(1):
                 return 1
             if match and "species-major" in match.group(1):
@@ -288,7 +289,8 @@ class HostKernel:
     def run(self, fields: dict, n_points: int, *, schedule: str = "deterministic", seed: int = 0,
             max_ctas: int = 0, same_site: bool = True) -> dict[str, np.ndarray]:
         """Launch on ``fields`` (SoA, species-major (rows, n_points) arrays in
-        SI units, species_stride = n_points); the outputs as (rows, n_points)
+        SI units, species_stride = n_points; a nullable input (dt,
+        diffusion_source) left out or None is passed as NULL); the outputs as (rows, n_points)
         arrays, NaN where the kernel stored nothing.  ``max_ctas`` > 0 runs
         at most that many CTAs, each looping over several slabs: only for the
         warp-specialized kernels (grid-stride loops), to exercise the reuse of
@@ -298,14 +300,14 @@ class HostKernel:
         the same mask, as PTX does from sm_70 on."""
         if schedule not in SCHEDULES:
             raise ValueError(f"schedule must be one of {sorted(SCHEDULES)}, got {schedule!r}")
-        missing = [f for f in self.source.inputs if f not in fields]
+        missing = [f for f in self.source.inputs if fields.get(f) is None and f not in NULLABLE_INPUTS]
         if missing:
             raise ValueError(f"{self.source.name} needs fields {self.source.inputs}; missing {missing}")
         n_points = int(n_points)
-        inputs = {f: self._array(f, fields[f], n_points) for f in self.source.inputs}
+        inputs = {f: self._array(f, fields[f], n_points) for f in self.source.inputs if fields.get(f) is not None}
         outputs = {f: np.full((self.source.rows(f), n_points), np.nan) for f in self.source.outputs}
         arrays = [inputs.get(p.field, outputs.get(p.field)) for p in self.source.parameters]
-        pointers = [a.ctypes.data for a in arrays]
+        pointers = [None if a is None else a.ctypes.data for a in arrays]  # None: NULL (a nullable input left out)
         with self._lock:
             self._lib.singe_host_configure(SCHEDULES[schedule], int(seed) & (2 ** 64 - 1))
             self._lib.singe_host_set_grid_limit(int(max_ctas))
@@ -356,18 +358,19 @@ def run_host(generated, fields: dict, n_points: int, *, schedule: str = "determi
 def compiled_fields(source: KernelSource, T, P, Y, dt=None, diffusion_source=None) -> tuple[dict, int]:
     """The input arrays of a kernel from T [K] (scalar or (n,)), P [Pa] (scalar
     or (n,)), Y (n_species, n) mass fractions, dt [s] (scalar or (n,); None:
-    0, no stiffness removal) and diffusion_source [kg/m^3/s] ((n_species, n);
-    None: zeros), keeping those the kernel reads."""
+    NULL, no stiffness removal) and diffusion_source [kg/m^3/s] ((n_species, n);
+    None: NULL, zeros), keeping those the kernel reads."""
     Y = np.atleast_2d(np.asarray(Y, dtype=float))
     if Y.shape[0] != source.n_species:
         raise ValueError(f"{source.name}: Y must have shape (n_species={source.n_species}, n), got {Y.shape}")
     n = Y.shape[1]
-    values = {"temperature": T, "pressure": P, "mass_fractions": Y, "dt": 0.0 if dt is None else dt,
-              "diffusion_source": 0.0 if diffusion_source is None else diffusion_source}
+    values = {"temperature": T, "pressure": P, "mass_fractions": Y, "dt": dt, "diffusion_source": diffusion_source}
     fields = {}
     for field in source.inputs:
         if field not in values:
             raise ValueError(f"{source.name}: no value for input field '{field}'")
+        if values[field] is None:
+            continue  # a nullable input: the kernel gets NULL
         rows = source.rows(field)
         fields[field] = np.broadcast_to(np.asarray(values[field], dtype=float), (rows, n) if rows > 1 else (n,))
     return fields, n

@@ -23,6 +23,7 @@ class Target:
     max_shared_per_cta: int  # bytes
     named_barriers: int = 16
     sms: int = 1
+    cuda_arch: int = 0  # the value of __CUDA_ARCH__ when nvcc compiles for it (900 for sm_90)
 
     def register_budget(self, threads: int, ctas_per_sm: int) -> int:
         """Registers per thread available when ``ctas_per_sm`` CTAs of ``threads`` share an SM."""
@@ -35,9 +36,9 @@ class Target:
 
 
 TARGETS = {
-    "sm_80": Target("sm_80", 65536, 255, 164 * 1024, 163 * 1024, sms=108),
-    "sm_90": Target("sm_90", 65536, 255, 228 * 1024, 227 * 1024, sms=132),
-    "k20c": Target("k20c", 65536, 255, 48 * 1024, 48 * 1024, sms=13),
+    "sm_80": Target("sm_80", 65536, 255, 164 * 1024, 163 * 1024, sms=108, cuda_arch=800),
+    "sm_90": Target("sm_90", 65536, 255, 228 * 1024, 227 * 1024, sms=132, cuda_arch=900),
+    "k20c": Target("k20c", 65536, 255, 48 * 1024, 48 * 1024, sms=13, cuda_arch=350),
 }
 
 

@@ -18,9 +18,12 @@ import jinja2
 
 import singe
 from singe.codegen.overlay import OverlaidKernel, overlay
-from singe.codegen.render import BASELINE_EXPRESSIONS, EXPRESSIONS, global_address, literal, live_instructions
+from singe.codegen.render import (BASELINE_EXPRESSIONS, EXPRESSIONS, global_address, literal, live_instructions,
+                                  load_expression)
+from singe.codegen.interface import c_identifier, c_string, nullable_note, species_names
 from singe.errors import SingeInternalError
 from singe.kernels.ir import Const, DataflowGraph, Imm, INPUT_FIELDS, Reg
+from singe.options import TARGETS
 
 _PACKAGE = pathlib.Path(__file__).resolve().parents[1]
 TEMPLATE_DIRS = [_PACKAGE.parent / "templates", _PACKAGE / "templates"]
@@ -31,11 +34,11 @@ FIELD_DOCS = {
     "temperature": "temperature [K], n_points values",
     "pressure": "pressure [Pa], n_points values",
     "mass_fractions": "mass fractions [-] of the species below, species-major",
-    "viscosity": "out: mixture viscosity [Pa s], n_points values",
-    "diffusion": "out: mixture-averaged diffusion coefficients [m^2/s] of the species below, species-major",
+    "viscosity": "mixture viscosity [Pa s], n_points values",
+    "diffusion": "mixture-averaged diffusion coefficients [m^2/s] of the species below, species-major",
     "dt": "time step [s], n_points values (0: no stiffness removal)",
     "diffusion_source": "diffusion source terms [kg/m^3/s] of the species below, species-major",
-    "production_rates": "out: net production rates [kmol/m^3/s] of the species below, species-major",
+    "production_rates": "net production rates [kmol/m^3/s] of the species below, species-major",
 }
 
 
@@ -104,14 +107,22 @@ def _parameters(graph: DataflowGraph, expressions: dict[str, str]) -> dict:
                              [f"double *__restrict__ {f}" for f in outputs],
         "parameters": [f"const double *{f}" for f in inputs] + [f"double *{f}" for f in outputs],
         "arguments": inputs + outputs,
-        "argument_docs": [f"{f}: {FIELD_DOCS.get(f, f)}" for f in inputs + outputs],
+        "argument_docs": [f"{f}: in, {FIELD_DOCS.get(f, f)}{nullable_note(f)}" for f in inputs] +
+                         [f"{f}: out, {FIELD_DOCS.get(f, f)}" for f in outputs],
     }
 
 
-def _header(env, name: str, description: str, graph: DataflowGraph, species: list[str]) -> str:
+def _header(env, name: str, description: str, graph: DataflowGraph, species: list[str], arch: str = "") -> str:
+    """The launcher's header: its documented interface and the species names.
+    ``arch``: the target the kernel was generated for ('' for any)."""
+    mechanism = c_identifier(graph.mechanism)
     return env.get_template("kernel.h.j2").render(
         name=name, description=description, mechanism=graph.mechanism, version=singe.__version__,
-        species=species, guard=f"SINGE_{name.upper()}_H", **_parameters(graph, EXPRESSIONS))
+        species=species, guard=f"SINGE_{name.upper()}_H", arch=arch,
+        cuda_arch=TARGETS[arch].cuda_arch if arch else 0, species_guard=f"SINGE_{mechanism.upper()}_SPECIES_H",
+        species_count=f"{mechanism.upper()}_SPECIES_COUNT", species_prefix=f"{mechanism.upper()}_SPECIES_", species_array=f"{mechanism.lower()}_species_names",
+        species_names=species_names(graph.mechanism, species), quoted=[c_string(s) for s in species],
+        **_parameters(graph, EXPRESSIONS))
 
 
 def _constant_lines(overlaid: OverlaidKernel, stripes: int) -> list[str]:
@@ -138,7 +149,7 @@ def generate(compiled) -> GeneratedKernel:
     context = dict(
         name=name, kernel=compiled.kernel, mechanism=compiled.mechanism.name, version=singe.__version__,
         options_key=options.key(), warps=programs.warps, threads=programs.threads,
-        ctas_per_sm=options.ctas_per_sm, arch=options.arch, registers=max(programs.registers),
+        ctas_per_sm=options.ctas_per_sm, arch=options.arch, cuda_arch=TARGETS[options.arch].cuda_arch, registers=max(programs.registers),
         register_budget=programs.info["register_budget"], shared_bytes=programs.shared_bytes,
         sync_points=len(programs.sync_points), barrier_ids=programs.barrier_ids, constant_slots=slots,
         stripes=stripes, register_stripes=kept, spill_warning=spill, species=compiled.mechanism.transported_species,
@@ -147,7 +158,7 @@ def generate(compiled) -> GeneratedKernel:
         blocks=[_block_context(b) for b in overlaid.blocks], **_parameters(compiled.graph, EXPRESSIONS))
     cu = env.get_template("warp_specialized.cu.j2").render(**context)
     header = _header(env, name, f"warp-specialized {compiled.kernel} kernel", compiled.graph,
-                     compiled.mechanism.transported_species)
+                     compiled.mechanism.transported_species, options.arch)
     info = {"constant_slots": slots, "stripes": stripes, "register_stripes": kept, "variables": overlaid.variables,
             "blocks": len(overlaid.blocks), "index_rows": len(overlaid.index_rows),
             "shared_fraction": overlaid.shared_units / max(overlaid.total_units, 1)}
@@ -188,7 +199,7 @@ def _baseline_lines(graph: DataflowGraph) -> list[str]:
                 lines.append(f"  {global_address(instr.field, str(instr.index))} = {operand(instr.srcs[0])};")
                 continue
             if instr.opcode == "ldg":
-                expression = f"__ldg(&{global_address(instr.field, str(instr.index))})"
+                expression = load_expression(instr.field, str(instr.index))
             else:
                 expression = BASELINE_EXPRESSIONS[instr.opcode].format(*(operand(s) for s in instr.srcs))
             temp = f"t{len(temps)}"

@@ -87,6 +87,9 @@ OPCODES: dict[str, OpcodeInfo] = {
 
 INPUT_FIELDS = ("temperature", "pressure", "mass_fractions", "dt", "diffusion_source")
 OUTPUT_FIELDS = ("viscosity", "diffusion", "production_rates")
+# Inputs a caller may pass as NULL (None from Python): the kernel reads 0.0 in
+# their place, which means what the value says.
+NULLABLE_INPUTS = {"dt": "no stiffness removal, as dt = 0", "diffusion_source": "zero diffusion source terms"}
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,9 @@
 // (2 per thread after striping, 2 of them kept in registers).
 // Species (10, species-major arrays, stride species_stride): H2 H O O2 OH H2O HO2 H2O2 AR N2
 #include "h2o2_viscosity.h"
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ != 900 && !defined(SINGE_ALLOW_ANY_ARCH)
+#error "h2o2_viscosity.cu was generated for sm_90: compile it with nvcc -arch=sm_90, or run singe --arch for this GPU (-D SINGE_ALLOW_ANY_ARCH: compile anyway)"
+#endif
 #ifdef SINGE_HOST
 #include "singe_host_runtime.h"
 #else

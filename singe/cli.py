@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import pathlib
 import sys
 import time
 from collections import Counter
@@ -69,6 +70,11 @@ def build_parser() -> argparse.ArgumentParser:
                              "(default) or the emitted CUDA on the CPU ('host') — and compare with Cantera "
                              "(transport) or singe.reference (chemistry)")
     parser.add_argument("--dump", choices=DUMPS, help="print an intermediate representation instead of code")
+    parser.add_argument("--fortran", action="store_true", help="also write <mech>_<kernel>.f90 (a bind(C) module "
+                        "for the launcher) and <mech>_species.f90")
+    parser.add_argument("--write-reference", metavar="STATES",
+                        help="also write <mech>_<kernel>.ref, the outputs singe.reference computes at STATES: a "
+                             "state file, or a number of random states to draw (written to <mech>_states.dat)")
     return parser
 
 
@@ -129,9 +135,29 @@ def _compile_all(mech: Mechanism, args) -> None:
             baseline = generate_baseline(compiled)
             baseline.write(args.output)
             print(f"{baseline.cu_name}: data-parallel, {baseline.info['threads']} threads per CTA, one point each")
+        if args.fortran:
+            _write_fortran(compiled, args)
         if args.validate:
             from singe.validate import validate
             print(f"  {validate(compiled, on=args.validate)} [{args.validate}]")
+
+
+def _write_fortran(compiled, args) -> None:
+    from singe.codegen import generate_fortran
+
+    for baseline in (False, True) if args.baseline else (False,):
+        files = generate_fortran(compiled, baseline)
+        for file_name, text in files.items():
+            (pathlib.Path(args.output) / file_name).write_text(text)
+        print(f"{', '.join(files)}: Fortran interface")
+
+
+def _write_references(mech: Mechanism, args) -> None:
+    from singe.statefile import write_reference_files
+
+    kernels = [k for k in args.kernels or _default_kernels(mech)]
+    for path in write_reference_files(mech, kernels, args.write_reference, args.output):
+        print(f"{path.name}: {'states' if path.suffix == '.dat' else 'reference'}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -142,6 +168,8 @@ def main(argv: list[str] | None = None) -> int:
         if not args.dump:
             print(describe(mech, time.perf_counter() - start))
         _compile_all(mech, args)
+        if args.write_reference and not args.dump:
+            _write_references(mech, args)
     except SingeInputError as error:
         print(error, file=sys.stderr)
         return 2

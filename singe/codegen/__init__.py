@@ -20,8 +20,8 @@ import singe
 from singe.codegen.overlay import OverlaidKernel, overlay
 from singe.codegen.render import (BASELINE_EXPRESSIONS, EXPRESSIONS, global_address, literal, live_instructions,
                                   load_expression)
-from singe.codegen.interface import c_identifier, c_string, nullable_note, species_names
-from singe.errors import SingeInternalError
+from singe.codegen.interface import c_identifier, c_string, fortran_string, nullable_note, species_names
+from singe.errors import SingeInputError, SingeInternalError
 from singe.kernels.ir import Const, DataflowGraph, Imm, INPUT_FIELDS, Reg
 from singe.options import TARGETS
 
@@ -225,4 +225,35 @@ def generate_baseline(compiled) -> GeneratedKernel:
     return GeneratedKernel(name, "baseline", cu, header, {"threads": BASELINE_THREADS})
 
 
-__all__ = ["GeneratedKernel", "generate", "generate_baseline", "environment", "Reg"]
+# -- the Fortran interface -----------------------------------------------------------------
+
+FORTRAN_NAME_LIMIT = 63  # characters of a Fortran 2003 name
+
+
+def generate_fortran(compiled, baseline: bool = False) -> dict[str, str]:
+    """The Fortran files of a kernel's launcher: ``<name>.f90`` (module
+    ``singe_<name>``, a bind(C) interface) and ``<mech>_species.f90`` (module
+    ``singe_<mech>_species``, the species' 1-based columns and names)."""
+    mechanism = compiled.mechanism
+    species = list(mechanism.transported_species)
+    names = species_names(mechanism.name, species)
+    too_long = [n.macro for n in names if len(n.macro) > FORTRAN_NAME_LIMIT]
+    if too_long:
+        raise SingeInputError(f"{mechanism.name}: species names too long for Fortran ({FORTRAN_NAME_LIMIT} "
+                              f"characters): {', '.join(too_long)}")
+    prefix = c_identifier(mechanism.name)
+    name = f"{mechanism.name}_{compiled.kernel}{'_baseline' if baseline else ''}".replace("-", "_")
+    env = environment()
+    context = dict(name=name, mechanism=mechanism.name, version=singe.__version__, species_count=len(species),
+                   species_module=f"singe_{prefix.lower()}_species")
+    parameters = _parameters(compiled.graph, EXPRESSIONS)
+    description = f"{'data-parallel' if baseline else 'warp-specialized'} {compiled.kernel} kernel"
+    kernel = env.get_template("kernel.f90.j2").render(description=description, arguments=parameters["arguments"],
+                                                      argument_docs=parameters["argument_docs"], **context)
+    table = env.get_template("species.f90.j2").render(
+        count_name=f"{prefix.upper()}_SPECIES_COUNT", names_array=f"{prefix.lower()}_species_names",
+        species_names=names, quoted=[fortran_string(s) for s in species], name_length=max(map(len, species)), **context)
+    return {f"{name}.f90": kernel, f"{prefix.lower()}_species.f90": table}
+
+
+__all__ = ["GeneratedKernel", "generate", "generate_baseline", "generate_fortran", "environment", "Reg"]

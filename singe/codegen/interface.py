@@ -56,6 +56,11 @@ def c_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def fortran_string(text: str) -> str:
+    """A Fortran string literal (a doubled quote stands for one)."""
+    return '"' + text.replace('"', '""') + '"'
+
+
 def nullable_note(field: str) -> str:
     """The header's words for an input that may be NULL; '' for the others."""
     meaning = NULLABLE_INPUTS.get(field)

@@ -212,6 +212,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--points", type=int, default=1024, help="points simulated for the simulator throughput")
     parser.add_argument("--ptxas", action="store_true", help=f"compile both styles with nvcc ({PTXAS_ARCH})")
     parser.add_argument("--json", help="also write the rows as JSON here")
+    parser.add_argument("--gpu-bench", default="gpu_bench.json", metavar="FILE",
+                        help="measurements of autotune/gpu_bench.py: when the file exists, the model is printed "
+                             "beside them (default gpu_bench.json)")
     args = parser.parse_args(argv)
     config = parse_config(DEFAULT_CONFIG) | args.config
     rows = []
@@ -228,6 +231,11 @@ def main(argv: list[str] | None = None) -> int:
         print(line)
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(rows, indent=1))
+    if args.gpu_bench and pathlib.Path(args.gpu_bench).is_file():
+        from gpu_bench import model_comparison_lines
+
+        print()
+        print("\n".join(model_comparison_lines(json.loads(pathlib.Path(args.gpu_bench).read_text()))))
     return 0
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
+import functools
 import hashlib
 import os
 import pathlib
@@ -29,6 +30,7 @@ from singe.errors import SingeError
 from singe.host import KernelSource, compiled_fields, kernel_source
 from singe.options import TARGETS
 
+CLOCK_RATE_ATTRIBUTE = 13  # cudaDevAttrClockRate [kHz] (cudaDeviceProp.clockRate is gone in CUDA 13)
 NVCC_FLAGS = ("-O3", "-shared", "-Xcompiler", "-fPIC", "--cudart", "shared", "-Xptxas", "-v")
 
 
@@ -68,8 +70,17 @@ def current_device() -> Device:
     device = cupy.cuda.Device()
     properties = cupy.cuda.runtime.getDeviceProperties(device.id)
     name = properties["name"].decode() if isinstance(properties["name"], bytes) else str(properties["name"])
+    clock_khz = properties.get("clockRate") or _attribute(cupy, CLOCK_RATE_ATTRIBUTE, device.id)
     return Device(name, f"sm_{device.compute_capability}", int(properties["multiProcessorCount"]),
-                  float(properties.get("clockRate", 0)) * 1e3)
+                  float(clock_khz or 0) * 1e3)
+
+
+def _attribute(cupy, attribute: int, device: int):
+    """A device attribute, None where this CUDA version no longer has it."""
+    try:
+        return cupy.cuda.runtime.deviceGetAttribute(attribute, device)
+    except Exception:  # CUDARuntimeError: an attribute CUDA removed
+        return None
 
 
 def generated_arch(source: KernelSource) -> str | None:
@@ -94,6 +105,12 @@ class GpuBuild:
         return parse_ptxas(self.ptxas)[0]
 
 
+@functools.lru_cache(maxsize=None)
+def nvcc_version(nvcc: str) -> str:
+    """nvcc's version text (part of the cache key)."""
+    return subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout
+
+
 def cache_dir() -> pathlib.Path:
     root = os.environ.get("SINGE_CACHE")
     return (pathlib.Path(root) if root else pathlib.Path.home() / ".cache" / "singe") / "gpu"
@@ -113,7 +130,8 @@ def build(kernel, arch: str, *, allow_any_arch: bool = False, directory: os.Path
         raise GpuUnavailableError(f"{source.name} was generated for {target}, the device is {arch}: compile it "
                                   f"with arch='{arch}' (singe --arch {arch}) if singe knows that target")
     flags = [f"-arch={arch}", *NVCC_FLAGS] + (["-DSINGE_ALLOW_ANY_ARCH"] if allow_any_arch else [])
-    digest = hashlib.sha256("\0".join([nvcc, *flags, source.cu, *(t for _, t in source.headers)]).encode())
+    identity = [nvcc, nvcc_version(nvcc), *flags, source.cu, *(t for _, t in source.headers)]
+    digest = hashlib.sha256("\0".join(identity).encode())
     folder = pathlib.Path(directory) if directory else cache_dir()
     folder.mkdir(parents=True, exist_ok=True)
     library = folder / f"{source.name}-{arch}-{digest.hexdigest()[:20]}.so"

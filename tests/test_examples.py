@@ -154,3 +154,22 @@ def test_cmake_project_builds_with_nvcc(generated, tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert (build / "libsinge_kernels.a").exists() and (build / "singe_driver").exists()
     assert (build / "singe_fortran_driver").exists() == (shutil.which("gfortran") is not None)
+
+
+@needs_gfortran
+def test_fortran_interface_of_a_stiff_mechanism_compiles(tmp_path):
+    """DME chemistry (dt and diffusion_source, 30 species) and GRI-Mech's
+    species (CH2(S)): gfortran -std=f2008 accepts the generated modules."""
+    from singe.codegen import generate_fortran
+    from singe.compiler import compile_kernel
+    from conftest import load
+
+    files = {**generate_fortran(compile_kernel(load("gri30"), "viscosity", warps=2))}
+    dme = generate_fortran(compile_kernel(load("dme"), "chemistry", warps=2))
+    assert "type(c_ptr), value :: dt" in dme["dme_chemistry.f90"]
+    for name, text in {**files, **dme}.items():
+        (tmp_path / name).write_text(text)
+    for name in ("gri30_species.f90", "gri30_viscosity.f90", "dme_species.f90", "dme_chemistry.f90"):
+        done = subprocess.run(["gfortran", "-std=f2008", "-Wall", "-Werror", "-c", name], cwd=tmp_path,
+                              capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr

@@ -244,8 +244,9 @@ def model_comparison_lines(records: list[dict]) -> list[str]:
         entry = {k: record[k] for k in ("registers", "spill_stores", "spill_loads")}
         rule = model if record["style"] == "warp-specialized" else model_baseline
         modeled = rule(compiled, preset, ptxas=entry).points_per_second / 1e6
+        measured = record["mpoints_per_s"]
         lines.append(f"  {record['label']:40} {record['style']:16} model {modeled:9.2f} measured "
-                     f"{record['mpoints_per_s']:9.2f} ({record['device']})  ratio {modeled / record['mpoints_per_s']:.3g}")
+                     f"{measured:9.2f} ({record['device']})  ratio {modeled / measured:.3g}")
     return lines
 
 
@@ -288,7 +289,8 @@ def run_config(config: Config, args, arch: str, device, mechanisms: dict) -> lis
     records = []
     for style, (generated, built) in builds.items():
         record = {"label": config.label(), "mechanism": config.mechanism, "kernel": config.kernel,
-                  "setting": config.setting, "style": style, "arch": arch, "options": dataclasses.asdict(config.options),
+                  "setting": config.setting, "style": style, "arch": arch,
+                  "options": dataclasses.asdict(config.options),
                   "device": device.name if device else None, **built_records[style]}
         if device is not None:
             record.update(measure(compiled, generated, built, args, device))

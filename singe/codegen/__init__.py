@@ -20,7 +20,8 @@ import singe
 from singe.codegen.overlay import OverlaidKernel, overlay
 from singe.codegen.render import (BASELINE_EXPRESSIONS, EXPRESSIONS, global_address, literal, live_instructions,
                                   load_expression)
-from singe.codegen.interface import c_identifier, c_string, fortran_string, nullable_note, species_names
+from singe.codegen.interface import (SpeciesTable, c_string, fortran_string, kernel_name, nullable_note,
+                                     species_names)
 from singe.errors import SingeInputError, SingeInternalError
 from singe.kernels.ir import Const, DataflowGraph, Imm, INPUT_FIELDS, Reg
 from singe.options import TARGETS
@@ -115,14 +116,11 @@ def _parameters(graph: DataflowGraph, expressions: dict[str, str]) -> dict:
 def _header(env, name: str, description: str, graph: DataflowGraph, species: list[str], arch: str = "") -> str:
     """The launcher's header: its documented interface and the species names.
     ``arch``: the target the kernel was generated for ('' for any)."""
-    mechanism = c_identifier(graph.mechanism)
     return env.get_template("kernel.h.j2").render(
         name=name, description=description, mechanism=graph.mechanism, version=singe.__version__,
-        species=species, guard=f"SINGE_{name.upper()}_H", arch=arch,
-        cuda_arch=TARGETS[arch].cuda_arch if arch else 0, species_guard=f"SINGE_{mechanism.upper()}_SPECIES_H",
-        species_count=f"{mechanism.upper()}_SPECIES_COUNT", species_prefix=f"{mechanism.upper()}_SPECIES_", species_array=f"{mechanism.lower()}_species_names",
-        species_names=species_names(graph.mechanism, species), quoted=[c_string(s) for s in species],
-        **_parameters(graph, EXPRESSIONS))
+        species=species, guard=f"SINGE_{name.upper()}_H", arch=arch, cuda_arch=TARGETS[arch].cuda_arch if arch else 0,
+        table=SpeciesTable(graph.mechanism), species_names=species_names(graph.mechanism, species),
+        quoted=[c_string(s) for s in species], **_parameters(graph, EXPRESSIONS))
 
 
 def _constant_lines(overlaid: OverlaidKernel, stripes: int) -> list[str]:
@@ -143,13 +141,14 @@ def generate(compiled) -> GeneratedKernel:
     slots = len(overlaid.constants[0]) if overlaid.constants else 0
     stripes = -(-slots // 32)
     kept = register_stripes(programs, stripes)
-    name = f"{compiled.mechanism.name}_{compiled.kernel}".replace("-", "_")
+    name = kernel_name(compiled.mechanism.name, compiled.kernel)
     env = environment()
     spill = programs.warnings[0] if programs.warnings else ""
     context = dict(
         name=name, kernel=compiled.kernel, mechanism=compiled.mechanism.name, version=singe.__version__,
         options_key=options.key(), warps=programs.warps, threads=programs.threads,
-        ctas_per_sm=options.ctas_per_sm, arch=options.arch, cuda_arch=TARGETS[options.arch].cuda_arch, registers=max(programs.registers),
+        ctas_per_sm=options.ctas_per_sm, arch=options.arch, cuda_arch=TARGETS[options.arch].cuda_arch,
+        registers=max(programs.registers),
         register_budget=programs.info["register_budget"], shared_bytes=programs.shared_bytes,
         sync_points=len(programs.sync_points), barrier_ids=programs.barrier_ids, constant_slots=slots,
         stripes=stripes, register_stripes=kept, spill_warning=spill, species=compiled.mechanism.transported_species,
@@ -214,7 +213,7 @@ def _baseline_lines(graph: DataflowGraph) -> list[str]:
 def generate_baseline(compiled) -> GeneratedKernel:
     """The data-parallel kernel of the same graph (the paper's comparison)."""
     graph = compiled.graph
-    name = f"{compiled.mechanism.name}_{compiled.kernel}_baseline".replace("-", "_")
+    name = kernel_name(compiled.mechanism.name, compiled.kernel, baseline=True)
     env = environment()
     cu = env.get_template("baseline.cu.j2").render(
         name=name, kernel=compiled.kernel, mechanism=compiled.mechanism.name, version=singe.__version__,
@@ -241,19 +240,19 @@ def generate_fortran(compiled, baseline: bool = False) -> dict[str, str]:
     if too_long:
         raise SingeInputError(f"{mechanism.name}: species names too long for Fortran ({FORTRAN_NAME_LIMIT} "
                               f"characters): {', '.join(too_long)}")
-    prefix = c_identifier(mechanism.name)
-    name = f"{mechanism.name}_{compiled.kernel}{'_baseline' if baseline else ''}".replace("-", "_")
+    table = SpeciesTable(mechanism.name)
+    name = kernel_name(mechanism.name, compiled.kernel, baseline)
     env = environment()
     context = dict(name=name, mechanism=mechanism.name, version=singe.__version__, species_count=len(species),
-                   species_module=f"singe_{prefix.lower()}_species")
+                   table=table)
     parameters = _parameters(compiled.graph, EXPRESSIONS)
     description = f"{'data-parallel' if baseline else 'warp-specialized'} {compiled.kernel} kernel"
     kernel = env.get_template("kernel.f90.j2").render(description=description, arguments=parameters["arguments"],
                                                       argument_docs=parameters["argument_docs"], **context)
-    table = env.get_template("species.f90.j2").render(
-        count_name=f"{prefix.upper()}_SPECIES_COUNT", names_array=f"{prefix.lower()}_species_names",
-        species_names=names, quoted=[fortran_string(s) for s in species], name_length=max(map(len, species)), **context)
-    return {f"{name}.f90": kernel, f"{prefix.lower()}_species.f90": table}
+    species_file = env.get_template("species.f90.j2").render(
+        species_names=names, quoted=[fortran_string(s) for s in species], name_length=max(map(len, species)),
+        **context)
+    return {f"{name}.f90": kernel, table.fortran_file: species_file}
 
 
 __all__ = ["GeneratedKernel", "generate", "generate_baseline", "generate_fortran", "environment", "Reg"]

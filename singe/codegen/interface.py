@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from singe.kernels.ir import NULLABLE_INPUTS
 
 RESERVED_SUFFIXES = ("NAMES", "COUNT")  # kept free for the arrays and counts beside the species names
-FORTRAN_LINE = 100  # characters per line of the emitted Fortran (the standard allows 132)
 
 
 def c_identifier(text: str) -> str:
@@ -39,7 +38,7 @@ def species_names(mechanism: str, species: list[str]) -> list[SpeciesName]:
     """Collision-free upper-case identifiers of ``species`` (in order): a name
     that another one already took (``CH2(S)`` and ``CH2-S-`` both give
     ``CH2_S_``; C is case-sensitive, Fortran is not) gets '_' appended until free."""
-    prefix = f"{c_identifier(mechanism).upper()}_SPECIES_"
+    prefix = SpeciesTable(mechanism).macro_prefix
     taken = {prefix + suffix for suffix in RESERVED_SUFFIXES}
     result = []
     for index, name in enumerate(species):
@@ -49,6 +48,46 @@ def species_names(mechanism: str, species: list[str]) -> list[SpeciesName]:
         taken.add(macro)
         result.append(SpeciesName(name, macro, index))
     return result
+
+
+@dataclass(frozen=True)
+class SpeciesTable:
+    """The names a mechanism's species block uses, in C and in Fortran."""
+
+    mechanism: str
+
+    @property
+    def prefix(self) -> str:
+        return c_identifier(self.mechanism)
+
+    @property
+    def count(self) -> str:
+        return f"{self.prefix.upper()}_SPECIES_COUNT"
+
+    @property
+    def names_array(self) -> str:
+        return f"{self.prefix.lower()}_species_names"
+
+    @property
+    def guard(self) -> str:
+        return f"SINGE_{self.prefix.upper()}_SPECIES_H"
+
+    @property
+    def macro_prefix(self) -> str:
+        return f"{self.prefix.upper()}_SPECIES_"
+
+    @property
+    def fortran_module(self) -> str:
+        return f"singe_{self.prefix.lower()}_species"
+
+    @property
+    def fortran_file(self) -> str:
+        return f"{self.prefix.lower()}_species.f90"
+
+
+def kernel_name(mechanism: str, kernel: str, baseline: bool = False) -> str:
+    """The launcher's name (and file stem): ``dme_chemistry``, ``dme_chemistry_baseline``."""
+    return f"{mechanism}_{kernel}{'_baseline' if baseline else ''}".replace("-", "_")
 
 
 def c_string(text: str) -> str:

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 CLASSES = ("fp64", "mufu", "lds", "sts", "ldg", "stg", "ldl", "stl", "bar", "shfl", "branch", "other")
 PARAMETER_BASE = {"sm_90": 0x210, "sm_90a": 0x210, "sm_80": 0x160, "sm_86": 0x160, "sm_89": 0x160}
 STEP_LIMIT = 50_000_000
+LOCAL_BASE = 0x10000  # the stack pointer's value (c[0x0][0x28]): spill slots get concrete addresses
 _MASK = 0xFFFFFFFF
 _LINE = re.compile(r"^\s*/\*([0-9a-f]+)\*/\s+(@!?U?P[0-6T]\s+)?([A-Z0-9_.]+)\s*(.*?)\s*;")
 _LABEL = re.compile(r"^([.$\w]+):\s*$")
@@ -212,6 +213,7 @@ class _Lane:
         self.machine = machine
         self.regs: dict[str, int | None] = {"RZ": 0, "URZ": 0}
         self.preds: dict[str, bool | None] = {"PT": True, "UPT": True}
+        self.local: dict[int, int | None] = {}  # spilled words by local address
 
     # operand values
     def value(self, operand: str) -> int | None:
@@ -319,7 +321,7 @@ def _writes_64_bits(opcode: str) -> bool:
     return base in ("I2F", "F2F", "FRND") and opcode.split(".")[1:2] == ["F64"]
 
 
-_NO_DESTINATION = {"STG", "STS", "STL", "ST", "BAR", "BRA", "BRX", "EXIT", "WARPSYNC", "BSSY", "BSYNC", "RED",
+_NO_DESTINATION = {"STG", "STS", "ST", "BAR", "BRA", "BRX", "EXIT", "WARPSYNC", "BSSY", "BSYNC", "RED",
                    "NOP", "DEPBAR", "MEMBAR", "CALL", "RET", "ENDCOLLECTIVE", "CCTL", "ERRBAR", "FENCE", "JMP"}
 
 
@@ -476,6 +478,48 @@ def _viaddmnmx(lane: _Lane, ins: Instruction) -> None:
     lane.set(ins.operands[0], min(total, c) if use_min else max(total, c))
 
 
+def _local_address(lane: _Lane, operand: str) -> int | None:
+    """Address of a local-memory operand such as ``[R1+0x68]``."""
+    inside = operand.strip("[]")
+    total = 0
+    for term in inside.replace("-", "+-").split("+"):
+        term = term.strip()
+        if not term:
+            continue
+        value = int(term, 16) if term.lstrip("-").startswith("0x") else lane.value(term)
+        if value is None:
+            return None
+        total += value
+    return total & _MASK
+
+
+def _words(opcode: str) -> int:
+    return 4 if ".128" in opcode else 2 if ".64" in opcode else 1
+
+
+def _stl(lane: _Lane, ins: Instruction) -> None:
+    """A spill store: the words it writes are remembered for the refill."""
+    address = _local_address(lane, ins.operands[0])
+    m = re.fullmatch(r"(R)(\d+|Z)", ins.operands[1].split(".")[0])
+    if address is None:
+        lane.local.clear()  # somewhere unknown: forget everything
+        return
+    for i in range(_words(ins.opcode)):
+        register = "RZ" if m is None or m.group(2) == "Z" else f"R{int(m.group(2)) + i}"
+        lane.local[address + 4 * i] = lane.regs.get(register)
+
+
+def _ldl(lane: _Lane, ins: Instruction) -> None:
+    """A refill: the words stored there, where known."""
+    address = _local_address(lane, ins.operands[1])
+    m = re.fullmatch(r"R(\d+)", ins.operands[0].split(".")[0])
+    if m is None:
+        return
+    for i in range(_words(ins.opcode)):
+        value = None if address is None else lane.local.get(address + 4 * i)
+        lane.set(f"R{int(m.group(1)) + i}", value)
+
+
 def _ldc(lane: _Lane, ins: Instruction) -> None:
     m = _CONSTANT.match(ins.operands[1])
     wide = ".64" in ins.opcode
@@ -509,7 +553,7 @@ def _plop3(lane: _Lane, ins: Instruction) -> None:
 
 _HANDLERS = {"MOV": _mov, "S2R": _special, "S2UR": _special, "CS2R": None, "IMAD": _imad, "IADD3": _iadd3,
              "VIADD": _viadd, "IADD": _viadd, "LOP3": _lop3, "SHF": _shf, "LEA": _lea, "ISETP": _isetp,
-             "SEL": _sel, "VIMNMX": _minmax, "IMNMX": _minmax, "VIADDMNMX": _viaddmnmx, "LDC": _ldc, "PLOP3": _plop3}
+             "SEL": _sel, "VIMNMX": _minmax, "IMNMX": _minmax, "VIADDMNMX": _viaddmnmx, "STL": _stl, "LDL": _ldl, "LDC": _ldc, "PLOP3": _plop3}
 _HANDLERS = {k: v for k, v in _HANDLERS.items() if v is not None}
 
 
@@ -651,7 +695,7 @@ def _banks(elf_dump: str, function: str, arch: str, last_ints: dict[int, int], b
         banks.setdefault(bank, {}).update({4 * i: w for i, w in enumerate(words)})
     params = parameter_offsets(elf_dump, function)
     base = PARAMETER_BASE.get(arch, 0x210)
-    bank0 = {0x0: block_dim, 0x4: 1, 0x8: 1, 0xC: 1, 0x10: 1, 0x14: 1}
+    bank0 = {0x0: block_dim, 0x4: 1, 0x8: 1, 0xC: 1, 0x10: 1, 0x14: 1, 0x28: LOCAL_BASE}
     for index, value in last_ints.items():
         offset, _ = params[index]
         bank0[base + offset] = value & _MASK

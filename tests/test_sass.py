@@ -139,3 +139,29 @@ def test_compiled_kernel_issues_the_hand_counted_fp64(tmp_path):
         assert walk.counts["ldg"] == 1 and walk.counts["stg"] == 1
     assert view.per_point["fp64"] == 1 + 2 + 3
     assert view.spill_stores == 0 and view.registers > 0
+
+
+SPILLED = """
+        .type           s_kernel,@function
+s_kernel:
+        /*0000*/                   LDC R1, c[0x0][0x28] ;
+        /*0010*/                   S2R R4, SR_TID.X ;
+        /*0020*/                   SHF.R.U32.HI R4, RZ, 0x5, R4 ;
+        /*0030*/                   STL [R1+0x68], R4 ;
+        /*0040*/                   DADD R4, R6, R8 ;
+        /*0050*/                   LDL.LU R4, [R1+0x68] ;
+        /*0060*/                   ISETP.NE.AND P0, PT, R4, RZ, PT ;
+        /*0070*/               @P0 EXIT ;
+        /*0080*/                   DMUL R6, R6, R6 ;
+        /*0090*/                   EXIT ;
+"""
+
+
+def test_a_spilled_warp_id_is_refilled():
+    """The warp id spilled to local memory and refilled decides the branch (warp 0 runs the DMUL)."""
+    listing = sass.parse_listing(SPILLED)
+    banks = sass._banks(ELF, "s_kernel", "sm_90", {}, 64)
+    walks = [sass.walk(listing, "s_kernel", sass.Machine(tid=32 * w, block_dim=64, banks=banks)) for w in (0, 1)]
+    assert [w.opcodes["DMUL"] for w in walks] == [1, 0]
+    assert walks[0].counts["stl"] == walks[0].counts["ldl"] == 1
+    assert walks[0].unknown_branches == walks[1].unknown_branches == 0

@@ -32,8 +32,8 @@ def bundled_path(name: str) -> pathlib.Path | None:
 def resolve_mechanism(argument: str) -> pathlib.Path:
     """A file path as given, or the bundled mechanism of that name."""
     path = pathlib.Path(argument)
-    if path.is_file():
-        return path
+    if path.is_file() or path.suffix.lower() in (".yaml", ".yml"):
+        return path  # a YAML name may be one of Cantera's data files
     bundled = bundled_path(argument)
     if bundled is None:
         raise SingeInputError(f"{argument}: no such mechanism file, and no bundled mechanism of that name "

@@ -7,6 +7,7 @@ first, and keeping the first split that accounts for the whole side.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 
@@ -35,7 +36,8 @@ class SpeciesMatcher:
     """Finds the declared species names that start at a position of a text."""
 
     def __init__(self, names):
-        self.names = list(names)
+        self.names = list(dict.fromkeys(names))
+        self.name_set = set(self.names)
         self._by_first: dict[str, list[str]] = {}
         for name in sorted(self.names, key=len, reverse=True):
             self._by_first.setdefault(name[0], []).append(name)
@@ -87,25 +89,48 @@ class _SideParser:
         return terms, len(terms) != len(result)
 
     def _terms(self, side: str, position: int):
+        """The first split of ``side[position:]`` into terms, or None.
+
+        A depth-first search over term boundaries with an explicit stack (a
+        side may hold thousands of terms); a boundary that led nowhere once is
+        not tried again, so the search is linear in the boundaries tried."""
+        stack = [iter(self._readings(side, position))]
+        path: list[tuple[str, float]] = []
+        dead: set[int] = set()
+        positions = [position]
+        while stack:
+            for term, rest in stack[-1]:
+                if rest == len(side):
+                    return path + [term]
+                if rest not in dead:
+                    path.append(term)
+                    positions.append(rest)
+                    stack.append(iter(self._readings(side, rest)))
+                    break
+            else:
+                stack.pop()
+                dead.add(positions.pop())
+                if path:
+                    path.pop()
+        return None
+
+    def _readings(self, side: str, position: int):
+        """Ways to read one term at ``position``: ((name, coefficient), position after its '+')."""
         while position < len(side) and side[position].isspace():
             position += 1
         if position >= len(side):
-            return None
+            return
         for coefficient, start in self._coefficients(side, position):
+            if start >= len(side):
+                continue
             for name in self.matcher.candidates(side, start):
                 rest = self._after_term(side, start + len(name))
-                if rest is None:
-                    continue
-                tail = [] if rest == len(side) else self._terms(side, rest)
-                if tail is not None:
-                    return [(name, coefficient)] + tail
-            if side[start:start + 1] in ("M", "m") and coefficient == 1.0 and "M" not in self.matcher.names:
+                if rest is not None:
+                    yield (name, coefficient), rest
+            if side[start] in ("M", "m") and coefficient == 1.0 and "M" not in self.matcher.name_set:
                 rest = self._after_term(side, start + 1)
                 if rest is not None:
-                    tail = [] if rest == len(side) else self._terms(side, rest)
-                    if tail is not None:
-                        return [("M*", 1.0)] + tail
-        return None
+                    yield ("M*", 1.0), rest
 
     @staticmethod
     def _coefficients(side: str, position: int):
@@ -134,8 +159,10 @@ class _SideParser:
             if word and not self._terms(piece, 0):
                 bare = _COEFFICIENT.sub("", word, count=1) if _COEFFICIENT.match(word) else word
                 column = self.token.location.column + self.offset + position + piece.index(word[0])
-                location = self.token.location.__class__(self.token.location.file, self.token.location.line,
-                                                         column, self.token.location.text)
+                location = dataclasses.replace(self.token.location, column=column)
+                if not bare:
+                    return MechanismSemanticError(Problem(location, f"term {word!r} is a number without a species",
+                                                          "terms are [coefficient]SPECIES joined by '+'"))
                 return MechanismSemanticError(Problem(location, f"undeclared species {bare!r}",
                                                       did_you_mean(bare, self.matcher.names)
                                                       or "declare it in the SPECIES section"))
@@ -173,7 +200,7 @@ def parse_equation(token: Token, matcher: SpeciesMatcher) -> Equation:
     collider = colliders[0]
     if collider is not None and collider.upper() == "M":
         collider = "M"
-    elif collider is not None and collider not in matcher.names:
+    elif collider is not None and collider not in matcher.name_set:
         raise MechanismSemanticError(Problem(token.location, f"undeclared species {collider!r} in (+{collider})",
                                              did_you_mean(collider, matcher.names)))
     return Equation(_merge(reactants), _merge(products), reversible,

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pathlib
 
 from singe.constants import ATOMIC_WEIGHTS
-from singe.errors import MechanismSemanticError, ProblemCollector, SingeInputError
+from singe.errors import (Location, MechanismSemanticError, MechanismSyntaxError, Problem, ProblemCollector,
+                          SingeInputError)
 from singe.frontend.chemkin import parse_chemkin
 from singe.frontend.qss import parse_qss
 from singe.frontend.resolve import ReactionBuilder, check_duplicates, element_balance_problem, parse_units
@@ -35,9 +36,14 @@ def find_companion(chem: PathLike, patterns) -> pathlib.Path | None:
 
 def _read(path: PathLike, what: str) -> SourceText:
     path = pathlib.Path(path)
+    if path.is_dir():
+        raise SingeInputError(f"{path}: is a directory, not a {what} file")
     if not path.is_file():
         raise SingeInputError(f"{path}: no such {what} file")
-    return SourceText.read(path)
+    source = SourceText.read(path)
+    if not source.text.strip():
+        raise MechanismSyntaxError(Problem(Location(str(path), 1), f"the {what} file is empty"))
+    return source
 
 
 def load_mechanism(chem: PathLike, thermo: PathLike | None = None, transport: PathLike | None = None,
@@ -208,7 +214,7 @@ def _qss_lists(qss_file: QssFile | None, names: list[str], problems: ProblemColl
         for token in tokens:
             if token.text not in known:
                 problems.add(token.location, f"{kind} species {token.text!r} is not in the mechanism",
-                             did_you_mean(token.text, names) or "list only species of the SPECIES section")
+                             lambda: did_you_mean(token.text, names) or "list only species of the SPECIES section")
             elif token.text in chosen:
                 problems.add(token.location, f"{kind} species {token.text!r} listed twice")
             else:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 from singe.errors import MechanismSyntaxError, Problem
-from singe.frontend.source import ParserBase, SourceText, Token
+from singe.frontend.source import appended, ParserBase, SourceText, Token
 from singe.frontend.syntax import QssFile
 from singe.frontend.transport import WordLexer
 
@@ -25,7 +25,7 @@ class QssParser(ParserBase):
     def p_qss_file(self, p):
         """qss_file : qss_file section
                     | empty"""
-        p[0] = p[1] + [p[2]] if len(p) == 3 else []
+        p[0] = appended(p[1], p[2]) if len(p) == 3 else []
 
     def p_empty(self, p):
         """empty :"""
@@ -47,7 +47,7 @@ class QssParser(ParserBase):
         if len(p) == 2:
             p[0] = []
         elif p.slice[2].type != "NEWLINE":
-            p[0] = p[1] + [self._token(p, 2)]
+            p[0] = appended(p[1], self._token(p, 2))
         else:
             p[0] = p[1]
 

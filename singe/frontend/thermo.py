@@ -8,7 +8,8 @@ from __future__ import annotations
 
 
 from singe.errors import MechanismSyntaxError, Problem
-from singe.frontend.source import ParserBase, LexerBase, SourceText, Token, is_number, to_float
+from singe.frontend.source import (appended, finite_number, ParserBase, LexerBase, SourceText, Token,
+                                   is_number)
 from singe.frontend.syntax import ThermoEntry, ThermoFile
 from singe.mechanism import Nasa7
 
@@ -23,7 +24,7 @@ class ThermoLexer(LexerBase):
     t_ignore = ""
 
     def t_blank(self, t):
-        r"^[ \t]*(?:!.*)?\n"
+        r"^[^\S\n]*(?:!.*)?\n"  # any whitespace, form feeds and no-break spaces too
         t.lexer.lineno += 1
 
     def t_line(self, t):
@@ -42,6 +43,8 @@ class ThermoLexer(LexerBase):
         if head in ("END", "ENDOFDATA"):
             return "END"
         if len(words) == 3 and all(is_number(w) for w in words):
+            for word in words:
+                finite_number(word, self.source.location(t.lineno, t.value.index(word) + 1))
             return "TEMPERATURES"
         marker = t.value[79:80] if len(t.value) >= 80 else t.value.rstrip()[-1:]
         if marker in ("1", "2", "3", "4"):
@@ -92,7 +95,7 @@ class ThermoParser(ParserBase):
     def p_entries(self, p):
         """entries : entries entry
                    | empty"""
-        p[0] = p[1] + [p[2]] if len(p) == 3 else []
+        p[0] = appended(p[1], p[2]) if len(p) == 3 else []
 
     def p_entry(self, p):
         """entry : CARD1 CARD2 CARD3 CARD4"""
@@ -126,7 +129,7 @@ def _number(card: Token, start: int, width: int, what: str, source: SourceText) 
     if not is_number(text.strip()):
         raise source.error(card.location.line, column, f"malformed NASA7 card: {what} {text.strip()!r} is not a number",
                            f"columns {column}-{column + width - 1} must hold a number")
-    return to_float(text.strip())
+    return finite_number(text.strip(), source.location(card.location.line, column))
 
 
 def composition_from_card(card: Token, source: SourceText) -> tuple[tuple[str, float], ...]:
@@ -142,7 +145,7 @@ def composition_from_card(card: Token, source: SourceText) -> tuple[tuple[str, f
         if not is_number(count_text):
             raise source.error(card.location.line, start + 3, f"malformed NASA7 card: element count {count_text!r}",
                                "columns 25-44 hold up to four element symbols with their counts")
-        count = to_float(count_text)
+        count = finite_number(count_text, source.location(card.location.line, start + 3))
         if count != 0:
             result[symbol] = result.get(symbol, 0.0) + count
     return tuple(result.items())

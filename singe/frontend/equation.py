@@ -38,13 +38,13 @@ class SpeciesMatcher:
     def __init__(self, names):
         self.names = list(dict.fromkeys(names))
         self.name_set = set(self.names)
-        self._by_first: dict[str, list[str]] = {}
-        for name in sorted(self.names, key=len, reverse=True):
-            self._by_first.setdefault(name[0], []).append(name)
+        self._lengths = sorted({len(name) for name in self.names}, reverse=True)
 
     def candidates(self, text: str, position: int) -> list[str]:
-        """Declared names (longest first) that ``text`` holds at ``position``."""
-        return [n for n in self._by_first.get(text[position], ()) if text.startswith(n, position)]
+        """Declared names (longest first) that ``text`` holds at ``position``
+        (one set lookup per distinct name length)."""
+        return [text[position:position + n] for n in self._lengths
+                if position + n <= len(text) and text[position:position + n] in self.name_set]
 
 
 def _arrow(text: str) -> tuple[int, int, bool] | None:

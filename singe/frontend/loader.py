@@ -8,6 +8,7 @@ from singe.constants import ATOMIC_WEIGHTS
 from singe.errors import (Location, MechanismSemanticError, MechanismSyntaxError, Problem, ProblemCollector,
                           SingeInputError)
 from singe.frontend.chemkin import parse_chemkin
+from singe.frontend.physics import check_mechanism, check_nasa7, check_transport
 from singe.frontend.qss import parse_qss
 from singe.frontend.resolve import ReactionBuilder, check_duplicates, element_balance_problem, parse_units
 from singe.frontend.source import SourceText, did_you_mean
@@ -78,10 +79,16 @@ def load_mechanism(chem: PathLike, thermo: PathLike | None = None, transport: Pa
                        thermo_path)
     reactions = _reactions(syntax, species, problems)
     qss_names, stiff_names = _qss_lists(qss_file, [s.name for s in species], problems)
+    if not syntax.species:
+        problems.add(Location(str(chem_path), 1), "the mechanism declares no species",
+                     "list its species between SPECIES and END")
     problems.raise_if_any(MechanismSemanticError)
     sources = tuple(str(p) for p in (chem_path, thermo_path, transport_path, qss_path) if p)
-    return Mechanism(chem_path.stem, tuple(elements), tuple(species), tuple(reactions),
-                     qss_names, stiff_names, sources)
+    mechanism = Mechanism(chem_path.stem, tuple(elements), tuple(species), tuple(reactions),
+                          qss_names, stiff_names, sources)
+    check_mechanism(mechanism, problems)
+    problems.raise_if_any(MechanismSemanticError)
+    return mechanism
 
 
 def _thermo_entries(syntax: ChemkinFile, thermo_path):
@@ -144,8 +151,14 @@ def _species(syntax: ChemkinFile, thermo_entries, thermo_sources, transport_file
         except SingeInputError as error:
             problems.problems.extend(error.problems)
             continue
+        if not check_nasa7(name, nasa, entry.location, problems):
+            continue
+        data = transport.get(name.upper())
+        atoms = sum(count for _, count in composition)
+        if data is not None and not check_transport(name, data, atoms, data.location, problems):
+            continue
         weight = _molecular_weight(composition, elements, entry, problems)
-        result.append(Species(name, composition, weight, nasa, transport.get(name.upper()), token.location))
+        result.append(Species(name, composition, weight, nasa, data, token.location))
     return result
 
 

@@ -130,6 +130,10 @@ def _elements(syntax: ChemkinFile, problems: ProblemCollector) -> dict[str, floa
 def _species(syntax: ChemkinFile, thermo_entries, thermo_sources, transport_files, elements,
              problems: ProblemCollector, thermo_path) -> list[Species]:
     transport = _transport_records(transport_files, {t.text.upper() for t in syntax.species}, problems)
+    if not thermo_entries and thermo_path is None and syntax.species:
+        problems.add(Location(syntax.source.path, 1), "no thermo data: put therm.dat beside the file "
+                     "or pass thermo=...")
+        return []
     result = []
     seen: set[str] = set()
     for token in syntax.species:
@@ -142,7 +146,7 @@ def _species(syntax: ChemkinFile, thermo_entries, thermo_sources, transport_file
         if entry is None:
             where = f"in {thermo_path}" if thermo_path else "(no thermo file found beside the mechanism)"
             problems.add(token.location, f"no thermo data for species {name!r} {where}",
-                         "add its NASA7 entry to the THERMO data, or pass thermo=...")
+                         "add its NASA7 entry to the THERMO data")
             continue
         source, defaults = thermo_sources[name.upper()]
         try:

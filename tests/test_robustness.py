@@ -269,3 +269,8 @@ def test_bench_compiler_takes_a_path(tmp_path):
                              str(chem), "--kernels", "viscosity", "--points", "8", "--warps", "2"],
                             capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 0 and "mech" in result.stdout, result.stderr
+
+
+def test_a_third_body_efficiency_that_overflows_the_rate_of_progress_is_a_located_error(tmp_path):
+    error = load_error(tmp_path, GOOD + "H+O+M=OH+M   5.0E17 -1.0 0.0\nH2O/1e300/\n")
+    assert_problem(error, "the rate of progress of reaction 2 overflows", FIRST + 1, 1, hint="efficiencies")

@@ -114,26 +114,38 @@ def check_mechanism(mech: Mechanism, problems: ProblemCollector) -> None:
 
 
 def _check_rate_constants(mech: Mechanism, T: np.ndarray, problems: ProblemCollector) -> None:
-    from singe.reference.kinetics import forward_rate_constants, reverse_rate_constants
-
     if not mech.reactions:
         return
-    bad = np.zeros(len(mech.reactions), dtype=bool)
-    worst = np.zeros(len(mech.reactions))
+    worst = {"rate constant": np.zeros(len(mech.reactions)), "rate of progress": np.zeros(len(mech.reactions))}
     for P in CHECK_PRESSURES:
-        pressure = np.full(T.size, P)
-        C = np.tile(P / (GAS_CONSTANT * T) / mech.n_species, (mech.n_species, 1))
-        with np.errstate(all="ignore"):
-            for k in (forward_rate_constants(mech, T, pressure, C), reverse_rate_constants(mech, T, pressure, C)):
-                magnitude = np.where(np.isfinite(k), np.abs(k), np.inf).max(axis=1)
-                bad |= magnitude > MAX_RATE_CONSTANT
-                worst = np.maximum(worst, magnitude)
-    for index in np.flatnonzero(bad):
-        reaction = mech.reactions[index]
-        size = "overflows" if not np.isfinite(worst[index]) else f"reaches {worst[index]:.3g}"
-        problems.add(reaction.location, f"the rate constant of reaction {index + 1} {size} between "
-                     f"{T[0]:g} and {T[-1]:g} K (the mechanism's thermo range)",
-                     "check A, the temperature exponent b and the activation energy E (and their units)")
+        for what, values in _rates(mech, T, P).items():
+            for value in values:
+                magnitude = np.where(np.isfinite(value), np.abs(value), np.inf).max(axis=1)
+                worst[what] = np.maximum(worst[what], magnitude)
+    reported: set[int] = set()
+    for what, magnitude in worst.items():
+        for index in np.flatnonzero(magnitude > MAX_RATE_CONSTANT):
+            if index in reported:
+                continue
+            reported.add(index)
+            size = "overflows" if not np.isfinite(magnitude[index]) else f"reaches {magnitude[index]:.3g}"
+            problems.add(mech.reactions[index].location, f"the {what} of reaction {index + 1} {size} between "
+                         f"{T[0]:g} and {T[-1]:g} K (the mechanism's thermo range)",
+                         "check A, the temperature exponent b, the activation energy E (and their units) "
+                         "and the third-body efficiencies")
+
+
+def _rates(mech: Mechanism, T: np.ndarray, P: float) -> dict[str, tuple[np.ndarray, ...]]:
+    """Forward and reverse rate constants and rates of progress at pressure
+    ``P``, in an equimolar mixture of every species."""
+    from singe.reference.kinetics import forward_rate_constants, rates_of_progress, reverse_rate_constants
+
+    pressure = np.full(T.size, P)
+    C = np.tile(P / (GAS_CONSTANT * T) / mech.n_species, (mech.n_species, 1))
+    with np.errstate(all="ignore"):
+        return {"rate constant": (forward_rate_constants(mech, T, pressure, C),
+                                  reverse_rate_constants(mech, T, pressure, C)),
+                "rate of progress": rates_of_progress(mech, T, pressure, C)}
 
 
 def _check_transport_properties(mech: Mechanism, T: np.ndarray, problems: ProblemCollector) -> None:

@@ -85,15 +85,18 @@ def describe(mech: Mechanism, seconds: float) -> str:
         f"{mech.name}: {mech.n_species} species ({len(mech.transported_species)} transported, "
         f"{len(mech.qss_species)} QSSA, {len(mech.stiff_species)} stiff), {len(mech.reactions)} reactions "
         f"(parsed in {seconds:.2f} s)",
-        "  reactions: " + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) + f"; {rev} with explicit REV",
+        "  reactions: " + (", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) or "none")
+        + f"; {rev} with explicit REV",
         f"  transport data: {'complete' if mech.has_transport else 'missing (no viscosity/diffusion kernels)'}",
         "  files: " + ", ".join(mech.sources),
     ]
     return "\n".join(lines)
 
 
-def _default_kernels(mech: Mechanism) -> list[str]:
-    return (list(TRANSPORT_KERNELS) if mech.has_transport else []) + ["chemistry"]
+def default_kernels(mech: Mechanism) -> list[str]:
+    """The kernels a mechanism supports: transport ones need the data and two species to mix."""
+    transport = mech.has_transport and len(mech.transported_species) >= 2
+    return (list(TRANSPORT_KERNELS) if transport else []) + ["chemistry"]
 
 
 def _options(args, kernel: str) -> CompileOptions:
@@ -122,7 +125,7 @@ def _compile_all(mech: Mechanism, args) -> None:
     from singe.codegen import generate, generate_baseline
     from singe.compiler import compile_kernel
 
-    for kernel in args.kernels or _default_kernels(mech):
+    for kernel in args.kernels or default_kernels(mech):
         start = time.perf_counter()
         compiled = compile_kernel(mech, kernel, options=_options(args, kernel))
         if args.dump:

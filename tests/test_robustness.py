@@ -274,3 +274,10 @@ def test_bench_compiler_takes_a_path(tmp_path):
 def test_a_third_body_efficiency_that_overflows_the_rate_of_progress_is_a_located_error(tmp_path):
     error = load_error(tmp_path, GOOD + "H+O+M=OH+M   5.0E17 -1.0 0.0\nH2O/1e300/\n")
     assert_problem(error, "the rate of progress of reaction 2 overflows", FIRST + 1, 1, hint="efficiencies")
+
+
+def test_a_single_species_mechanism_compiles_its_chemistry_only(tmp_path, capsys):
+    chem = write_mechanism(tmp_path, "", species={"N2": "N2"})
+    status, out, err = run([chem, "--warps", "2", "-o", tmp_path / "out"], capsys)
+    assert status == 0, err
+    assert "reactions: none" in out and "mech_chemistry.cu" in out and "viscosity" not in out

@@ -281,3 +281,11 @@ def test_a_single_species_mechanism_compiles_its_chemistry_only(tmp_path, capsys
     status, out, err = run([chem, "--warps", "2", "-o", tmp_path / "out"], capsys)
     assert status == 0, err
     assert "reactions: none" in out and "mech_chemistry.cu" in out and "viscosity" not in out
+
+
+def test_hints_name_the_command_options(tmp_path, capsys):
+    chem = write_mechanism(tmp_path, "", species={"N2": "N2", "O2": "O2"})
+    (tmp_path / "tran.dat").unlink()
+    status, _, err = run([chem, "--kernels", "viscosity", "-o", tmp_path], capsys)
+    assert status == 2 and "no transport data for species 'N2'" in err
+    assert "use --transport FILE" in err and "transport=" not in err

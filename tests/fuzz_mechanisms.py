@@ -113,7 +113,9 @@ def truncate(text, rng):
 
 def flip_byte(text, rng):
     i = rng.randrange(len(text))
-    replacement = chr(rng.choice((rng.randrange(0, 128), rng.randrange(128, 256), ord(text[i]) ^ (1 << rng.randrange(7)))))
+    ascii_byte, high_byte = rng.randrange(0, 128), rng.randrange(128, 256)
+    flipped = ord(text[i]) ^ (1 << rng.randrange(7))
+    replacement = chr(rng.choice((ascii_byte, high_byte, flipped)))
     return text[:i] + replacement + text[i + 1:]
 
 

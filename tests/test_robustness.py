@@ -153,7 +153,8 @@ def test_a_coefficient_that_makes_cp_negative_is_a_located_error(tmp_path):
     (tmp_path / "therm.dat").write_text("\n".join(lines))
     with pytest.raises(SingeInputError) as info:
         singe.load_mechanism(chem)
-    assert_problem(info.value, r"thermo of 'H2': negative heat capacity cp/R = -4\d\.?\d* at \d+ K \(low-temperature polynomial\)", 3, 1,
+    assert_problem(info.value, r"thermo of 'H2': negative heat capacity cp/R = -4\d\.?\d* at \d+ K "
+                   r"\(low-temperature polynomial\)", 3, 1,
                    file_name="therm.dat")
 
 

@@ -14,7 +14,8 @@ import re
 
 
 from singe.errors import MechanismSyntaxError, Problem
-from singe.frontend.source import appended, finite_number, ParserBase, NUMBER_PATTERN, LexerBase, SourceText, Token, is_number
+from singe.frontend.source import (appended, finite_number, ParserBase, NUMBER_PATTERN, LexerBase, SourceText,
+                                   Token, is_number)
 from singe.frontend.syntax import (AuxItem, ChemkinFile, ElementDecl, EmbeddedSection,
                                    ReactionsSection, ReactionSyntax)
 

@@ -290,3 +290,21 @@ def test_hints_name_the_command_options(tmp_path, capsys):
     status, _, err = run([chem, "--kernels", "viscosity", "-o", tmp_path], capsys)
     assert status == 2 and "no transport data for species 'N2'" in err
     assert "use --transport FILE" in err and "transport=" not in err
+
+
+def test_the_thermo_check_evaluates_the_polynomials_as_the_reference_does():
+    import numpy as np
+
+    from singe.frontend.physics import _nasa9_properties
+    from singe.reference import thermo
+
+    mech = singe.load_mechanism(ROOT / "mechanisms" / "gri30" / "gri30.inp")
+    T = np.array([400.0, 2500.0])
+    for k, species in enumerate(mech.species[:10]):
+        for j, t in enumerate(T):
+            low = t <= species.thermo.T_mid
+            a = (0.0, 0.0) + tuple(species.thermo.low if low else species.thermo.high)
+            mine = np.concatenate(_nasa9_properties(a, T[j:j + 1]))
+            reference = [f(mech, T)[k, j] for f in (thermo.cp_R, thermo.h_RT, thermo.s_R)]
+            assert np.allclose(mine, reference, rtol=1e-12, atol=0)
+            assert not np.allclose(mine, np.array(reference) * 1.001, rtol=1e-6)  # a wrong value fails

@@ -44,20 +44,38 @@ def check_nasa7(name: str, nasa: Nasa7, location: Location, problems: ProblemCol
         problems.add(location, f"thermo of {name!r}: T_mid {nasa.T_mid:g} K is outside "
                      f"{nasa.T_low:g}-{nasa.T_high:g} K", "T_mid (columns 66-73) splits the range in two")
         return False
-    for coefficients, T_low, T_high, which in ((nasa.low, nasa.T_low, nasa.T_mid, "low"),
-                                               (nasa.high, nasa.T_mid, nasa.T_high, "high")):
-        if T_high > T_low and not _polynomial_is_physical(name, coefficients, _grid(T_low, T_high), which,
-                                                          location, problems):
+    pieces = ((nasa.T_low, nasa.T_mid, (0.0, 0.0) + tuple(nasa.low), "low"),
+              (nasa.T_mid, nasa.T_high, (0.0, 0.0) + tuple(nasa.high), "high"))
+    return check_polynomials(name, pieces, location, problems)
+
+
+def check_polynomials(name: str, pieces, location: Location, problems: ProblemCollector) -> bool:
+    """Report the first of ``pieces`` = (T_min, T_max, NASA9 coefficients a1..a7 b1 b2,
+    label) with a non-finite cp/R, h/RT or s/R, or cp/R <= 0, in its range.
+
+    NASA7 a1..a7 are NASA9 coefficients (0, 0, a1, ..., a5, a6, a7)."""
+    for T_min, T_max, coefficients, which in pieces:
+        if T_max > T_min and not _polynomial_is_physical(name, coefficients, _grid(T_min, T_max), which,
+                                                         location, problems):
             return False
     return True
 
 
+def _nasa9_properties(a, T: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """cp/R, h/RT and s/R of NASA9 coefficients a1..a7, b1, b2 at T."""
+    with np.errstate(all="ignore"):
+        polynomial = a[2] + T * (a[3] + T * (a[4] + T * (a[5] + T * a[6])))
+        cp = a[0] / T ** 2 + a[1] / T + polynomial
+        h = (-a[0] / T ** 2 + a[1] * np.log(T) / T + a[2]
+             + T * (a[3] / 2 + T * (a[4] / 3 + T * (a[5] / 4 + T * a[6] / 5))) + a[7] / T)
+        s = (-a[0] / (2 * T ** 2) - a[1] / T + a[2] * np.log(T)
+             + T * (a[3] + T * (a[4] / 2 + T * (a[5] / 3 + T * a[6] / 4))) + a[8])
+    return cp, h, s
+
+
 def _polynomial_is_physical(name: str, a, T: np.ndarray, which: str, location: Location,
                             problems: ProblemCollector) -> bool:
-    with np.errstate(all="ignore"):
-        cp = a[0] + T * (a[1] + T * (a[2] + T * (a[3] + T * a[4])))
-        h = a[0] + T * (a[1] / 2 + T * (a[2] / 3 + T * (a[3] / 4 + T * a[4] / 5))) + a[5] / T
-        s = a[0] * np.log(T) + T * (a[1] + T * (a[2] / 2 + T * (a[3] / 3 + T * a[4] / 4))) + a[6]
+    cp, h, s = _nasa9_properties(a, T)
     if not (np.isfinite(cp).all() and np.isfinite(h).all() and np.isfinite(s).all()):
         problems.add(location, f"thermo of {name!r}: the {which}-temperature polynomial overflows "
                      f"between {T[0]:g} and {T[-1]:g} K", "check the coefficients' exponents")

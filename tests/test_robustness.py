@@ -308,3 +308,22 @@ def test_the_thermo_check_evaluates_the_polynomials_as_the_reference_does():
             reference = [f(mech, T)[k, j] for f in (thermo.cp_R, thermo.h_RT, thermo.s_R)]
             assert np.allclose(mine, reference, rtol=1e-12, atol=0)
             assert not np.allclose(mine, np.array(reference) * 1.001, rtol=1e-6)  # a wrong value fails
+
+
+def test_nasa9_ranges_are_checked_too():
+    from types import SimpleNamespace
+
+    from singe.errors import ProblemCollector
+    from singe.frontend.physics import check_thermo
+
+    # N2 200-1000 K, from Cantera's airNASA9.yaml
+    n2 = (22103.71497, -381.846182, 6.08273836, -0.00853091441, 1.384646189e-05, -9.62579362e-09,
+          2.519705809e-12, 710.846086, -10.76003744)
+    problems = ProblemCollector()
+    assert check_thermo("N2", SimpleNamespace(ranges=((200.0, 1000.0, n2),)), Location("air.dat", 4), problems)
+    assert not problems.problems
+    negative = (0.0, 0.0, -50.0) + n2[3:]
+    assert not check_thermo("N2", SimpleNamespace(ranges=((200.0, 1000.0, negative),)), Location("air.dat", 4),
+                            problems)
+    assert "negative heat capacity cp/R = -5" in problems.problems[0].message
+    assert "(200-1000 K polynomial)" in problems.problems[0].message

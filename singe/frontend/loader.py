@@ -8,7 +8,7 @@ from singe.constants import ATOMIC_WEIGHTS
 from singe.errors import (Location, MechanismSemanticError, MechanismSyntaxError, Problem, ProblemCollector,
                           SingeInputError)
 from singe.frontend.chemkin import parse_chemkin
-from singe.frontend.physics import check_mechanism, check_nasa7, check_transport
+from singe.frontend.physics import check_mechanism, check_thermo, check_transport
 from singe.frontend.qss import parse_qss
 from singe.frontend.resolve import ReactionBuilder, check_duplicates, element_balance_problem, parse_units
 from singe.frontend.source import SourceText, did_you_mean
@@ -155,7 +155,7 @@ def _species(syntax: ChemkinFile, thermo_entries, thermo_sources, transport_file
         except SingeInputError as error:
             problems.problems.extend(error.problems)
             continue
-        if not check_nasa7(name, nasa, entry.location, problems):
+        if not check_thermo(name, nasa, entry.location, problems):
             continue
         data = transport.get(name.upper())
         atoms = sum(count for _, count in composition)

@@ -34,6 +34,21 @@ def _grid(T_low: float, T_high: float) -> np.ndarray:
     return np.geomspace(T_low, T_high, CHECK_POINTS)
 
 
+def check_thermo(name: str, thermo, location: Location, problems: ProblemCollector) -> bool:
+    """Report unphysical thermo: NASA7, or NASA9 given as ``ranges`` of
+    (T_min, T_max, coefficients a1..a7 b1 b2)."""
+    if isinstance(thermo, Nasa7):
+        return check_nasa7(name, thermo, location, problems)
+    ranges = thermo.ranges
+    for T_min, T_max, _ in ranges:
+        if not 0.0 < T_min < T_max:
+            problems.add(location, f"thermo of {name!r}: temperature range {T_min:g}-{T_max:g} K is empty "
+                         "or not positive", "each range's lower bound must be positive and below its upper one")
+            return False
+    pieces = [(T_min, T_max, tuple(a), f"{T_min:g}-{T_max:g} K") for T_min, T_max, a in ranges]
+    return check_polynomials(name, pieces, location, problems)
+
+
 def check_nasa7(name: str, nasa: Nasa7, location: Location, problems: ProblemCollector) -> bool:
     """Report a NASA7 entry whose temperatures or polynomials are unphysical."""
     if not 0.0 < nasa.T_low < nasa.T_high:
@@ -44,8 +59,8 @@ def check_nasa7(name: str, nasa: Nasa7, location: Location, problems: ProblemCol
         problems.add(location, f"thermo of {name!r}: T_mid {nasa.T_mid:g} K is outside "
                      f"{nasa.T_low:g}-{nasa.T_high:g} K", "T_mid (columns 66-73) splits the range in two")
         return False
-    pieces = ((nasa.T_low, nasa.T_mid, (0.0, 0.0) + tuple(nasa.low), "low"),
-              (nasa.T_mid, nasa.T_high, (0.0, 0.0) + tuple(nasa.high), "high"))
+    pieces = ((nasa.T_low, nasa.T_mid, (0.0, 0.0) + tuple(nasa.low), "low-temperature"),
+              (nasa.T_mid, nasa.T_high, (0.0, 0.0) + tuple(nasa.high), "high-temperature"))
     return check_polynomials(name, pieces, location, problems)
 
 
@@ -77,13 +92,13 @@ def _polynomial_is_physical(name: str, a, T: np.ndarray, which: str, location: L
                             problems: ProblemCollector) -> bool:
     cp, h, s = _nasa9_properties(a, T)
     if not (np.isfinite(cp).all() and np.isfinite(h).all() and np.isfinite(s).all()):
-        problems.add(location, f"thermo of {name!r}: the {which}-temperature polynomial overflows "
+        problems.add(location, f"thermo of {name!r}: the {which} polynomial overflows "
                      f"between {T[0]:g} and {T[-1]:g} K", "check the coefficients' exponents")
         return False
     if cp.min() <= 0.0:
         worst = int(np.argmin(cp))
         problems.add(location, f"thermo of {name!r}: negative heat capacity cp/R = {cp[worst]:.3g} at "
-                     f"{T[worst]:.0f} K ({which}-temperature polynomial)",
+                     f"{T[worst]:.0f} K ({which} polynomial)",
                      "cp/R of a gas is at least 2.5; check the signs and exponents of the coefficients")
         return False
     return True

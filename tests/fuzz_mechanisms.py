@@ -320,19 +320,31 @@ def specs(count: int, seed: int = 14) -> list[tuple[str, str, int]]:
 
 
 def campaign(count: int, workers: int = 2, batch: int = 25, seed: int = 14) -> list[Verdict]:
-    """Run ``count`` mutants on a pool of ``workers`` processes; a worker that
-    dies takes its batch with it as 'escape' verdicts."""
+    """Run ``count`` mutants on a pool of ``workers`` processes.  A worker
+    that dies (a crash, the memory limit) breaks the pool: the mutants it took
+    down with it run again one per process, and the one that dies again is an
+    'escape'."""
     todo = specs(count, seed)
-    batches = [todo[i:i + batch] for i in range(0, len(todo), batch)]
     verdicts: list[Verdict] = []
+    broken: list[tuple[str, str, int]] = []
     with concurrent.futures.ProcessPoolExecutor(workers, initializer=_worker_setup) as pool:
-        futures = {pool.submit(run_batch, b): b for b in batches}
+        futures = {pool.submit(run_batch, todo[i:i + batch]): todo[i:i + batch] for i in range(0, len(todo), batch)}
         for future in concurrent.futures.as_completed(futures):
             try:
                 verdicts.extend(future.result())
-            except Exception as error:  # noqa: BLE001 - a dead worker is a finding
-                verdicts.extend(Verdict(*spec, "escape", "", f"worker died: {error!r}") for spec in futures[future])
+            except concurrent.futures.process.BrokenProcessPool:
+                broken.extend(futures[future])
+    verdicts.extend(_isolated(spec) for spec in broken)
     return verdicts
+
+
+def _isolated(spec: tuple[str, str, int]) -> Verdict:
+    """One mutant in a process of its own."""
+    with concurrent.futures.ProcessPoolExecutor(1, initializer=_worker_setup) as pool:
+        try:
+            return pool.submit(run_mutant, *spec).result()
+        except concurrent.futures.process.BrokenProcessPool as error:
+            return Verdict(*spec, "escape", "", f"the process died: {error!r}")
 
 
 def summary(verdicts: list[Verdict]) -> str:

@@ -9,6 +9,8 @@ and ``fuzz_mechanisms.run_mutant(name, kind, seed)`` reproduce it.
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 import fuzz_mechanisms as fuzz
@@ -65,3 +67,17 @@ def test_an_escape_is_reported_with_its_traceback(monkeypatch):
     monkeypatch.setattr(fuzz, "_judge", broken)
     verdict = fuzz.run_mutant("h2o2", "thermo", 3)
     assert verdict.outcome == "escape" and "IndexError" in verdict.detail
+
+
+def _crash_on_seed_5(name, kind, seed):
+    if seed % 1000 == 5:
+        os._exit(3)  # a crash inside a worker, as a segfault in a C extension would be
+    return fuzz.Verdict(name, kind, seed, "rejected")
+
+
+def test_a_worker_that_dies_costs_one_mutant_only(monkeypatch):
+    monkeypatch.setattr(fuzz, "run_mutant", _crash_on_seed_5)
+    verdicts = fuzz.campaign(30, workers=2, batch=10, seed=0)
+    assert len(verdicts) == 30
+    escapes = [v for v in verdicts if v.outcome == "escape"]
+    assert [v.seed % 1000 for v in escapes] == [5] and "the process died" in escapes[0].detail

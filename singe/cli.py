@@ -50,11 +50,15 @@ def _kernels(text: str) -> list[str]:
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="singe", description="Compile a CHEMKIN mechanism into warp-specialized GPU kernels.")
     parser.add_argument("--version", action="version", version=f"singe {__version__}")
-    parser.add_argument("mechanism", help="CHEMKIN reaction file, or a bundled mechanism: "
+    parser.add_argument("mechanism", help="CHEMKIN reaction file, Cantera YAML file, or a bundled mechanism: "
                         + ", ".join(bundled_names()))
     parser.add_argument("--thermo", help="THERMO file (default: therm.dat beside the mechanism, or embedded)")
     parser.add_argument("--transport", help="TRANSPORT file (default: tran.dat beside the mechanism, or embedded)")
     parser.add_argument("--qss", help="QSSA/STIFF species list (default: <stem>.qss beside the mechanism)")
+    parser.add_argument("--phase", help="the gas phase of a Cantera YAML file (default: its first ideal-gas phase)")
+    parser.add_argument("--permissive", action="store_true",
+                        help="accept what ck2yaml --permissive accepts (duplicate thermo entries: the first is "
+                             "kept; duplicate species declarations), with a warning for each")
     parser.add_argument("-o", "--output", default=".", help="directory for the .cu and .h files (default: .)")
     parser.add_argument("--kernels", type=_kernels, help="kernels to compile (default: every kernel the "
                         "mechanism supports)")
@@ -181,7 +185,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         check_arguments(args)
         start = time.perf_counter()
-        mech = load_mechanism(resolve_mechanism(args.mechanism), args.thermo, args.transport, args.qss)
+        mech = load_mechanism(resolve_mechanism(args.mechanism), args.thermo, args.transport, args.qss,
+                              permissive=args.permissive, phase=args.phase)
+        for warning in mech.warnings:
+            print(warning, file=sys.stderr)
         if not args.dump:
             print(describe(mech, time.perf_counter() - start))
         _compile_all(mech, args)

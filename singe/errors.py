@@ -51,9 +51,12 @@ class Problem:
     location: Location | None
     message: str
     hint: str = ""
+    severity: str = "error"  # or "warning": accepted, but the user should know
 
     def __str__(self) -> str:
-        head = f"{self.location}: error: {self.message}" if self.location else f"error: {self.message}"
+        head = f"{self.severity}: {self.message}"
+        if self.location:
+            head = f"{self.location}: {head}"
         parts = [head]
         if self.location is not None and self.location.text:
             parts.append(self.location.excerpt())
@@ -115,10 +118,15 @@ class SingeInternalError(SingeError):
 
 
 class ProblemCollector:
-    """Collects the semantic problems of a file so they are reported together."""
+    """Collects the semantic problems of a file so they are reported together.
 
-    def __init__(self) -> None:
+    With ``permissive``, the problems Cantera's ``ck2yaml --permissive``
+    tolerates (``tolerable``) become warnings, each kept once."""
+
+    def __init__(self, permissive: bool = False) -> None:
         self.problems: list[Problem] = []
+        self.warnings: list[Problem] = []
+        self.permissive = permissive
 
     def add(self, location: Location | None, message: str, hint="") -> None:
         """Record a problem; ``hint`` may be a function giving it, called only
@@ -126,6 +134,15 @@ class ProblemCollector:
         if callable(hint):
             hint = hint() if len(self.problems) < SHOWN_PER_ERROR else ""
         self.problems.append(Problem(location, message, hint))
+
+    def tolerable(self, location: Location | None, message: str, kept: str) -> None:
+        """An error, or with ``permissive`` a warning saying what was ``kept``."""
+        if not self.permissive:
+            self.add(location, message, f"{kept} with --permissive (permissive=True)")
+            return
+        warning = Problem(location, message, kept, severity="warning")
+        if warning not in self.warnings:
+            self.warnings.append(warning)
 
     def raise_if_any(self, kind: type[SingeInputError] = MechanismSemanticError) -> None:
         if self.problems:

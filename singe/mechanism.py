@@ -175,6 +175,11 @@ class Reaction:
         return result
 
 
+def nasa9_from_nasa7(a: tuple[float, ...]) -> tuple[float, ...]:
+    """NASA7 a1..a7 written as NASA9 coefficients (no T^-2, T^-1 terms)."""
+    return (0.0, 0.0) + tuple(a)
+
+
 @dataclass(frozen=True)
 class Nasa7:
     """NASA 7-coefficient polynomials: ``low`` for T <= T_mid, ``high`` above.
@@ -192,6 +197,40 @@ class Nasa7:
         """The (7, n) coefficient set that applies at each temperature."""
         T = np.atleast_1d(np.asarray(T, dtype=float))
         return np.where(T <= self.T_mid, np.array(self.low)[:, None], np.array(self.high)[:, None])
+
+    @property
+    def pieces(self) -> tuple[tuple[float, ...], tuple[tuple[float, ...], ...]]:
+        """(breakpoints, NASA9 coefficient sets): the form every thermo model shares."""
+        return (self.T_mid,), (nasa9_from_nasa7(self.low), nasa9_from_nasa7(self.high))
+
+
+@dataclass(frozen=True)
+class Nasa9:
+    """NASA 9-coefficient polynomials (McBride and Gordon, NASA RP-1311) over
+    one or more contiguous temperature ranges, ascending.
+
+    Each range is (T_min, T_max, (a1..a7, b1, b2)) with
+    cp/R = a1 T^-2 + a2 T^-1 + a3 + a4 T + a5 T^2 + a6 T^3 + a7 T^4,
+    b1 the enthalpy and b2 the entropy integration constant.
+    """
+
+    ranges: tuple[tuple[float, float, tuple[float, ...]], ...]
+
+    @property
+    def T_low(self) -> float:
+        return self.ranges[0][0]
+
+    @property
+    def T_high(self) -> float:
+        return self.ranges[-1][1]
+
+    @property
+    def pieces(self) -> tuple[tuple[float, ...], tuple[tuple[float, ...], ...]]:
+        """(breakpoints between ranges, coefficient sets): a range applies below its upper bound."""
+        return tuple(r[1] for r in self.ranges[:-1]), tuple(tuple(r[2]) for r in self.ranges)
+
+
+Thermo = Union[Nasa7, Nasa9]
 
 
 @dataclass(frozen=True)
@@ -214,13 +253,13 @@ class TransportData:
 
 @dataclass(frozen=True)
 class Species:
-    """A species: elemental composition, molecular weight [kg/kmol], NASA7
-    thermodynamics and (when a TRANSPORT file or section was given) transport data."""
+    """A species: elemental composition, molecular weight [kg/kmol], NASA7 or
+    NASA9 thermodynamics and (when a TRANSPORT file or section was given) transport data."""
 
     name: str
     composition: tuple[tuple[str, float], ...]
     molecular_weight: float
-    thermo: Nasa7
+    thermo: Thermo
     transport: TransportData | None = None
     location: Location | None = None
 
@@ -244,6 +283,7 @@ class Mechanism:
     qss_species: tuple[str, ...] = ()
     stiff_species: tuple[str, ...] = ()
     sources: tuple[str, ...] = field(default=(), compare=False)
+    warnings: tuple = field(default=(), compare=False)  # Problems the frontend accepted with a warning
 
     @property
     def species_names(self) -> list[str]:

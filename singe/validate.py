@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from singe.errors import SingeInputError
-from singe.mechanism import Mechanism
+from singe.mechanism import Mechanism, Nasa9
 from singe.transport_fit import fit_transport
 
 GEOMETRY = {0: "atom", 1: "linear", 2: "nonlinear"}
@@ -27,9 +27,7 @@ def cantera_species(mech: Mechanism):
     result = []
     for species in mech.species:
         s = ct.Species(species.name, {e.capitalize(): n for e, n in species.composition})
-        t = species.thermo
-        coefficients = [t.T_mid] + list(t.high) + list(t.low)
-        s.thermo = ct.NasaPoly2(t.T_low, t.T_high, 101325.0, coefficients)
+        s.thermo = _cantera_thermo(ct, species.thermo)
         if species.transport is not None:
             d = species.transport
             s.transport = ct.GasTransportData()
@@ -37,6 +35,14 @@ def cantera_species(mech: Mechanism):
                                             d.polarizability, d.rotational_relaxation)
         result.append(s)
     return result
+
+
+def _cantera_thermo(ct, t):
+    """Cantera's form of NASA7 or NASA9 polynomials."""
+    if isinstance(t, Nasa9):
+        coefficients = [len(t.ranges)] + [x for low, high, a in t.ranges for x in (low, high, *a)]
+        return ct.Nasa9PolyMultiTempRegion(t.T_low, t.T_high, 101325.0, coefficients)
+    return ct.NasaPoly2(t.T_low, t.T_high, 101325.0, [t.T_mid] + list(t.high) + list(t.low))
 
 
 def cantera_transport_gas(mech: Mechanism):

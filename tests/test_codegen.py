@@ -63,12 +63,42 @@ def test_every_barrier_names_what_it_orders():
             assert re.search(r"// (point \d+: \S|all warps: \S)", line), line
 
 
+FLOAT_LITERAL = re.compile(r"(?<![\w.])[-+]?(?:\d+\.\d*|\.\d+)(?:[eE][-+]?\d+)?(?![\w.])")
+GOLDEN_RTOL = 1e-12
+
+
+def golden_difference(expected: str, actual: str) -> str | None:
+    """Where ``actual`` departs from ``expected``: text identical, floating literals within GOLDEN_RTOL.
+
+    The transport fits are least-squares solutions whose last digit depends on the LAPACK build
+    numpy links, so the literals are compared as numbers; everything else must match exactly."""
+    expected_text, actual_text = FLOAT_LITERAL.split(expected), FLOAT_LITERAL.split(actual)
+    if expected_text != actual_text:
+        lines = zip(expected.splitlines() + [""], actual.splitlines() + [""])
+        first = next(i for i, (a, b) in enumerate(lines, 1) if FLOAT_LITERAL.sub("#", a) != FLOAT_LITERAL.sub("#", b))
+        return f"text differs from line {first}"
+    for a, b in zip(FLOAT_LITERAL.findall(expected), FLOAT_LITERAL.findall(actual)):
+        if abs(float(a) - float(b)) > GOLDEN_RTOL * max(abs(float(a)), abs(float(b))):
+            return f"literal {a} became {b}"
+    return None
+
+
 def test_golden_files_match():
     """Regenerate with: python tests/golden/regenerate.py"""
     for generated in regenerate.golden_kernels():
         for file_name, text in ((generated.cu_name, generated.cu), (generated.header_name, generated.header)):
-            assert (GOLDEN / file_name).read_text() == text, \
-                f"{file_name} changed: review, then run python tests/golden/regenerate.py"
+            problem = golden_difference((GOLDEN / file_name).read_text(), text)
+            assert problem is None, \
+                f"{file_name} changed ({problem}): review, then run python tests/golden/regenerate.py"
+
+
+def test_golden_comparison_catches_changes():
+    """Companion: a changed literal beyond the tolerance, or changed text, is reported; a last-ulp change is not."""
+    text = "c[2] = {1.2345678901234567, -3.5e-07};\nx = y;\n"
+    assert golden_difference(text, text.replace("1.2345678901234567", "1.2345678901234569")) is None
+    assert golden_difference(text, text.replace("1.2345678901234567", "1.2345678901")) is not None
+    assert golden_difference(text, text.replace("x = y", "x = z")) is not None
+    assert golden_difference(text, text.replace("c[2]", "c[3]")) is not None
 
 
 def test_write_is_atomic(tmp_path, monkeypatch):

@@ -1,4 +1,5 @@
-"""The frontend: CHEMKIN, THERMO, TRANSPORT and QSS files -> ``Mechanism``.
+"""The frontend: CHEMKIN, THERMO (NASA7, NASA9), TRANSPORT and QSS files, or
+a Cantera YAML file -> ``Mechanism``.
 
 ``load_mechanism`` is the one entry point.  Files not given are looked for
 beside the chemistry file (``therm.dat``, ``thermo.dat``, ``<stem>.therm``;

@@ -24,6 +24,20 @@ SECTION_KEYWORDS = {"ELEM": "ELEMENTS", "SPEC": "SPECIES", "REAC": "REACTIONS",
 _END_LINE = re.compile(r"^[ \t]*END[A-Za-z]*[ \t]*(?:!.*)?$", re.MULTILINE | re.IGNORECASE)
 
 
+_SECTION_LINE = re.compile(r"^[ \t]*(ELEM|SPEC|REAC|TRAN|THER)[A-Za-z]*\b.*$", re.MULTILINE | re.IGNORECASE)
+
+
+def _next_section(text: str, start: int, end: int) -> int | None:
+    """Offset of the first line in text[start:end] that opens another section
+    (a section keyword first on a line that is not an 80-column thermo card)."""
+    for match in _SECTION_LINE.finditer(text, start, end):
+        line = match.group(0)
+        word = line.split()[0]
+        if section_keyword(word) and not (len(line) >= 80 and line[79] in "1234"):
+            return match.start()
+    return None
+
+
 def section_keyword(word: str) -> str | None:
     """CHEMKIN reads keywords by their first four letters: 'TRANS' -> TRANSPORT."""
     upper = word.upper()
@@ -40,7 +54,7 @@ class ChemkinLexer(LexerBase):
 
     states = (("reactions", "exclusive"),)
     tokens = ("ELEMENTS", "SPECIES", "REACTIONS", "END", "THERMO_SECTION", "TRANSPORT_SECTION",
-              "REACTION_LINE", "WORD", "NUMBER", "SLASH", "NEWLINE")
+              "REACTION_LINE", "UNITS_ITEM", "WORD", "NUMBER", "SLASH", "NEWLINE")
 
     t_ANY_ignore = " \t\f\v\xa0"  # form feed, vertical tab, no-break space: whitespace
     t_ANY_ignore_COMMENT = r"!.*"
@@ -54,12 +68,21 @@ class ChemkinLexer(LexerBase):
         return self.end_of_line(t)
 
     def t_reactions_REACTION_LINE(self, t):
-        r"[^\s!/][^!\n/]*=[^!\n/]*"
+        r"[^\s!/][^!\n/]*=[^!\n/]*|=[^!\n/]*"
         if not self.first_on_line(t):
             raise self.source.error(t.lineno, self.location(t).column,
                                     "a reaction equation must start its own line")
         self._line_has_tokens = True
         t.value = self._split_reaction_line(t)
+        return t
+
+    def t_reactions_UNITS_ITEM(self, t):
+        r"(?i:UNITS)[ \t]*/[ \t]*[A-Za-z]+(?:/(?i:MOL)[A-Za-z]*)?[ \t]*/"
+        # UNITS / CAL/MOL /: the unit may hold a slash (as Cantera's ck2yaml reads it)
+        self._line_has_tokens = True
+        keyword = Token(t.value[:5], self.location(t))
+        unit = t.value[5:].strip().strip("/").strip()
+        t.value = (keyword, Token(unit, self.source.location_at(t.lexpos + t.value.index(unit[0], 5), t.lineno)))
         return t
 
     def t_ANY_SLASH(self, t):
@@ -76,6 +99,11 @@ class ChemkinLexer(LexerBase):
         if is_number(t.value):
             t.type = "NUMBER"
             finite_number(t.value, self.location(t))
+        elif "->" in t.value and t.lexer.current_state() == "reactions":
+            arrow = "<->" if "<->" in t.value else "->"
+            raise self.source.error(t.lineno, self.location(t).column + t.value.index(arrow),
+                                    f"'{arrow}' is not a CHEMKIN arrow",
+                                    "write <=> (or =) for a reversible reaction, => for an irreversible one")
         return t
 
     def t_reactions_error(self, t):
@@ -98,6 +126,9 @@ class ChemkinLexer(LexerBase):
         end = _END_LINE.search(text, header_end + 1)
         body_end = end.start() if end else len(text)
         resume = text.find("\n", end.end()) if end else len(text)
+        following = _next_section(text, header_end + 1, body_end)
+        if following is not None:  # the section ends without END where the next one starts
+            body_end, resume = following, following - 1
         body = SourceText(self.source.path, text[header_end + 1:body_end], t.lineno + 1)
         t.value = (Token(t.value, self.location(t)), header, body)
         t.type = f"{keyword}_SECTION"
@@ -233,6 +264,11 @@ class ChemkinParser(ParserBase):
                     | WORD SLASH aux_values SLASH"""
         values = tuple(p[3]) if len(p) == 5 else None
         p[0] = AuxItem(self._token(p, 1), values)
+
+    def p_aux_item_units(self, p):
+        """aux_item : UNITS_ITEM"""
+        keyword, unit = p[1]
+        p[0] = AuxItem(keyword, (unit,))
 
     def p_aux_values(self, p):
         """aux_values : aux_values NUMBER

@@ -7,14 +7,16 @@ first, and keeping the first split that accounts for the whole side.
 
 from __future__ import annotations
 
-import dataclasses
+import math
 import re
 from dataclasses import dataclass
 
-from singe.errors import MechanismSemanticError, Problem
+from singe.errors import Location, MechanismSemanticError, Problem
 from singe.frontend.source import Token, did_you_mean
 
+_NON_SPACE = re.compile(r"\S")
 _COEFFICIENT = re.compile(r"(\d+\.?\d*|\.\d+)\s*")
+_EXPONENT_COEFFICIENT = re.compile(r"((?:\d+\.?\d*|\.\d+)[eE][-+]?\d+)\s*")  # 1.53846154E-2BIN6
 
 
 @dataclass(frozen=True)
@@ -47,20 +49,35 @@ class SpeciesMatcher:
                 if position + n <= len(text) and text[position:position + n] in self.name_set]
 
 
-def _arrow(text: str) -> tuple[int, int, bool] | None:
-    """(start, end, reversible) of the single arrow of an equation."""
-    for arrow, reversible in (("<=>", True), ("=>", False), ("=", True)):
-        position = text.find(arrow)
-        if position >= 0:
-            return position, position + len(arrow), reversible
-    return None
+def _arrows(text: str) -> list[tuple[int, int, bool]]:
+    """(start, end, reversible) of every place an arrow may stand (a species
+    name may hold '=': the split that reads as declared species wins)."""
+    arrows = []
+    for i, char in enumerate(text):
+        if char != "=":
+            continue
+        if text[i - 1:i] == "<" and text[i + 1:i + 2] == ">":
+            arrows.append((i - 1, i + 2, True))
+        elif text[i + 1:i + 2] == ">":
+            arrows.append((i, i + 2, False))
+        else:
+            arrows.append((i, i + 1, True))
+    return arrows
 
 
-def _falloff_suffix(side: str) -> tuple[str, str | None]:
-    """Split a trailing ``(+M)`` / ``(+SPECIES)`` off a side: (rest, collider)."""
+def _falloff_suffix(side: str, names=()) -> tuple[str, str | None]:
+    """Split a trailing ``(+M)`` / ``(+SPECIES)`` off a side: (rest, collider).
+    The collider may itself hold parentheses (``(+SP)X)``): a declared name
+    (or M) that closes the side is taken first."""
     stripped = side.rstrip()
     if not stripped.endswith(")"):
         return side, None
+    start = stripped.rfind("(+")
+    while start >= 0:
+        inner = stripped[start + 2:-1].strip()
+        if inner.upper() == "M" or inner in names:
+            return stripped[:start], inner
+        start = stripped.rfind("(+", 0, start)
     depth = 0
     for i in range(len(stripped) - 1, -1, -1):
         depth += {")": 1, "(": -1}.get(stripped[i], 0)
@@ -134,11 +151,13 @@ class _SideParser:
 
     @staticmethod
     def _coefficients(side: str, position: int):
-        """Ways to read a coefficient at ``position``: none, then a leading number."""
+        """Ways to read a coefficient at ``position``: none, then a leading
+        number, then one with an exponent (``1.5E-2``)."""
         yield 1.0, position
-        match = _COEFFICIENT.match(side, position)
-        if match:
-            yield float(match.group(1)), match.end()
+        for pattern in (_COEFFICIENT, _EXPONENT_COEFFICIENT):
+            match = pattern.match(side, position)
+            if match and math.isfinite(float(match.group(1))):
+                yield float(match.group(1)), match.end()
 
     @staticmethod
     def _after_term(side: str, position: int) -> int | None:
@@ -147,19 +166,28 @@ class _SideParser:
             position += 1
         if position == len(side):
             return position
-        if side[position] == "+":
+        if side[position] == "+" and _NON_SPACE.search(side, position + 1):  # a '+' must join two terms
             return position + 1
         return None
 
     def _undeclared(self, side: str) -> MechanismSemanticError:
-        """Name the first term that is not a declared species."""
+        """Name the first term that is not a declared species (or the stray '+')."""
+        stripped = side.strip()
+        if not stripped:
+            which = "reactants" if self.offset == 0 else "products"
+            return MechanismSemanticError(Problem(self.token.location, f"reaction has no {which}",
+                                                  "write species on both sides of the arrow"))
+        if stripped.startswith("+") or stripped.endswith("+"):
+            at = side.index(stripped) + (0 if stripped.startswith("+") else len(stripped) - 1)
+            which = "reactant" if self.offset == 0 else "product"
+            return MechanismSemanticError(Problem(self._location(at), f"stray '+' on the {which} side",
+                                                  "a '+' joins two species"))
         position = 0
         for piece in side.split("+"):
             word = piece.strip()
             if word and not self._terms(piece, 0):
                 bare = _COEFFICIENT.sub("", word, count=1) if _COEFFICIENT.match(word) else word
-                column = self.token.location.column + self.offset + position + piece.index(word[0])
-                location = dataclasses.replace(self.token.location, column=column)
+                location = self._location(position + piece.index(word[0]))
                 if not bare:
                     return MechanismSemanticError(Problem(location, f"term {word!r} is a number without a species",
                                                           "terms are [coefficient]SPECIES joined by '+'"))
@@ -169,6 +197,11 @@ class _SideParser:
             position += len(piece) + 1
         return MechanismSemanticError(Problem(self.token.location, f"cannot read {side.strip()!r} as species",
                                               "terms are [coefficient]SPECIES joined by '+'"))
+
+    def _location(self, at: int) -> Location:
+        """Where character ``at`` of the side stands in the file."""
+        where = self.token.location
+        return Location(where.file, where.line, where.column + self.offset + at, where.text)
 
 
 def _merge(terms: list[tuple[str, float]]) -> tuple[tuple[str, float], ...]:
@@ -181,15 +214,29 @@ def _merge(terms: list[tuple[str, float]]) -> tuple[tuple[str, float], ...]:
 def parse_equation(token: Token, matcher: SpeciesMatcher) -> Equation:
     """Read an equation token against the declared species (raises MechanismSemanticError)."""
     text = token.text
-    arrow = _arrow(text)
-    if arrow is None or text.count("=") != 1:
+    arrows = _arrows(text)
+    if not arrows:
+        raise MechanismSemanticError(Problem(token.location, f"equation {text!r} needs one of =, <=>, =>"))
+    first_error = None
+    for arrow in arrows:
+        try:
+            return _read_sides(token, matcher, arrow)
+        except MechanismSemanticError as error:
+            first_error = first_error or error
+    if len(arrows) > 1 and not any("=" in name for name in matcher.names):
         raise MechanismSemanticError(Problem(token.location, f"equation {text!r} needs exactly one of =, <=>, =>"))
+    raise first_error
+
+
+def _read_sides(token: Token, matcher: SpeciesMatcher, arrow: tuple[int, int, bool]) -> Equation:
+    """The equation read with its arrow at ``arrow`` (start, end, reversible)."""
+    text = token.text
     start, end, reversible = arrow
     sides = []
     colliders = []
     for side, offset in ((text[:start], 0), (text[end:], end)):
-        rest, collider = _falloff_suffix(side)
-        colliders.append(collider)
+        rest, collider = _falloff_suffix(side, matcher.names)
+        colliders.append(None if collider is None else ("M" if collider.upper() == "M" else collider))
         sides.append(_SideParser(matcher, token, offset).parse(rest))
     (reactants, m_left), (products, m_right) = sides
     if colliders[0] != colliders[1]:
@@ -198,9 +245,7 @@ def parse_equation(token: Token, matcher: SpeciesMatcher) -> Equation:
     if m_left != m_right:
         raise MechanismSemanticError(Problem(token.location, "a '+M' third body must appear on both sides"))
     collider = colliders[0]
-    if collider is not None and collider.upper() == "M":
-        collider = "M"
-    elif collider is not None and collider not in matcher.name_set:
+    if collider is not None and collider != "M" and collider not in matcher.name_set:
         raise MechanismSemanticError(Problem(token.location, f"undeclared species {collider!r} in (+{collider})",
                                              did_you_mean(collider, matcher.names)))
     return Equation(_merge(reactants), _merge(products), reversible,

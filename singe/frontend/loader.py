@@ -3,23 +3,26 @@
 from __future__ import annotations
 
 import pathlib
+from dataclasses import dataclass
 
-from singe.constants import ATOMIC_WEIGHTS
+from singe.constants import ATOMIC_WEIGHTS, ELEMENT_SYMBOLS
 from singe.errors import (Location, MechanismSemanticError, MechanismSyntaxError, Problem, ProblemCollector,
                           SingeInputError)
 from singe.frontend.chemkin import parse_chemkin
+from singe.frontend.cantera_yaml import load_yaml
 from singe.frontend.physics import check_mechanism, check_thermo, check_transport
-from singe.frontend.qss import parse_qss
+from singe.frontend.qss import parse_qss, qss_lists
 from singe.frontend.resolve import ReactionBuilder, check_duplicates, element_balance_problem, parse_units
-from singe.frontend.source import SourceText, did_you_mean
-from singe.frontend.syntax import ChemkinFile, QssFile, ThermoEntry, TransportFile
-from singe.frontend.thermo import composition_from_card, nasa7_from_entry, parse_thermo
+from singe.frontend.source import SourceText
+from singe.frontend.syntax import ChemkinFile, Nasa9Entry, QssFile, TransportFile
+from singe.frontend.thermo import composition_from_card, nasa7_from_entry, nasa9_from_entry, parse_thermo
 from singe.frontend.transport import parse_transport
 from singe.mechanism import Mechanism, Species, TransportData
 
 THERMO_NAMES = ("therm.dat", "thermo.dat", "{stem}.therm", "{stem}.thermo", "{stem}.thermo.dat")
 TRANSPORT_NAMES = ("tran.dat", "{stem}.tran", "transport.dat", "{stem}.transport")
 QSS_NAMES = ("{stem}.qss",)
+YAML_SUFFIXES = (".yaml", ".yml")
 DEFAULT_TEMPERATURES = (300.0, 1000.0, 5000.0)
 
 PathLike = str | pathlib.Path
@@ -48,68 +51,98 @@ def _read(path: PathLike, what: str) -> SourceText:
 
 
 def load_mechanism(chem: PathLike, thermo: PathLike | None = None, transport: PathLike | None = None,
-                   qss: PathLike | bool | None = None) -> Mechanism:
-    """Read a CHEMKIN mechanism and its companion files.
+                   qss: PathLike | bool | None = None, permissive: bool = False,
+                   phase: str | None = None) -> Mechanism:
+    """Read a CHEMKIN mechanism and its companion files, or a Cantera YAML file.
 
     Parameters
     ----------
-    chem : path of the CHEMKIN reaction file (``.inp``).
+    chem : path of the CHEMKIN reaction file (``.inp``), or of a Cantera
+        YAML file (``.yaml``/``.yml``; ``phase`` names its gas phase, default
+        the first ideal-gas phase).
     thermo, transport : THERMO and TRANSPORT files; None looks beside ``chem``
         and in its embedded sections.
     qss : QSSA/STIFF list; None looks for ``<stem>.qss`` beside ``chem``,
         False means none.
+    permissive : turn the problems ``ck2yaml --permissive`` tolerates
+        (duplicate thermo entries: the first is kept; duplicate species
+        declarations) into warnings, returned in ``Mechanism.warnings``.
 
     Raises ``SingeInputError`` (with file:line:col and a hint) for bad input.
     """
     chem_path = pathlib.Path(chem)
+    if chem_path.suffix.lower() in YAML_SUFFIXES:
+        qss_path = None if qss is False else (qss or find_companion(chem_path, QSS_NAMES))
+        mechanism = load_yaml(chem_path, phase, parse_qss(_read(qss_path, "QSS list")) if qss_path else None)
+        problems = ProblemCollector()
+        check_mechanism(mechanism, problems)
+        problems.raise_if_any(MechanismSemanticError)
+        return mechanism
     syntax = parse_chemkin(_read(chem_path, "mechanism"))
     thermo_path = thermo or find_companion(chem_path, THERMO_NAMES)
     transport_path = transport or find_companion(chem_path, TRANSPORT_NAMES)
     qss_path = None if qss is False else (qss or find_companion(chem_path, QSS_NAMES))
 
-    thermo_entries, thermo_defaults = _thermo_entries(syntax, thermo_path)
+    problems = ProblemCollector(permissive)
+    thermo_entries = _thermo_entries(syntax, thermo_path, problems)
     transport_files = [parse_transport(s.body) for s in syntax.transport]
     if transport_path is not None:
         transport_files.append(parse_transport(_read(transport_path, "transport")))
     qss_file = parse_qss(_read(qss_path, "QSS list")) if qss_path else None
 
-    problems = ProblemCollector()
     elements = _elements(syntax, problems)
-    species = _species(syntax, thermo_entries, thermo_defaults, transport_files, elements, problems,
-                       thermo_path)
+    species = _species(syntax, thermo_entries, transport_files, elements, problems, thermo_path)
     reactions = _reactions(syntax, species, problems)
-    qss_names, stiff_names = _qss_lists(qss_file, [s.name for s in species], problems)
+    qss_names, stiff_names = qss_lists(qss_file, [s.name for s in species], problems)
     if not syntax.species:
         problems.add(Location(str(chem_path), 1), "the mechanism declares no species",
                      "list its species between SPECIES and END")
     problems.raise_if_any(MechanismSemanticError)
     sources = tuple(str(p) for p in (chem_path, thermo_path, transport_path, qss_path) if p)
     mechanism = Mechanism(chem_path.stem, tuple(elements), tuple(species), tuple(reactions),
-                          qss_names, stiff_names, sources)
+                          qss_names, stiff_names, sources, tuple(problems.warnings))
     check_mechanism(mechanism, problems)
     problems.raise_if_any(MechanismSemanticError)
     return mechanism
 
 
-def _thermo_entries(syntax: ChemkinFile, thermo_path):
-    """Embedded entries first (they override the database), then the file's."""
-    entries: dict[str, ThermoEntry] = {}
-    files = [parse_thermo(section.body) for section in syntax.thermo]
+@dataclass(frozen=True)
+class _ThermoSource:
+    """Where an entry was read and how to read it: its file and that file's defaults."""
+
+    source: SourceText
+    defaults: tuple[float, float, float]
+    single_mid: float | None
+
+
+def _thermo_entries(syntax: ChemkinFile, thermo_path, problems: ProblemCollector) -> dict:
+    """Declared species name (upper-case) -> (entry, _ThermoSource).  Embedded
+    entries first (they override the database), then the file's; a species'
+    entry twice in one file is an error (or, permissive, the first is kept)."""
+    wanted = {token.text.upper() for token in syntax.species}
+    files = [parse_thermo(section.body, section.header) for section in syntax.thermo]
     takes_all = any(section.header.upper().startswith("ALL") for section in syntax.thermo)
     if thermo_path is not None and not takes_all:
         files.append(parse_thermo(_read(thermo_path, "thermo")))
-    sources = {}
+    entries: dict[str, tuple] = {}
     for thermo_file in files:
+        defaults = DEFAULT_TEMPERATURES
         if thermo_file.default_temperatures:
-            file_defaults = tuple(t.value for t in thermo_file.default_temperatures)
-        else:
-            file_defaults = DEFAULT_TEMPERATURES
+            defaults = tuple(t.value for t in thermo_file.default_temperatures)
+        single_mid = thermo_file.single_mid.value if thermo_file.single_mid else None
+        where = _ThermoSource(thermo_file.source, defaults, single_mid)
+        in_file: dict[str, object] = {}
         for entry in thermo_file.entries:
             key = entry.name.upper()
-            if key not in entries:
-                entries[key] = entry
-                sources[key] = (thermo_file.source, file_defaults)
-    return entries, sources
+            if key not in wanted:
+                continue
+            if key in in_file:
+                problems.tolerable(entry.location, f"second thermo entry for species {entry.name!r} "
+                                   f"(the first is at line {in_file[key].location.line})", "the first entry is kept")
+                continue
+            in_file[key] = entry
+            entries.setdefault(key, (entry, where))
+    return entries
 
 
 def _elements(syntax: ChemkinFile, problems: ProblemCollector) -> dict[str, float]:
@@ -121,52 +154,69 @@ def _elements(syntax: ChemkinFile, problems: ProblemCollector) -> dict[str, floa
             weights[symbol] = decl.weight.value
         elif symbol in ATOMIC_WEIGHTS:
             weights[symbol] = ATOMIC_WEIGHTS[symbol]
+        elif symbol in ELEMENT_SYMBOLS:
+            problems.add(decl.name.location, f"element {decl.name.text!r} has no standard atomic weight",
+                         f"give its weight: {decl.name.text}/weight/")
         else:
             problems.add(decl.name.location, f"unknown element {decl.name.text!r}",
                          "give its atomic weight: NAME/weight/")
     return weights
 
 
-def _species(syntax: ChemkinFile, thermo_entries, thermo_sources, transport_files, elements,
+def _declared_species(syntax: ChemkinFile, problems: ProblemCollector) -> list:
+    """The SPECIES tokens, each name once (a repeat is an error, or permissive a warning)."""
+    first: dict[str, object] = {}
+    for token in syntax.species:
+        if token.text in first:
+            problems.tolerable(token.location, f"species {token.text!r} declared twice "
+                               f"(first at line {first[token.text].location.line})", "the first declaration is kept")
+        else:
+            first[token.text] = token
+    return list(first.values())
+
+
+def _thermo_of(entry, where: _ThermoSource):
+    """(thermo, composition) of an entry, NASA7 or NASA9."""
+    if isinstance(entry, Nasa9Entry):
+        return nasa9_from_entry(entry, where.source)
+    return (nasa7_from_entry(entry, where.defaults, where.source, where.single_mid),
+            composition_from_card(entry, where.source))
+
+
+def _species(syntax: ChemkinFile, thermo_entries, transport_files, elements,
              problems: ProblemCollector, thermo_path) -> list[Species]:
-    transport = _transport_records(transport_files, {t.text.upper() for t in syntax.species}, problems)
-    if not thermo_entries and thermo_path is None and syntax.species:
+    declared = _declared_species(syntax, problems)
+    transport = _transport_records(transport_files, declared, problems)
+    if not thermo_entries and thermo_path is None and declared:
         problems.add(Location(syntax.source.path, 1), "no thermo data: put therm.dat beside the file "
                      "or pass thermo=...")
         return []
     result = []
-    seen: set[str] = set()
-    for token in syntax.species:
+    for token in declared:
         name = token.text
-        if name in seen:
-            problems.add(token.location, f"species {name!r} declared twice")
-            continue
-        seen.add(name)
-        entry = thermo_entries.get(name.upper())
-        if entry is None:
+        if name.upper() not in thermo_entries:
             where = f"in {thermo_path}" if thermo_path else "(no thermo file found beside the mechanism)"
             problems.add(token.location, f"no thermo data for species {name!r} {where}",
                          "add its NASA7 entry to the THERMO data")
             continue
-        source, defaults = thermo_sources[name.upper()]
+        entry, where = thermo_entries[name.upper()]
         try:
-            nasa = nasa7_from_entry(entry, defaults, source)
-            composition = composition_from_card(entry.cards[0], source)
+            thermo, composition = _thermo_of(entry, where)
         except SingeInputError as error:
             problems.problems.extend(error.problems)
             continue
-        if not check_thermo(name, nasa, entry.location, problems):
+        if not check_thermo(name, thermo, entry.location, problems):
             continue
         data = transport.get(name.upper())
         atoms = sum(count for _, count in composition)
         if data is not None and not check_transport(name, data, atoms, data.location, problems):
             continue
         weight = _molecular_weight(composition, elements, entry, problems)
-        result.append(Species(name, composition, weight, nasa, data, token.location))
+        result.append(Species(name, composition, weight, thermo, data, token.location))
     return result
 
 
-def _molecular_weight(composition, elements, entry: ThermoEntry, problems: ProblemCollector) -> float:
+def _molecular_weight(composition, elements, entry, problems: ProblemCollector) -> float:
     total = 0.0
     for element, count in composition:
         if element not in elements:
@@ -177,19 +227,45 @@ def _molecular_weight(composition, elements, entry: ThermoEntry, problems: Probl
     return total
 
 
-def _transport_records(files: list[TransportFile], wanted: set[str],
+def _transport_records(files: list[TransportFile], declared: list,
                        problems: ProblemCollector) -> dict[str, TransportData]:
-    """Transport data of the mechanism's species (records of other species are skipped)."""
+    """Transport data of the mechanism's species (records of other species are
+    skipped; the first file holding a species wins).  A species' record twice
+    in one file is an error (permissive: the first is kept), and so is a
+    species missing from every file given."""
     records: dict[str, TransportData] = {}
+    wanted = {token.text.upper() for token in declared}
     for transport_file in files:
+        in_file: dict[str, object] = {}
         for record in transport_file.records:
             key = record.name.text.upper()
-            if key in records or key not in wanted:
+            if key not in wanted:
+                continue
+            if key in in_file:
+                same = [t.value for t in in_file[key].values] == [t.value for t in record.values]
+                problems.tolerable(record.name.location, f"{'duplicate' if same else 'conflicting'} transport "
+                                   f"record for species {record.name.text!r} (the first is at line "
+                                   f"{in_file[key].name.location.line})", "the first record is kept")
+                continue
+            in_file[key] = record
+            if key in records:
                 continue
             data = _transport_data(record, problems)
             if data is not None:
                 records[key] = data
+    if files:
+        _missing_transport(files, declared, records, problems)
     return records
+
+
+def _missing_transport(files, declared, records, problems: ProblemCollector) -> None:
+    """Name every species no transport file given has a record for."""
+    named = ", ".join(f.source.path for f in files)
+    for token in declared:
+        if token.text.upper() not in records:
+            problems.add(token.location, f"no transport data for species {token.text!r} in {named}",
+                         "add its record to the TRANSPORT data (or give no transport file: "
+                         "then only the chemistry kernel is compiled)")
 
 
 def _transport_data(record, problems: ProblemCollector) -> TransportData | None:
@@ -219,31 +295,6 @@ def _reactions(syntax: ChemkinFile, species: list[Species], problems: ProblemCol
             reactions.append(reaction)
     check_duplicates(reactions, problems)
     return reactions
-
-
-def _qss_lists(qss_file: QssFile | None, names: list[str], problems: ProblemCollector):
-    if qss_file is None:
-        return (), ()
-    known = set(names)
-    lists = []
-    for kind, tokens in (("QSSA", qss_file.qssa), ("STIFF", qss_file.stiff)):
-        chosen: list[str] = []
-        for token in tokens:
-            if token.text not in known:
-                problems.add(token.location, f"{kind} species {token.text!r} is not in the mechanism",
-                             lambda: did_you_mean(token.text, names) or "list only species of the SPECIES section")
-            elif token.text in chosen:
-                problems.add(token.location, f"{kind} species {token.text!r} listed twice")
-            else:
-                chosen.append(token.text)
-        lists.append(chosen)
-    qssa, stiff = lists
-    for token in qss_file.stiff:
-        if token.text in qssa:
-            problems.add(token.location, f"species {token.text!r} is both QSSA and STIFF",
-                         "a QSSA species is not in the state; it cannot be stiff")
-    order = {name: i for i, name in enumerate(names)}
-    return tuple(sorted(qssa, key=order.__getitem__)), tuple(stiff)
 
 
 __all__ = ["load_mechanism", "find_companion"]

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 
-from singe.errors import MechanismSyntaxError, Problem
-from singe.frontend.source import appended, ParserBase, SourceText, Token
+from singe.errors import MechanismSyntaxError, Problem, ProblemCollector
+from singe.frontend.source import appended, ParserBase, SourceText, Token, did_you_mean
 from singe.frontend.syntax import QssFile
 from singe.frontend.transport import WordLexer
 
@@ -58,6 +58,31 @@ class QssParser(ParserBase):
         raise MechanismSyntaxError(Problem(location, f"unexpected {tok.value!r}",
                                            "a .qss file holds QSSA ... END and STIFF ... END sections, "
                                            "each keyword on its own line"))
+
+
+def qss_lists(qss_file: QssFile | None, names: list[str], problems: ProblemCollector):
+    if qss_file is None:
+        return (), ()
+    known = set(names)
+    lists = []
+    for kind, tokens in (("QSSA", qss_file.qssa), ("STIFF", qss_file.stiff)):
+        chosen: list[str] = []
+        for token in tokens:
+            if token.text not in known:
+                problems.add(token.location, f"{kind} species {token.text!r} is not in the mechanism",
+                             lambda: did_you_mean(token.text, names) or "list only species of the SPECIES section")
+            elif token.text in chosen:
+                problems.add(token.location, f"{kind} species {token.text!r} listed twice")
+            else:
+                chosen.append(token.text)
+        lists.append(chosen)
+    qssa, stiff = lists
+    for token in qss_file.stiff:
+        if token.text in qssa:
+            problems.add(token.location, f"species {token.text!r} is both QSSA and STIFF",
+                         "a QSSA species is not in the state; it cannot be stiff")
+    order = {name: i for i, name in enumerate(names)}
+    return tuple(sorted(qssa, key=order.__getitem__)), tuple(stiff)
 
 
 def parse_qss(source: SourceText) -> QssFile:

@@ -50,18 +50,19 @@ class Units:
         return math.log10(self.pre_exponential(1.0, order))
 
 
-def parse_units(tokens: tuple[Token, ...], problems: ProblemCollector) -> Units:
-    """Units from the words after REACTIONS (CAL/MOLE, KCAL, KELVINS, MOLECULES ...)."""
-    energy = ENERGY_UNITS["CAL"]
-    molecules = False
+def parse_units(tokens: tuple[Token, ...], problems: ProblemCollector, base: Units = Units()) -> Units:
+    """Units from the words after REACTIONS (CAL/MOLE, KCAL, KELVINS, MOLECULES ...)
+    or of a reaction's UNITS option: a dimension not named keeps ``base``'s unit."""
+    energy = base.energy
+    molecules = base.molecules
     for token in tokens:
         word = token.text.upper()
         if word == "/":
             continue
         if word.startswith("MOLEC"):
             molecules = True
-        elif word.startswith("MOLE"):
-            pass
+        elif word.startswith("MOL"):
+            molecules = False
         elif word[:4] in ENERGY_UNITS or word[:3] == "CAL":
             energy = ENERGY_UNITS["CAL" if word[:3] == "CAL" else word[:4]]
         else:
@@ -103,7 +104,7 @@ class ReactionBuilder:
             return None
         aux = self._gather(syntax.aux)
         if aux.units:
-            units = parse_units(aux.units, self.problems)
+            units = parse_units(aux.units, self.problems, units)
         return self._reaction(syntax, index, equation, aux, units)
 
     # -- auxiliary data ---------------------------------------------------
@@ -181,6 +182,10 @@ class ReactionBuilder:
             self.problems.add(item.keyword.location, f"efficiency of {item.keyword.text!r} must be one number",
                               f"write {item.keyword.text}/2.5/")
             return
+        if any(token.text == item.keyword.text for token, _ in aux.efficiencies):
+            self.problems.add(item.keyword.location, f"efficiency of {item.keyword.text!r} given twice",
+                              "give each species' efficiency once")
+            return
         aux.efficiencies.append((item.keyword, to_float(values[0].text)))
 
     def _unknown(self, item: AuxItem) -> None:
@@ -196,16 +201,17 @@ class ReactionBuilder:
     # -- the reaction ------------------------------------------------------
 
     @staticmethod
-    def _rate_orders(eq: Equation, aux: _AuxData) -> tuple[float, float]:
+    def _rate_orders(eq: Equation, aux: _AuxData, kind: str) -> tuple[float, float]:
         """Overall orders of the forward and reverse rates, for the units of A.
 
         As CHEMKIN and Cantera: FORD/RORD exponents replace stoichiometric
-        ones, and ``+M`` counts once."""
+        ones, and ``+M`` counts once — except for PLOG, where Cantera strips
+        the ``+M`` (the rate already holds the pressure dependence)."""
         forward = dict(eq.reactants)
         forward.update({name: order for _, name, order in aux.orders})
         reverse = dict(eq.products)
         reverse.update({name: order for _, name, order in aux.reverse_orders})
-        extra = 1.0 if eq.third_body else 0.0
+        extra = 1.0 if eq.third_body and kind != "plog" else 0.0
         return sum(forward.values()) + extra, sum(reverse.values()) + extra
 
     def _reaction(self, syntax: ReactionSyntax, index: int, eq: Equation, aux: _AuxData,
@@ -213,7 +219,7 @@ class ReactionBuilder:
         kind = self._kind(syntax, eq, aux)
         if kind is None:
             return None
-        order, reverse_order = self._rate_orders(eq, aux)
+        order, reverse_order = self._rate_orders(eq, aux, kind)
 
         def arrhenius(values, rate_order, lt=None) -> Arrhenius:
             A, b, E = values
@@ -260,6 +266,13 @@ class ReactionBuilder:
         params = aux.params
         if aux.invalid & {"LOW", "HIGH", "PLOG", "CHEB"}:
             return None  # already reported
+        given = [name for name, present in (("PLOG", aux.plog), ("CHEB", aux.cheb), ("LOW", "LOW" in params),
+                                            ("HIGH", "HIGH" in params), ("+M", eq.third_body and not aux.plog))
+                 if present]
+        if len(given) > 1 and given[:2] != ["LOW", "HIGH"]:
+            self.problems.add(where, f"parameters of more than one rate type: {' and '.join(given)}",
+                              "a reaction takes one of PLOG, CHEB, LOW (falloff), HIGH (chemical activation), +M")
+            return None
         if aux.plog:
             return "plog"
         if aux.cheb:
@@ -320,36 +333,56 @@ class ReactionBuilder:
             self.problems.add(first.location, f"CHEB expects {nT}x{nP} = {nT * nP} coefficients, found {len(coeffs)}",
                               "coefficients may continue on further CHEB lines")
             return None
-        T_min, T_max = aux.params.get("TCHEB", (None, [300.0, 2500.0]))[1]
-        P_min, P_max = aux.params.get("PCHEB", (None, [0.001, 100.0]))[1]
+        missing = [keyword for keyword in ("TCHEB", "PCHEB") if keyword not in aux.params]
+        if missing:
+            self.problems.add(first.location, f"CHEB without {' and '.join(missing)}",
+                              "give the ranges of the fit: TCHEB / T_min T_max / PCHEB / P_min P_max / [atm]")
+            return None
+        T_min, T_max = aux.params["TCHEB"][1]
+        P_min, P_max = aux.params["PCHEB"][1]
         rows = [list(coeffs[t * nP:(t + 1) * nP]) for t in range(nT)]
         rows[0][0] += units.log10_factor(order)
         return ChebyshevRate(T_min, T_max, P_min * ONE_ATM, P_max * ONE_ATM, tuple(tuple(r) for r in rows))
 
 
 def check_duplicates(reactions: list[Reaction], problems: ProblemCollector) -> None:
-    """Two reactions with the same participants must both be marked DUPLICATE."""
-    seen: dict[tuple, Reaction] = {}
+    """Two reactions of one type with the same reactants and products, up to a
+    common factor and possibly written in reverse, must both be marked
+    DUPLICATE, as Cantera checks them; two irreversible ones written in
+    opposite directions are different reactions."""
+    seen: dict[tuple, list[tuple[Reaction, bool]]] = {}
     for reaction in reactions:
-        for key in _duplicate_keys(reaction):
-            other = seen.get(key)
-            if other is not None and not (reaction.duplicate and other.duplicate):
-                unmarked = reaction if not reaction.duplicate else other
-                problems.add(unmarked.location,
+        key, forward = _duplicate_key(reaction)
+        for other, other_forward in seen.get(key, ()):
+            opposite = forward != other_forward
+            if opposite and not (reaction.reversible or other.reversible):
+                continue
+            if not (reaction.duplicate and other.duplicate):
+                how = ", written in reverse" if opposite else ""
+                problems.add(reaction.location if not reaction.duplicate else other.location,
                              f"duplicate reaction not marked DUPLICATE (same as reaction {other.index + 1} "
-                             f"at line {other.location.line})",
+                             f"at line {other.location.line}{how})",
                              "mark both reactions DUPLICATE if both are meant")
                 break
-        seen.setdefault(_duplicate_keys(reaction)[0], reaction)
+        seen.setdefault(key, []).append((reaction, forward))
 
 
-def _duplicate_keys(reaction: Reaction) -> list[tuple]:
+def _scaled(first, second) -> tuple:
+    """Both sides divided by the coefficient of the first side's first species (by name)."""
+    first, second = sorted(first), sorted(second)
+    scale = first[0][1] if first else 1.0
+    return (tuple((n, round(nu / scale, 9)) for n, nu in first),
+            tuple((n, round(nu / scale, 9)) for n, nu in second))
+
+
+def _duplicate_key(reaction: Reaction) -> tuple[tuple, bool]:
+    """(what two duplicates share: rate type, collider, the sides in a canonical
+    direction and scale; whether the reaction is written in that direction)."""
+    forward = _scaled(reaction.reactants, reaction.products)
+    backward = _scaled(reaction.products, reaction.reactants)
     body = reaction.third_body
     collider = None if body is None else (body.collider or "M")
-    forward = (tuple(sorted(reaction.reactants)), tuple(sorted(reaction.products)), collider)
-    if not reaction.reversible:
-        return [forward]
-    return [forward, (forward[1], forward[0], collider)]
+    return (reaction.kind, collider, min(forward, backward)), forward <= backward
 
 
 def element_balance_problem(reaction: Reaction, compositions: dict[str, dict[str, float]]) -> str | None:

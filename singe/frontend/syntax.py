@@ -66,10 +66,12 @@ class ChemkinFile:
 
 @dataclass(frozen=True)
 class ThermoEntry:
-    """Four NASA7 cards of one species, as text with their locations."""
+    """Four NASA7 cards of one species, as text with their locations, and the
+    lines that continue card 1's element list after an ``&``."""
 
     name: str
     cards: tuple[Token, Token, Token, Token]
+    continuation: tuple[Token, ...] = ()
 
     @property
     def location(self) -> Location:
@@ -77,10 +79,27 @@ class ThermoEntry:
 
 
 @dataclass(frozen=True)
+class Nasa9Entry:
+    """The lines of one NASA9 entry (NASA RP-1311 format): name, formula,
+    and three lines per temperature range."""
+
+    name: str
+    lines: tuple[Token, ...]
+
+    @property
+    def location(self) -> Location:
+        return self.lines[0].location
+
+
+@dataclass(frozen=True)
 class ThermoFile:
+    """``default_temperatures``: T_low, T_mid, T_high of the header (a lone
+    T_mid there is ``single_mid``: it applies to every card)."""
+
     source: SourceText
     default_temperatures: tuple[Token, Token, Token] | None
-    entries: tuple[ThermoEntry, ...]
+    entries: tuple[ThermoEntry | Nasa9Entry, ...]
+    single_mid: Token | None = None
 
 
 @dataclass(frozen=True)

@@ -57,7 +57,7 @@ from singe.constants import GAS_CONSTANT, ONE_ATM
 from singe.errors import SingeInputError
 from singe.kernels.ir import Const, DataflowGraph, Imm, InstrBuilder, Instr, Operand, Operation, Reg
 from singe.kernels.transport import reduction_op
-from singe.mechanism import Arrhenius, ChebyshevRate, Mechanism, PlogRate, Reaction
+from singe.mechanism import Arrhenius, ChebyshevRate, Mechanism, Nasa7, PlogRate, Reaction
 from singe.reference.kinetics import BIG_NUMBER, SMALL_NUMBER, THIRD_BODY_KINDS, kinetics_tables
 from singe.reference.qssa import D_FLOOR, FORWARD, REVERSE, QssaSystem, build_qssa_system
 from singe.reference.stiffness import C_FLOOR
@@ -394,21 +394,41 @@ def _third_body_draft(n: int, vector: tuple[float, ...]) -> tuple[_Draft, str, b
     return _Draft(f"third_body_{n}", "third_body", b), _named(b, total, f"M{n}"), corrections
 
 
+def _gibbs_terms(a) -> list[float]:
+    """g/RT coefficients of one NASA9 set a1..a7, b1, b2 (NASA7 sets are NASA9
+    sets with a1 = a2 = 0): of 1, ln T, 1/T, T, T^2, T^3, T^4, ln T / T, 1/T^2."""
+    return [a[2] - a[8], -a[2], a[1] + a[7], -a[3] / 2.0, -a[4] / 6.0, -a[5] / 12.0, -a[6] / 20.0,
+            a[1], -0.5 * a[0]]
+
+
+def _piecewise(b: _Builder, thermo, values: list[float]) -> Operand:
+    """The value of the temperature range T falls in: a chain of selects
+    (NASA7: T <= T_mid takes the low set; NASA9: T >= a bound takes the set above it)."""
+    if all(v == values[0] for v in values):
+        return Const(values[0])
+    breaks = thermo.pieces[0]
+    if isinstance(thermo, Nasa7):
+        return b.emit("sel", T, Const(breaks[0]), Const(values[0]), Const(values[1]))
+    value: Operand = Const(values[-1])
+    for bound, below in zip(reversed(breaks), reversed(values[:-1])):
+        value = b.emit("sel", Const(bound), T, value, Const(below))
+    return value
+
+
 def gibbs_draft(mech: Mechanism, i: int) -> _Draft:
-    """g_i/RT = (a1 - a7) - a1 ln T + a6/T - a2 T/2 - a3 T^2/6 - a4 T^3/12 - a5 T^4/20,
-    the coefficients of the range selected by T <= T_mid."""
+    """g_i/RT = (a1 - a7) - a1 ln T + a6/T - a2 T/2 - a3 T^2/6 - a4 T^3/12 - a5 T^4/20
+    (NASA7), with the ln T / T and 1/T^2 terms of NASA9, the coefficients of
+    the temperature range T falls in."""
     thermo = mech.species[i].thermo
     b = _Builder(f"gb{i}")
-
-    def terms(a):
-        return [a[0] - a[6], -a[0], a[5], -a[1] / 2.0, -a[2] / 6.0, -a[3] / 12.0, -a[4] / 20.0]
-
-    coefficients = []
-    for low, high in zip(terms(thermo.low), terms(thermo.high)):
-        coefficients.append(Const(low) if low == high else
-                            b.emit("sel", T, Const(thermo.T_mid), Const(low), Const(high)))
-    c0, c_ln, c_inv, c1, c2, c3, c4 = coefficients
+    per_range = [_gibbs_terms(a) for a in thermo.pieces[1]]
+    coefficients = [_piecewise(b, thermo, list(values)) for values in zip(*per_range)]
+    c0, c_ln, c_inv, c1, c2, c3, c4, c_ln_inv, c_inv2 = coefficients
     poly = b.emit("mul", b.emit("fma", b.emit("fma", b.emit("fma", c4, T, c3), T, c2), T, c1), T)
+    if c_ln_inv != Const(0.0):
+        poly = b.emit("fma", c_ln_inv, b.emit("mul", LNT, INVT), poly)
+    if c_inv2 != Const(0.0):
+        poly = b.emit("fma", c_inv2, b.emit("mul", INVT, INVT), poly)
     g = b.emit("add", b.emit("fma", c_inv, INVT, b.emit("fma", c_ln, LNT, poly)), c0)
     _named(b, g, f"g{i}")
     return _Draft(f"gibbs_{i}", "gibbs", b)

@@ -1,0 +1,311 @@
+"""Cantera YAML input: a gas phase read through Cantera's own Python API and
+turned into the same ``Mechanism`` the CHEMKIN route builds.
+
+What the kernels cannot represent — a phase that is not an ideal gas,
+thermodynamics other than NASA7/NASA9, rate types other than Arrhenius,
+three-body, falloff (Lindemann, Troe, SRI), chemically activated, PLOG and
+Chebyshev — is reported with the phase, species or reaction it concerns.
+"""
+
+from __future__ import annotations
+
+import pathlib
+from dataclasses import dataclass
+
+import cantera as ct
+import yaml
+
+from singe.constants import BOLTZMANN, GAS_CONSTANT, LIGHT_SPEED
+from singe.errors import Location, MechanismSemanticError, Problem, ProblemCollector, SingeInputError
+from singe.frontend.qss import qss_lists
+from singe.frontend.source import SourceText
+from singe.frontend.syntax import QssFile
+from singe.mechanism import (Arrhenius, ChebyshevRate, FalloffFunction, Mechanism, Nasa7, Nasa9, PlogRate,
+                             Reaction, Species, ThirdBody, TransportData)
+
+GEOMETRIES = {"atom": 0, "linear": 1, "nonlinear": 2}
+DEBYE = 1e-21 / LIGHT_SPEED  # C m
+FALLOFF_FUNCTIONS = {"LindemannRate": "lindemann", "TroeRate": "troe", "SriRate": "sri"}
+
+
+def resolve_yaml(path: pathlib.Path) -> pathlib.Path:
+    """``path`` as given, or a file of Cantera's data directories (``gri30.yaml``)."""
+    if path.is_file():
+        return path
+    if not path.is_absolute():
+        for folder in ct.get_data_directories():
+            candidate = pathlib.Path(folder) / path
+            if candidate.is_file():
+                return candidate
+    raise SingeInputError(f"{path}: no such mechanism file (nor in Cantera's data directories)")
+
+
+def _document(path: pathlib.Path) -> dict:
+    """The top-level mapping of the YAML file, as nodes (they keep their lines)."""
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        root = yaml.compose(SourceText.read(path).text, Loader=loader)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = Location(str(path), mark.line + 1, mark.column + 1) if mark else None
+        raise MechanismSemanticError([Problem(where, f"not a YAML file: {getattr(error, 'problem', error)}")])
+    return _mapping(root)
+
+
+def _mapping(node) -> dict:
+    """Keys of a mapping node -> value nodes ({} for anything else)."""
+    if not isinstance(node, yaml.MappingNode):
+        return {}
+    return {key.value: value for key, value in node.value if isinstance(key, yaml.ScalarNode)}
+
+
+def _scalar(node) -> str | None:
+    return node.value if isinstance(node, yaml.ScalarNode) else None
+
+
+@dataclass(frozen=True)
+class _Phase:
+    """A phase entry: its name, thermo model, line, and the sections its reactions come from."""
+
+    name: str | None
+    thermo: str | None
+    line: int
+    sections: tuple[str, ...] | None  # None: every section
+
+
+def _reaction_sections(node) -> tuple[str, ...] | None:
+    """The sections of this file named by a phase's ``reactions`` field."""
+    if node is None:
+        return ("reactions",)
+    if isinstance(node, yaml.SequenceNode):
+        return tuple(_scalar(n) for n in node.value if _scalar(n))
+    value = _scalar(node)
+    return None if value == "all" else ("reactions",) if value == "declared-species" else (value,)
+
+
+def _phases(document: dict) -> list[_Phase]:
+    entries = document.get("phases")
+    nodes = entries.value if isinstance(entries, yaml.SequenceNode) else []
+    return [_Phase(_scalar(_mapping(n).get("name")), _scalar(_mapping(n).get("thermo")), n.start_mark.line + 1,
+                   _reaction_sections(_mapping(n).get("reactions"))) for n in nodes]
+
+
+def choose_phase(path: pathlib.Path, document: dict, name: str | None) -> _Phase:
+    """The phase named ``name`` (default: the first ideal-gas phase)."""
+    phases = _phases(document)
+    listing = ", ".join(f"{p.name} ({p.thermo})" for p in phases) or "none"
+    if name is not None:
+        chosen = next((p for p in phases if p.name == name), None)
+        if chosen is None:
+            raise SingeInputError(f"{path}: no phase named {name!r} (phases: {listing})")
+    else:
+        chosen = next((p for p in phases if p.thermo == "ideal-gas"), None)
+        if chosen is None:
+            raise SingeInputError(f"{path}: no ideal-gas phase (phases: {listing}); singe compiles gas-phase "
+                                  "kinetics and transport")
+    if chosen.thermo != "ideal-gas":
+        raise MechanismSemanticError([Problem(SourceText.read(path).location(chosen.line, 1),
+                                              f"phase {chosen.name!r} is a {chosen.thermo} phase, not an ideal gas",
+                                              "singe's kernels assume an ideal gas; choose a gas phase with --phase")])
+    return chosen
+
+
+def _equation_lines(document: dict, phase: _Phase) -> dict[tuple, list[tuple[int, int]]]:
+    """Equation -> (line, column) of the phase's YAML reaction entries that hold it, in order."""
+    lines: dict[tuple, list[tuple[int, int]]] = {}
+    for key, entries in document.items():
+        if key in ("phases", "species", "units") or not isinstance(entries, yaml.SequenceNode):
+            continue
+        if phase.sections is not None and key not in phase.sections:
+            continue
+        for entry in entries.value:
+            equation = _scalar(_mapping(entry).get("equation"))
+            if equation is not None:
+                lines.setdefault(_equation_key(equation), []).append((entry.start_mark.line + 1,
+                                                                      entry.start_mark.column + 1))
+    return lines
+
+
+def _entry_lines(document: dict, section: str, field: str) -> dict[tuple, list[tuple[int, int]]]:
+    """(value of ``field``,) -> (line, column) of the entries of a section of this file."""
+    entries = document.get(section)
+    places: dict[tuple, list[tuple[int, int]]] = {}
+    for entry in entries.value if isinstance(entries, yaml.SequenceNode) else []:
+        value = _scalar(_mapping(entry).get(field))
+        if value is not None:
+            places.setdefault((value,), []).append((entry.start_mark.line + 1, entry.start_mark.column + 1))
+    return places
+
+
+def _equation_key(equation: str) -> tuple:
+    """An equation up to the order and grouping of its terms (Cantera
+    rewrites 'O2 + O2' as '2 O2' and reorders terms)."""
+    text = equation.replace("(+", " (+")
+    for arrow in ("<=>", "=>", "="):
+        if arrow in text:
+            left, right = text.split(arrow, 1)
+            return _side_key(left), arrow, _side_key(right)
+    return (text,)
+
+
+def _side_key(side: str) -> tuple:
+    counts: dict[str, float] = {}
+    coefficient = 1.0
+    for word in side.split():
+        if word == "+":
+            continue
+        try:
+            coefficient = float(word)
+            continue
+        except ValueError:
+            counts[word] = counts.get(word, 0.0) + coefficient
+            coefficient = 1.0
+    return tuple(sorted(counts.items()))
+
+
+def load_yaml(path: pathlib.Path, phase: str | None = None, qss_file: QssFile | None = None) -> Mechanism:
+    """The ``Mechanism`` of a gas phase of a Cantera YAML file."""
+    path = resolve_yaml(path)
+    document = _document(path)
+    chosen = choose_phase(path, document, phase)
+    source = SourceText.read(path)
+    phase_location = source.location(chosen.line, 1)
+    try:
+        gas = ct.Solution(str(path), chosen.name, transport_model=None)
+    except ct.CanteraError as error:
+        lines = [line.strip() for line in str(error).splitlines() if line.strip() and not line.startswith("*")]
+        detail = " ".join(line for line in lines if "thrown by" not in line and not line.startswith("|"))
+        raise MechanismSemanticError([Problem(phase_location, f"Cantera cannot load phase "
+                                               f"{chosen.name!r}: {detail}")]) from None
+    problems = ProblemCollector()
+    species_lines = _entry_lines(document, "species", "name")
+    species = [_species(gas, k, source.location(*species_lines.get((gas.species_name(k),), [(chosen.line, 1)])[0]),
+                        problems) for k in range(gas.n_species)]
+    _check_transport(species, phase_location, problems)
+    equation_lines = _equation_lines(document, chosen)
+    reactions = [_reaction(gas, i, source, equation_lines, problems) for i in range(gas.n_reactions)]
+    names = [s.name for s in species if s is not None]
+    qss, stiff = qss_lists(qss_file, names, problems)
+    problems.raise_if_any(MechanismSemanticError)
+    sources = (str(path),) + ((qss_file.source.path,) if qss_file else ())
+    elements = tuple(e.upper() for e in gas.element_names)
+    return Mechanism(path.stem, elements, tuple(species), tuple(reactions), qss, stiff, sources)
+
+
+# -- species -------------------------------------------------------------------
+
+def _species(gas, k: int, where: Location, problems: ProblemCollector) -> Species | None:
+    spec = gas.species(k)
+    thermo = _thermo(spec, where, problems)
+    composition = tuple((e.upper(), float(n)) for e, n in spec.composition.items() if n != 0)
+    weights = dict(zip(gas.element_names, gas.atomic_weights))
+    weight = 0.0
+    for element, count in spec.composition.items():
+        weight += count * weights[element]
+    transport = _transport(spec.transport, where)
+    return Species(spec.name, composition, weight, thermo, transport, where)
+
+
+def _thermo(spec, where: Location, problems: ProblemCollector):
+    thermo = spec.thermo
+    c = list(thermo.coeffs)
+    if isinstance(thermo, ct.NasaPoly2):
+        return Nasa7(thermo.min_temp, c[0], thermo.max_temp, low=tuple(c[8:15]), high=tuple(c[1:8]))
+    if isinstance(thermo, ct.Nasa9PolyMultiTempRegion):
+        ranges = []
+        for r in range(int(c[0])):
+            block = c[1 + 11 * r:12 + 11 * r]
+            ranges.append((block[0], block[1], tuple(block[2:11])))
+        return Nasa9(tuple(ranges))
+    problems.add(where, f"species {spec.name!r} has {spec.input_data.get('thermo', {}).get('model')} "
+                 "thermodynamics", "singe reads NASA7 and NASA9 polynomials")
+    return None
+
+
+def _transport(data, where: Location) -> TransportData | None:
+    if data is None:
+        return None
+    return TransportData(GEOMETRIES[data.geometry], data.well_depth / BOLTZMANN, data.diameter * 1e10,
+                         data.dipole / DEBYE, data.polarizability * 1e30, data.rotational_relaxation,
+                         location=where)
+
+
+def _check_transport(species: list, where: Location, problems: ProblemCollector) -> None:
+    """Transport data for every species or for none."""
+    missing = [s.name for s in species if s is not None and s.transport is None]
+    if missing and len(missing) < len(species):
+        problems.add(where, f"no transport data for species {', '.join(repr(n) for n in missing)}",
+                     "give every species a transport entry (or none: then only the chemistry kernel is compiled)")
+
+
+# -- reactions ------------------------------------------------------------------
+
+def _arrhenius(rate) -> Arrhenius:
+    return Arrhenius(rate.pre_exponential_factor, rate.temperature_exponent,
+                     rate.activation_energy / GAS_CONSTANT)
+
+
+def _location(source: SourceText, reaction, equation_lines) -> Location:
+    """Where the reaction's entry stands in the YAML file (its first line if not found)."""
+    written = str(reaction.input_data.get("equation", reaction.equation))
+    places = equation_lines.get(_equation_key(written))
+    line, column = places.pop(0) if places else (1, 1)
+    return source.location(line, column)
+
+
+def _reaction(gas, i: int, source: SourceText, equation_lines, problems: ProblemCollector) -> Reaction | None:
+    reaction = gas.reaction(i)
+    location = _location(source, reaction, equation_lines)
+    rate = reaction.rate
+    kind, fields = _rate_fields(rate)
+    if kind is None:
+        problems.add(location, f"reaction {i + 1} {reaction.equation!r}: {reaction.reaction_type} rates are not "
+                     "supported", "singe's kernels take Arrhenius, three-body, falloff, chemically activated, "
+                     "PLOG and Chebyshev rates")
+        return None
+    reactants = dict(reaction.reactants)
+    products = dict(reaction.products)
+    third_body = None
+    body = reaction.third_body
+    if body is not None and body.name != "M" and kind in ("elementary", "plog", "chebyshev"):
+        reactants[body.name] = reactants.get(body.name, 0.0) + 1.0  # X on both sides, as CHEMKIN writes it
+        products[body.name] = products.get(body.name, 0.0) + 1.0
+    elif body is not None:
+        third_body = _third_body(gas, body)
+        kind = "three-body" if kind == "elementary" else kind
+    return Reaction(index=i, equation=reaction.equation, reactants=tuple(reactants.items()),
+                    products=tuple(products.items()), reversible=reaction.reversible, kind=kind,
+                    location=location, third_body=third_body, orders=tuple(reaction.orders.items()),
+                    duplicate=reaction.duplicate, **fields)
+
+
+def _rate_fields(rate) -> tuple[str | None, dict]:
+    """(kind, the Reaction fields of the rate) or (None, {}) for a rate singe cannot represent."""
+    if type(rate) is ct.ArrheniusRate:  # not its Blowers-Masel or plasma relatives
+        return "elementary", {"rate": _arrhenius(rate)}
+    if type(rate) is ct.PlogRate:
+        return "plog", {"rate": PlogRate(tuple(sorted(((p, _arrhenius(a)) for p, a in rate.rates),
+                                                      key=lambda entry: entry[0])))}
+    if type(rate) is ct.ChebyshevRate:
+        (T_min, T_max), (P_min, P_max) = rate.temperature_range, rate.pressure_range
+        return "chebyshev", {"rate": ChebyshevRate(T_min, T_max, P_min, P_max,
+                                                   tuple(tuple(float(x) for x in row) for row in rate.data))}
+    function = FALLOFF_FUNCTIONS.get(type(rate).__name__)
+    if function is None:
+        return None, {}
+    falloff = FalloffFunction(function, tuple(float(x) for x in rate.falloff_coeffs))
+    high, low = _arrhenius(rate.high_rate), _arrhenius(rate.low_rate)
+    if rate.chemically_activated:
+        return "chemically-activated", {"rate": low, "high": high, "falloff": falloff}
+    return "falloff", {"rate": high, "low": low, "falloff": falloff}
+
+
+def _third_body(gas, body) -> ThirdBody:
+    """M with its efficiencies (a default other than 1 spelled out per species), or one collider."""
+    if body.name != "M":
+        return ThirdBody(collider=body.name)
+    names = set(gas.species_names)  # Cantera may skip undeclared third bodies
+    efficiencies = {name: value for name, value in body.efficiencies.items() if name in names}
+    if body.default_efficiency != 1.0:
+        efficiencies = {name: efficiencies.get(name, body.default_efficiency) for name in gas.species_names}
+    return ThirdBody(efficiencies=tuple(efficiencies.items()))

@@ -327,3 +327,8 @@ def test_nasa9_ranges_are_checked_too():
                             problems)
     assert "negative heat capacity cp/R = -5" in problems.problems[0].message
     assert "(200-1000 K polynomial)" in problems.problems[0].message
+
+
+def test_a_zero_stoichiometric_coefficient_is_a_located_error(tmp_path):
+    error = load_error(tmp_path, GOOD + "0H2+O2=>2OH   1.0E10 0.0 0.0\n")
+    assert_problem(error, "stoichiometric coefficient 0 of 'H2' must be positive", FIRST + 1, 1)

@@ -248,5 +248,9 @@ def _read_sides(token: Token, matcher: SpeciesMatcher, arrow: tuple[int, int, bo
     if collider is not None and collider != "M" and collider not in matcher.name_set:
         raise MechanismSemanticError(Problem(token.location, f"undeclared species {collider!r} in (+{collider})",
                                              did_you_mean(collider, matcher.names)))
+    for name, coefficient in reactants + products:
+        if not coefficient > 0.0:
+            raise MechanismSemanticError(Problem(token.location, f"stoichiometric coefficient {coefficient:g} of "
+                                                 f"{name!r} must be positive", "leave the species out instead"))
     return Equation(_merge(reactants), _merge(products), reversible,
                     "M" if m_left else None, collider)

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import os
 import pathlib
+import shutil
 import sys
 import time
 from collections import Counter
 
 from singe.bundled import bundled_names, resolve_mechanism
-from singe.errors import SingeInputError
+from singe import __version__
+from singe.errors import OptionError, SingeInputError
 from singe.frontend import load_mechanism
 from singe.mechanism import Mechanism
 from singe.options import KERNELS, PLACEMENTS, TARGETS, CompileOptions
@@ -46,6 +49,7 @@ def _kernels(text: str) -> list[str]:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="singe", description="Compile a CHEMKIN mechanism into warp-specialized GPU kernels.")
+    parser.add_argument("--version", action="version", version=f"singe {__version__}")
     parser.add_argument("mechanism", help="CHEMKIN reaction file, Cantera YAML file, or a bundled mechanism: "
                         + ", ".join(bundled_names()))
     parser.add_argument("--thermo", help="THERMO file (default: therm.dat beside the mechanism, or embedded)")
@@ -90,20 +94,24 @@ def describe(mech: Mechanism, seconds: float) -> str:
         f"{mech.name}: {mech.n_species} species ({len(mech.transported_species)} transported, "
         f"{len(mech.qss_species)} QSSA, {len(mech.stiff_species)} stiff), {len(mech.reactions)} reactions "
         f"(parsed in {seconds:.2f} s)",
-        "  reactions: " + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) + f"; {rev} with explicit REV",
+        "  reactions: " + (", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) or "none")
+        + f"; {rev} with explicit REV",
         f"  transport data: {'complete' if mech.has_transport else 'missing (no viscosity/diffusion kernels)'}",
         "  files: " + ", ".join(mech.sources),
     ]
     return "\n".join(lines)
 
 
-def _default_kernels(mech: Mechanism) -> list[str]:
-    return (list(TRANSPORT_KERNELS) if mech.has_transport else []) + ["chemistry"]
+def default_kernels(mech: Mechanism) -> list[str]:
+    """The kernels a mechanism supports: transport ones need the data and two species to mix."""
+    transport = mech.has_transport and len(mech.transported_species) >= 2
+    return (list(TRANSPORT_KERNELS) if transport else []) + ["chemistry"]
 
 
 def _options(args, kernel: str) -> CompileOptions:
-    warps = getattr(args, f"{kernel}_warps") or args.warps
-    qssa_warps = min(args.qssa_warps, warps) if kernel == "chemistry" else 1
+    warps = getattr(args, f"{kernel}_warps")
+    warps = args.warps if warps is None else warps
+    qssa_warps = args.qssa_warps if kernel == "chemistry" else 1
     return CompileOptions(warps=warps, ctas_per_sm=args.ctas_per_sm, arch=args.arch, weights=args.weights,
                           placement=args.placement, qssa_warps=qssa_warps)
 
@@ -126,7 +134,7 @@ def _compile_all(mech: Mechanism, args) -> None:
     from singe.codegen import generate, generate_baseline
     from singe.compiler import compile_kernel
 
-    for kernel in args.kernels or _default_kernels(mech):
+    for kernel in args.kernels or default_kernels(mech):
         start = time.perf_counter()
         compiled = compile_kernel(mech, kernel, options=_options(args, kernel))
         if args.dump:
@@ -164,9 +172,43 @@ def _write_references(mech: Mechanism, args) -> None:
         print(f"{path.name}: {'states' if path.suffix == '.dat' else 'reference'}")
 
 
+def check_arguments(args) -> None:
+    """Every option problem, before a mechanism is read or a kernel compiled."""
+    for kernel in KERNELS:
+        _options(args, kernel)
+    _check_output_directory(pathlib.Path(args.output))
+    if args.validate == "host":
+        from singe.host import COMPILER
+        if shutil.which(COMPILER) is None:
+            raise OptionError(f"--validate host needs a C++ compiler: '{COMPILER}' is not on PATH "
+                              "(install g++, or name one with SINGE_HOST_CXX)")
+
+
+def _check_output_directory(output: pathlib.Path) -> None:
+    existing = output
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise OptionError(f"-o {output}: {existing} is not a directory")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise OptionError(f"-o {output}: {existing} is not writable")
+
+
+CLI_HINTS = {f"pass {name}=...": f"use --{name} FILE" for name in ("thermo", "transport", "qss")}
+
+
+def command_line_words(error: SingeInputError) -> str:
+    """The error's text with the command's options where it names ``load_mechanism``'s keywords."""
+    text = str(error)
+    for keyword, option in CLI_HINTS.items():
+        text = text.replace(keyword, option)
+    return text
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        check_arguments(args)
         start = time.perf_counter()
         mech = load_mechanism(resolve_mechanism(args.mechanism), args.thermo, args.transport, args.qss,
                               permissive=args.permissive, phase=args.phase)
@@ -178,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.write_reference and not args.dump:
             _write_references(mech, args)
     except SingeInputError as error:
-        print(error, file=sys.stderr)
+        print(command_line_words(error), file=sys.stderr)
         return 2
     except OSError as error:
         print(f"singe: error: {error}", file=sys.stderr)

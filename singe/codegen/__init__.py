@@ -72,12 +72,20 @@ class GeneratedKernel:
             try:
                 with os.fdopen(handle, "w") as out:
                     out.write(text)
+                os.chmod(temporary, _new_file_mode())
                 os.replace(temporary, target)
             finally:
                 if os.path.exists(temporary):
                     os.unlink(temporary)
             written.append(target)
         return written
+
+
+def _new_file_mode() -> int:
+    """The mode ``open`` gives a new file: 0666 less the umask (mkstemp's is 0600)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
 
 
 def environment() -> jinja2.Environment:

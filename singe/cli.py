@@ -167,7 +167,7 @@ def _write_fortran(compiled, args) -> None:
 def _write_references(mech: Mechanism, args) -> None:
     from singe.statefile import write_reference_files
 
-    kernels = [k for k in args.kernels or _default_kernels(mech)]
+    kernels = args.kernels or default_kernels(mech)
     for path in write_reference_files(mech, kernels, args.write_reference, args.output):
         print(f"{path.name}: {'states' if path.suffix == '.dat' else 'reference'}")
 

@@ -1,14 +1,17 @@
 """The project's benchmark: one row per mechanism x kernel.
 
     python -m autotune.bench [--mechanisms dme,heptane] [--kernels viscosity,diffusion,chemistry]
-        [--config viscosity=15x2,diffusion=10x2,chemistry=8x2q4] [--points 1024] [--ptxas] [--json FILE]
+        [--config viscosity=15x2,diffusion=10x2,chemistry=8x2q4] [--points 1024] [--ptxas] [--sass] [--json FILE]
 
 Per kernel: compile time, simulator throughput, the timing model's throughput
 of the warp-specialized kernel and of the data-parallel baseline on K20c,
 A100 and H100 (each compiled for that preset's arch) and the modeled speedup;
 with ``--ptxas`` the registers and spills nvcc reports for both styles
 (sm_90; nvcc takes 10-100 s per kernel, and the H100 model then uses them).
-A second table puts the K20c model beside the paper's measurements
+With ``--sass`` (needs nvdisasm and cuobjdump: pip install nvidia-cuda-nvdisasm
+nvidia-cuda-cuobjdump) a SASS table per kernel and style: static instructions
+and lane-instructions issued per point by class, control flow evaluated per
+warp (autotune/sass.py).  A second table puts the K20c model beside the paper's measurements
 (docs/formulas.md §9) and the FP64 roofline.
 
 The default configurations are the paper's published command lines
@@ -92,6 +95,40 @@ def ptxas_pair(compiled) -> tuple:
     return tuple(entries)
 
 
+def sass_pair(compiled) -> dict:
+    """The SASS view (autotune/sass.py) of both styles of ``compiled`` for PTXAS_ARCH."""
+    from singe.codegen import generate, generate_baseline
+
+    import sass
+
+    views = {}
+    for style, generated in (("ws", generate(compiled)), ("baseline", generate_baseline(compiled))):
+        with tempfile.TemporaryDirectory() as scratch:
+            path = generated.write(scratch)[0]
+            view = sass.analyse(path, PTXAS_ARCH, compiled.programs.warps if style == "ws" else None,
+                                data_parallel=style == "baseline")
+        views[style] = {"registers": view.registers, "spill_stores": view.spill_stores, "static": view.static,
+                        "issued": view.total, "classes": dict(view.per_point), "imbalance": view.imbalance,
+                        "nvcc_s": view.nvcc_s}
+    return views
+
+
+def sass_table(rows: list[dict]) -> list[str]:
+    import sass
+
+    head = f"{'mechanism':9} {'kernel':9} {'style':8} {'regs':>4} {'spill':>6} {'static':>7} {'issued/pt':>9} " + \
+        " ".join(f"{c:>6}" for c in sass.CLASSES) + f" {'imbal':>5} {'nvcc':>6}"
+    lines = [f"SASS ({PTXAS_ARCH}): lane-instructions issued per point by class, control flow per warp", head,
+             "-" * len(head)]
+    for row in rows:
+        for style, v in row.get("sass", {}).items():
+            lines.append(f"{row['mechanism']:9} {row['kernel']:9} {style:8} {v['registers']:4} {v['spill_stores']:6} "
+                         f"{v['static']:7} {v['issued']:9} " + " ".join(f"{v['classes'].get(c, 0):6}"
+                                                                      for c in sass.CLASSES)
+                         + f" {v['imbalance']:5.2f} {v['nvcc_s']:5.1f}s")
+    return lines
+
+
 def simulator_rate(compiled, points: int) -> float:
     """Points per second of the warp simulator on ``points`` random states."""
     import numpy as np
@@ -106,7 +143,7 @@ def simulator_rate(compiled, points: int) -> float:
     return points / (time.perf_counter() - start)
 
 
-def bench_row(name: str, mech, kernel: str, config: dict, points: int, ptxas: bool) -> dict:
+def bench_row(name: str, mech, kernel: str, config: dict, points: int, ptxas: bool, sass: bool = False) -> dict:
     """Every number of one mechanism x kernel."""
     row = {"mechanism": name, "kernel": kernel, "config": config, "notes": []}
     start = time.perf_counter()
@@ -124,6 +161,8 @@ def bench_row(name: str, mech, kernel: str, config: dict, points: int, ptxas: bo
                                     "spill_loads": e.spill_loads} for style, e in zip(("ws", "baseline"), entries)}
         except SingeError as error:
             row["notes"].append(f"ptxas: {str(error).splitlines()[0]}")
+    if sass:
+        row["sass"] = sass_pair(compiled)
     row["model"] = {}
     for preset, arch in ARCH_OF_PRESET.items():
         try:
@@ -206,9 +245,19 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"warps x CTAs per SM (q QSSA warps) per kernel (default {DEFAULT_CONFIG})")
     parser.add_argument("--points", type=int, default=1024, help="points simulated for the simulator throughput")
     parser.add_argument("--ptxas", action="store_true", help=f"compile both styles with nvcc ({PTXAS_ARCH})")
+    parser.add_argument("--sass", action="store_true", help="the SASS view of both styles (nvcc, nvdisasm)")
     parser.add_argument("--json", help="also write the rows as JSON here")
+    parser.add_argument("--gpu-bench", default="gpu_bench.json", metavar="FILE",
+                        help="measurements of autotune/gpu_bench.py: when the file exists, the model is printed "
+                             "beside them (default gpu_bench.json)")
     args = parser.parse_args(argv)
     config = parse_config(DEFAULT_CONFIG) | args.config
+    from autotune import sass
+
+    if args.sass and sass.missing_tools():
+        print(f"SASS view skipped: needs {', '.join(sass.missing_tools())} "
+              f"(pip install nvidia-cuda-nvdisasm nvidia-cuda-cuobjdump)")
+        args.sass = False
     rows = []
     for name in args.mechanisms.split(","):
         mech = singe.load_mechanism(mechanism_path(name))
@@ -216,13 +265,18 @@ def main(argv: list[str] | None = None) -> int:
             if kernel != "chemistry" and not mech.has_transport:
                 continue
             try:
-                rows.append(bench_row(name, mech, kernel, config[kernel], args.points, args.ptxas))
+                rows.append(bench_row(name, mech, kernel, config[kernel], args.points, args.ptxas, args.sass))
             except SingeError as error:
                 print(f"{name} {kernel}: {error}", file=sys.stderr)
-    for line in main_table(rows) + [""] + paper_table(rows):
+    for line in main_table(rows) + [""] + paper_table(rows) + ([""] + sass_table(rows) if args.sass else []):
         print(line)
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(rows, indent=1))
+    if args.gpu_bench and pathlib.Path(args.gpu_bench).is_file():
+        from autotune.gpu_bench import model_comparison_lines
+
+        print()
+        print("\n".join(model_comparison_lines(json.loads(pathlib.Path(args.gpu_bench).read_text()))))
     return 0
 
 

@@ -17,13 +17,19 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "mechanisms"
 
 import singe  # noqa: E402
-from singe import build_graph, compile_kernel  # noqa: E402
+from singe import SingeInputError, build_graph, compile_kernel  # noqa: E402
 
 
 def mechanism_path(name: str) -> pathlib.Path:
+    """A CHEMKIN file given by path, or a shared or bundled mechanism's by name."""
     folder = {"dodecane": "dodecane_qss"}.get(name, name)
-    candidates = [SHARED / folder / f"{name}.inp", ROOT / "mechanisms" / name / f"{name}.inp"]
-    return next(p for p in candidates if p.is_file())
+    candidates = [pathlib.Path(name), SHARED / folder / f"{name}.inp", ROOT / "mechanisms" / name / f"{name}.inp"]
+    found = next((p for p in candidates if p.is_file()), None)
+    if found is None and pathlib.Path(name).is_dir():
+        raise SingeInputError(f"{name}: is a directory; give the CHEMKIN reaction file")
+    if found is None:
+        raise SingeInputError(f"{name}: no such mechanism file, and no shared or bundled mechanism of that name")
+    return found
 
 
 def states(mech, n: int, seed: int = 0):
@@ -35,6 +41,7 @@ def states(mech, n: int, seed: int = 0):
 
 def bench(name: str, kernel: str, warps: int, points: int) -> dict:
     mech = singe.load_mechanism(mechanism_path(name))
+    name = mech.name
     start = time.perf_counter()
     build_graph(mech, kernel)
     graph_time = time.perf_counter() - start
@@ -61,7 +68,10 @@ def main() -> None:
           f"{'simulate s':>10} {'points':>6} {'syncs':>6} {'ids':>4}")
     for name in args.mechanisms.split(","):
         for kernel in args.kernels.split(","):
-            r = bench(name, kernel, args.warps, args.points)
+            try:
+                r = bench(name, kernel, args.warps, args.points)
+            except SingeInputError as error:
+                parser.exit(2, f"{error}\n")
             print(f"{r['mechanism']:10} {r['kernel']:10} {r['warps']:5d} {r['graph_s']:8.3f} "
                   f"{r['mapping_schedule_s']:11.3f} {r['simulate_s']:10.3f} {r['points']:6d} "
                   f"{r['sync_points']:6d} {r['barrier_ids']:4d}")

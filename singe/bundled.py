@@ -34,6 +34,10 @@ def resolve_mechanism(argument: str) -> pathlib.Path:
     path = pathlib.Path(argument)
     if path.is_file() or path.suffix.lower() in (".yaml", ".yml"):
         return path  # a YAML name may be one of Cantera's data files
+    if path.is_dir():
+        inputs = sorted(p.name for p in path.glob("*.inp")) + sorted(p.name for p in path.glob("*.yaml"))
+        raise SingeInputError(f"{argument}: is a directory; give the CHEMKIN reaction file"
+                              + (f" ({', '.join(inputs[:5])} is there)" if inputs else ""))
     bundled = bundled_path(argument)
     if bundled is None:
         raise SingeInputError(f"{argument}: no such mechanism file, and no bundled mechanism of that name "

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import os
+import pathlib
+import shutil
 import sys
 import time
 from collections import Counter
 
 from singe.bundled import bundled_names, resolve_mechanism
-from singe.errors import SingeInputError
+from singe.version import __version__
+from singe.errors import OptionError, SingeInputError
 from singe.frontend import load_mechanism
 from singe.mechanism import Mechanism
-from singe.errors import OptionError
 from singe.kernels.registry import KERNELS, default_kernels, kernel_spec
 from singe.options import PLACEMENTS, CompileOptions
 from singe.targets import TARGETS
@@ -48,6 +51,7 @@ def _kernels(text: str) -> list[str]:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="singe", description="Compile a CHEMKIN mechanism into warp-specialized GPU kernels.")
+    parser.add_argument("--version", action="version", version=f"singe {__version__}")
     parser.add_argument("mechanism", help="CHEMKIN reaction file, Cantera YAML file, or a bundled mechanism: "
                         + ", ".join(bundled_names()))
     parser.add_argument("--thermo", help="THERMO file (default: therm.dat beside the mechanism, or embedded)")
@@ -76,6 +80,11 @@ def build_parser() -> argparse.ArgumentParser:
                              "(default) or the emitted CUDA on the CPU ('host') — and compare with Cantera "
                              "(transport) or singe.reference (chemistry)")
     parser.add_argument("--dump", choices=DUMPS, help="print an intermediate representation instead of code")
+    parser.add_argument("--fortran", action="store_true", help="also write <mech>_<kernel>.f90 (a bind(C) module "
+                        "for the launcher) and <mech>_species.f90")
+    parser.add_argument("--write-reference", metavar="STATES",
+                        help="also write <mech>_<kernel>.ref, the outputs singe.reference computes at STATES: a "
+                             "state file, or a number of random states to draw (written to <mech>_states.dat)")
     return parser
 
 
@@ -87,7 +96,8 @@ def describe(mech: Mechanism, seconds: float) -> str:
         f"{mech.name}: {mech.n_species} species ({len(mech.transported_species)} transported, "
         f"{len(mech.qss_species)} QSSA, {len(mech.stiff_species)} stiff), {len(mech.reactions)} reactions "
         f"(parsed in {seconds:.2f} s)",
-        "  reactions: " + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) + f"; {rev} with explicit REV",
+        "  reactions: " + (", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) or "none")
+        + f"; {rev} with explicit REV",
         f"  transport data: {'complete' if mech.has_transport else 'missing (no viscosity/diffusion kernels)'}",
         "  files: " + ", ".join(mech.sources),
     ]
@@ -95,8 +105,9 @@ def describe(mech: Mechanism, seconds: float) -> str:
 
 
 def _options(args, kernel: str) -> CompileOptions:
-    warps = getattr(args, f"{kernel}_warps") or args.warps
-    qssa_warps = min(args.qssa_warps, warps) if kernel_spec(kernel).qssa else 1
+    warps = getattr(args, f"{kernel}_warps")
+    warps = args.warps if warps is None else warps
+    qssa_warps = args.qssa_warps if kernel_spec(kernel).qssa else 1
     return CompileOptions(warps=warps, ctas_per_sm=args.ctas_per_sm, arch=args.arch, weights=args.weights,
                           placement=args.placement, qssa_warps=qssa_warps)
 
@@ -132,14 +143,68 @@ def _compile_all(mech: Mechanism, args) -> None:
             baseline = generate_baseline(compiled)
             baseline.write(args.output)
             print(f"{baseline.cu_name}: data-parallel, {baseline.info['threads']} threads per CTA, one point each")
+        if args.fortran:
+            _write_fortran(compiled, args)
         if args.validate:
             from singe.validate import validate
             print(f"  {validate(compiled, on=args.validate)} [{args.validate}]")
 
 
+def _write_fortran(compiled, args) -> None:
+    from singe.codegen import generate_fortran
+
+    for baseline in (False, True) if args.baseline else (False,):
+        files = generate_fortran(compiled, baseline)
+        for file_name, text in files.items():
+            (pathlib.Path(args.output) / file_name).write_text(text)
+        print(f"{', '.join(files)}: Fortran interface")
+
+
+def _write_references(mech: Mechanism, args) -> None:
+    from singe.statefile import write_reference_files
+
+    kernels = args.kernels or default_kernels(mech)
+    for path in write_reference_files(mech, kernels, args.write_reference, args.output):
+        print(f"{path.name}: {'states' if path.suffix == '.dat' else 'reference'}")
+
+
+def check_arguments(args) -> None:
+    """Every option problem, before a mechanism is read or a kernel compiled."""
+    for kernel in KERNELS:
+        _options(args, kernel)
+    _check_output_directory(pathlib.Path(args.output))
+    if args.validate == "host":
+        from singe.host import COMPILER
+        if shutil.which(COMPILER) is None:
+            raise OptionError(f"--validate host needs a C++ compiler: '{COMPILER}' is not on PATH "
+                              "(install g++, or name one with SINGE_HOST_CXX)")
+
+
+def _check_output_directory(output: pathlib.Path) -> None:
+    existing = output
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise OptionError(f"-o {output}: {existing} is not a directory")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise OptionError(f"-o {output}: {existing} is not writable")
+
+
+CLI_HINTS = {f"pass {name}=...": f"use --{name} FILE" for name in ("thermo", "transport", "qss")}
+
+
+def command_line_words(error: SingeInputError) -> str:
+    """The error's text with the command's options where it names ``load_mechanism``'s keywords."""
+    text = str(error)
+    for keyword, option in CLI_HINTS.items():
+        text = text.replace(keyword, option)
+    return text
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        check_arguments(args)
         start = time.perf_counter()
         mech = load_mechanism(resolve_mechanism(args.mechanism), args.thermo, args.transport, args.qss,
                               permissive=args.permissive, phase=args.phase)
@@ -148,8 +213,10 @@ def main(argv: list[str] | None = None) -> int:
         if not args.dump:
             print(describe(mech, time.perf_counter() - start))
         _compile_all(mech, args)
+        if args.write_reference and not args.dump:
+            _write_references(mech, args)
     except SingeInputError as error:
-        print(error, file=sys.stderr)
+        print(command_line_words(error), file=sys.stderr)
         return 2
     except OSError as error:
         print(f"singe: error: {error}", file=sys.stderr)

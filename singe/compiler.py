@@ -81,6 +81,15 @@ class CompiledKernel:
 
         return run_compiled(self, T, P, Y, dt, diffusion_source, **options)
 
+    def run_gpu(self, T, P, Y, dt=None, diffusion_source=None, **options) -> np.ndarray:
+        """The emitted CUDA kernel on the current CUDA device through CuPy
+        (singe.gpu): the same arguments, outputs and shapes as ``simulate``;
+        ``options``: baseline, allow_any_arch.  Raises
+        ``singe.gpu.GpuUnavailableError`` without CuPy, a device or nvcc."""
+        from singe.gpu import run_gpu
+
+        return run_gpu(self, T, P, Y, dt, diffusion_source, **options)
+
     @functools.cached_property
     def counts(self):
         """Per-warp instruction, memory and barrier counts for one slab (data independent)."""

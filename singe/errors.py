@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+EXCERPT_WIDTH = 60  # characters of a long line shown either side of an error's column
+SHOWN_PER_LINE = 3  # problems of one line shown in a message
+SHOWN_PER_ERROR = 20  # problems of one error shown in a message
 
 class SingeError(Exception):
     """Base of every error singe raises on purpose."""
@@ -26,13 +29,19 @@ class Location:
     def __str__(self) -> str:
         return f"{self.file}:{self.line}:{self.column}"
 
-    def excerpt(self) -> str:
-        """The offending line with a caret under the column."""
+    def excerpt(self, width: int = EXCERPT_WIDTH) -> str:
+        """The offending line with a caret under the column; a long line is
+        clipped to ``width`` characters either side of the column, with '...'."""
         if not self.text:
             return ""
-        shown = self.text.rstrip("\r\n").expandtabs(1)
-        caret = " " * max(self.column - 1, 0) + "^"
-        return f"    {shown}\n    {caret}"
+        line = self.text.rstrip("\r\n")
+        column = min(max(self.column - 1, 0), len(line))
+        start, end = max(column - width, 0), min(column + width, len(line))
+        before = "..." if start > 0 else ""
+        after = "..." if end < len(line) else ""
+        shown = line[start:end].expandtabs(1)
+        caret = " " * (len(before) + column - start) + "^"
+        return f"    {before}{shown}{after}\n    {caret}"
 
 
 @dataclass(frozen=True)
@@ -56,6 +65,25 @@ class Problem:
         return "\n".join(parts)
 
 
+def summarize(problems: list[Problem]) -> str:
+    """The text of a list of problems: at most ``SHOWN_PER_LINE`` of one line
+    and ``SHOWN_PER_ERROR`` in all, then how many more there are."""
+    shown: list[str] = []
+    per_line: dict[tuple[str, int] | None, int] = {}
+    for problem in problems:
+        if len(shown) == SHOWN_PER_ERROR:
+            break
+        where = (problem.location.file, problem.location.line) if problem.location else None
+        per_line[where] = per_line.get(where, 0) + 1
+        if where is None or per_line[where] <= SHOWN_PER_LINE:
+            shown.append(str(problem))
+    hidden = len(problems) - len(shown)
+    if hidden:
+        shown.append(f"... and {hidden} more problem{'s' if hidden > 1 else ''} "
+                     f"(fix those above and run again)")
+    return "\n".join(shown)
+
+
 class SingeInputError(SingeError):
     """The user's input is wrong; carries every problem found in one file."""
 
@@ -65,7 +93,7 @@ class SingeInputError(SingeError):
         elif isinstance(problems, Problem):
             problems = [problems]
         self.problems = list(problems)
-        super().__init__("\n".join(str(p) for p in self.problems))
+        super().__init__(summarize(self.problems))
 
     @property
     def location(self) -> Location | None:
@@ -100,7 +128,11 @@ class ProblemCollector:
         self.warnings: list[Problem] = []
         self.permissive = permissive
 
-    def add(self, location: Location | None, message: str, hint: str = "") -> None:
+    def add(self, location: Location | None, message: str, hint="") -> None:
+        """Record a problem; ``hint`` may be a function giving it, called only
+        for problems a message will show (a did-you-mean search costs time)."""
+        if callable(hint):
+            hint = hint() if len(self.problems) < SHOWN_PER_ERROR else ""
         self.problems.append(Problem(location, message, hint))
 
     def tolerable(self, location: Location | None, message: str, kept: str) -> None:

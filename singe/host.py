@@ -34,6 +34,7 @@ import weakref
 import numpy as np
 
 from singe.errors import SingeInternalError
+from singe.kernels.ir import NULLABLE_INPUTS
 from singe.kernels.registry import state_arrays
 from singe.signature import MARKER, Parameter, Signature, find_signature
 from singe.targets import DEFAULT_SHARED_PER_CTA, MAX_SHARED_PER_CTA
@@ -268,7 +269,8 @@ class HostKernel:
     def run(self, fields: dict, n_points: int, *, schedule: str = "deterministic", seed: int = 0,
             max_ctas: int = 0, same_site: bool = True) -> dict[str, np.ndarray]:
         """Launch on ``fields`` (SoA, species-major (rows, n_points) arrays in
-        SI units, species_stride = n_points); the outputs as (rows, n_points)
+        SI units, species_stride = n_points; a nullable input (dt,
+        diffusion_source) left out or None is passed as NULL); the outputs as (rows, n_points)
         arrays, NaN where the kernel stored nothing.  ``max_ctas`` > 0 runs
         at most that many CTAs, each looping over several slabs: only for the
         warp-specialized kernels (grid-stride loops), to exercise the reuse of
@@ -278,14 +280,14 @@ class HostKernel:
         the same mask, as PTX does from sm_70 on."""
         if schedule not in SCHEDULES:
             raise ValueError(f"schedule must be one of {sorted(SCHEDULES)}, got {schedule!r}")
-        missing = [f for f in self.source.inputs if f not in fields]
+        missing = [f for f in self.source.inputs if fields.get(f) is None and f not in NULLABLE_INPUTS]
         if missing:
             raise ValueError(f"{self.source.name} needs fields {self.source.inputs}; missing {missing}")
         n_points = int(n_points)
-        inputs = {f: self._array(f, fields[f], n_points) for f in self.source.inputs}
+        inputs = {f: self._array(f, fields[f], n_points) for f in self.source.inputs if fields.get(f) is not None}
         outputs = {f: np.full((self.source.rows(f), n_points), np.nan) for f in self.source.outputs}
         arrays = [inputs.get(p.field, outputs.get(p.field)) for p in self.source.parameters]
-        pointers = [a.ctypes.data for a in arrays]
+        pointers = [None if a is None else a.ctypes.data for a in arrays]  # None: NULL (a nullable input left out)
         with self._lock:
             self._lib.singe_host_configure(SCHEDULES[schedule], int(seed) & (2 ** 64 - 1))
             self._lib.singe_host_set_grid_limit(int(max_ctas))
@@ -336,10 +338,13 @@ def run_host(generated, fields: dict, n_points: int, *, schedule: str = "determi
 def compiled_fields(source: KernelSource, T, P, Y, dt=None, diffusion_source=None) -> tuple[dict, int]:
     """The input arrays of a kernel from T [K] (scalar or (n,)), P [Pa] (scalar
     or (n,)), Y (n_species, n) mass fractions, dt [s] (scalar or (n,); None:
-    0, no stiffness removal) and diffusion_source [kg/m^3/s] ((n_species, n);
-    None: zeros), keeping those the kernel reads."""
+    NULL, no stiffness removal) and diffusion_source [kg/m^3/s] ((n_species, n);
+    None: NULL, zeros), keeping those the kernel reads (a nullable input given
+    as None is left out: the kernel gets NULL)."""
     arrays, n = state_arrays(source.name, source.inputs, source.n_species, T, P, Y, dt, diffusion_source)
-    return {f: (a[0] if a.shape[0] == 1 else a) for f, a in arrays.items()}, n
+    given = {"dt": dt, "diffusion_source": diffusion_source}
+    return {f: (a[0] if a.shape[0] == 1 else a) for f, a in arrays.items()
+            if not (f in NULLABLE_INPUTS and given.get(f) is None)}, n
 
 
 _COMPILED: dict[tuple, tuple] = {}  # (id(compiled), baseline, options) -> (weak reference, HostKernel)

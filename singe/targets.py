@@ -48,6 +48,7 @@ class Target:
     arch: str
     name: str
     nvcc_arch: str
+    cuda_arch: int  # the value of __CUDA_ARCH__ when nvcc compiles for it (900 for sm_90)
     sms: int
     registers_per_sm: int
     max_registers_per_thread: int
@@ -116,20 +117,20 @@ class Target:
                 "dram": self.dram_bytes_per_cycle, "l2": self.l2_bytes_per_cycle}[resource]
 
 
-K20C = Target("k20c", "K20c", "sm_35", sms=13, registers_per_sm=65536, max_registers_per_thread=255,
+K20C = Target("k20c", "K20c", "sm_35", 350, sms=13, registers_per_sm=65536, max_registers_per_thread=255,
               shared_per_sm=48 * 1024, max_shared_per_cta=48 * 1024, shared_granularity=256,
               shared_reserved_per_cta=0, named_barriers=16, max_threads_per_sm=2048, max_warps_per_sm=64,
               max_ctas_per_sm=16, clock_mhz=706, fp64_fma=64, schedulers=4, mufu=1.0, shuffle=1.0,
               shared_bandwidth=256, dram_gb_per_s=208,
               latency=Latencies(fp64=10, alu=9, mufu=18, shared=30, global_=450, constant_miss=200, barrier=20))
-A100 = Target("sm_80", "A100", "sm_80", sms=108, registers_per_sm=65536, max_registers_per_thread=255,
+A100 = Target("sm_80", "A100", "sm_80", 800, sms=108, registers_per_sm=65536, max_registers_per_thread=255,
               shared_per_sm=164 * 1024, max_shared_per_cta=163 * 1024, shared_granularity=128,
               shared_reserved_per_cta=1024, named_barriers=16, max_threads_per_sm=2048, max_warps_per_sm=64,
               max_ctas_per_sm=32, clock_mhz=1410, fp64_fma=32, schedulers=4, mufu=0.5, shuffle=1.0,
               shared_bandwidth=128, dram_gb_per_s=1555,
               latency=Latencies(fp64=8, alu=5, mufu=16, shared=30, global_=500, constant_miss=200, barrier=20),
               l2_bytes=40 * 1024 * 1024, l2_gb_per_s=4000)
-H100 = dataclasses.replace(A100, arch="sm_90", name="H100", nvcc_arch="sm_90", sms=132, shared_per_sm=228 * 1024,
+H100 = dataclasses.replace(A100, arch="sm_90", name="H100", nvcc_arch="sm_90", cuda_arch=900, sms=132, shared_per_sm=228 * 1024,
                            max_shared_per_cta=227 * 1024, clock_mhz=1980, fp64_fma=64, dram_gb_per_s=3350,
                            l2_bytes=50 * 1024 * 1024, l2_gb_per_s=5500)  # the rest as the A100
 H100_HOPPER = dataclasses.replace(H100, arch="sm_90a", nvcc_arch="sm_90a")

@@ -24,9 +24,11 @@ Machine
 Instructions (``EXPANSIONS``)
     * Every IR opcode expands into machine instructions on the FP64 pipe
       (DFMA, DADD, DMUL, DSETP, DMNMX), the integer/FP32 pipe ('alu': issue
-      slots only) and the MUFU; exp, log, sqrt, div and rcp are the
+      slots only) and the MUFU; log, sqrt, div and rcp are the
       approximate SASS sequences of CUDA's libdevice fast paths, with the
-      part of them that is a dependence chain.
+      part of them that is a dependence chain; exp is singe_exp's sequence
+      in the warp-specialized kernels and the library's fast path in the
+      baseline (``BASELINE_EXPANSIONS``), as each is emitted.
     * A warp-specialized ``Const`` operand is two ``SHFL`` (hi and lo word)
       from the lane holding it; constants have no data dependence, so the
       shuffles cost issue slots and shuffle throughput but never latency.  A
@@ -176,12 +178,17 @@ EXPANSIONS: dict[str, Expansion] = {
     "sel": Expansion(fp64=1, alu=2, chain=(1, 1, 0)),  # DSETP, then FSEL of both words
     "div": Expansion(fp64=8, alu=3, mufu=1, chain=(8, 1, 1)),  # RCP64H, Newton steps, correction
     "rcp": Expansion(fp64=5, alu=2, mufu=1, chain=(5, 1, 1)),
-    "exp": Expansion(fp64=16, alu=5, chain=(15, 2, 0)),  # reduction, degree-11 polynomial, scaling
+    # singe_exp (templates/common.cuh.j2), as ptxas emits it for sm_90 (tests/test_exp.py): DSETP, the
+    # k and reduction DFMA/DADD, 11 DFMA of the polynomial, the final DMUL; clamp and exponent bits on the ALU
+    "exp": Expansion(fp64=17, alu=8, chain=(17, 2, 0)),
     "log": Expansion(fp64=18, alu=8, mufu=1, chain=(15, 2, 1)),
     "sqrt": Expansion(fp64=7, alu=3, mufu=1, chain=(6, 1, 1)),  # RSQ64H and Newton steps
     "ldg": Expansion(memory="load"),
     "stg": Expansion(memory="store"),
 }
+#: the data-parallel baseline calls the CUDA library's exp: its fast path (sm_90 SASS, 11 calls summed as in
+#: tests/test_exp.py: 33 instructions per call) with the branch round the slow path
+BASELINE_EXPANSIONS: dict[str, Expansion] = {**EXPANSIONS, "exp": Expansion(fp64=19, alu=14, chain=(17, 3, 0))}
 if set(EXPANSIONS) != set(OPCODES):  # pragma: no cover - import-time guard
     raise SingeInternalError("singe.timing.EXPANSIONS does not cover exactly the opcodes of OPCODES")
 
@@ -264,9 +271,10 @@ class _SegmentBuilder:
 
     def __init__(self, preset: Preset, constant_stall: float | None):
         self.preset = preset
-        self.latency = {op: e.latency(preset.latency) for op, e in EXPANSIONS.items()}
-        self.span = {op: e.span(preset.latency) for op, e in EXPANSIONS.items()}
-        self.constant_stall = constant_stall  # None: constants are shuffled
+        self.expansions = EXPANSIONS if constant_stall is None else BASELINE_EXPANSIONS
+        self.latency = {op: e.latency(preset.latency) for op, e in self.expansions.items()}
+        self.span = {op: e.span(preset.latency) for op, e in self.expansions.items()}
+        self.constant_stall = constant_stall  # None: constants are shuffled (warp-specialized)
         self.reset()
 
     def reset(self) -> None:
@@ -325,7 +333,7 @@ class _SegmentBuilder:
             return hit[1]
         if len(_DECODED) > 50_000:
             _DECODED.clear()
-        decoded = _decode_operation(op, self.latency, self.span, self.constant_stall)
+        decoded = _decode_operation(op, self.latency, self.span, self.constant_stall, self.expansions)
         _DECODED[key] = (op, decoded)
         return decoded
 
@@ -363,13 +371,15 @@ class _DecodedOperation:
 _DECODED: dict = {}  # (id(op), preset, constant stall) -> (op, _DecodedOperation)
 
 
-def _decode_operation(op, latency: dict, span: dict, constant_stall: float | None) -> _DecodedOperation:
+def _decode_operation(op, latency: dict, span: dict, constant_stall: float | None,
+                      expansions: dict = EXPANSIONS) -> _DecodedOperation:
     """``op`` decoded once per preset: ``latency`` and ``span`` per opcode [cycles];
-    ``constant_stall``: cycles per constant use (baseline), None to shuffle them."""
+    ``constant_stall``: cycles per constant use (baseline), None to shuffle them;
+    ``expansions``: the machine instructions of each opcode in this style."""
     demand = dict.fromkeys(PARTITION_RESOURCES + ("shuffle",), 0.0)
     rows, loads, stores, stall = [], [], 0, 0.0
     for instr in op.instrs:
-        expansion = EXPANSIONS[instr.opcode]
+        expansion = expansions[instr.opcode]
         demand["issue"] += expansion.issue
         demand["fp64"] += expansion.fp64
         demand["mufu"] += expansion.mufu
@@ -833,7 +843,7 @@ def speedup(compiled, preset: "str | Preset | None" = None, ptxas=None, baseline
     return model(compiled, preset, ptxas).points_per_second / base if base else math.inf
 
 
-__all__ = ["A100", "EXPANSIONS", "H100", "K20C", "PRESETS", "PRESET_OF_ARCH", "Barrier", "CtaTiming", "Occupancy",
+__all__ = ["A100", "BASELINE_EXPANSIONS", "EXPANSIONS", "H100", "K20C", "PRESETS", "PRESET_OF_ARCH", "Barrier", "CtaTiming", "Occupancy",
            "Preset", "Segment", "Spills", "TimingResult", "add_spills", "baseline_register_estimate",
            "baseline_steps", "cta_timing", "fair_rates", "fp64_roofline", "model", "model_baseline", "occupancy",
            "preset_for", "register_need", "speedup", "warp_steps"]

@@ -205,7 +205,7 @@ def _write_thermo(folder: pathlib.Path, species: dict[str, str], edit) -> None:
 
 
 def test_every_element_and_user_weights(tmp_path):
-    species = {"H2": "H2", "O2": "O2", "D2": "H2", "PTO": "O", "BRH": "OH"}
+    species = {"H2": "H2", "O2": "O2", "D2": "H2", "PTO": "OH", "BRH": "OH"}
     chem = write_mechanism(tmp_path, "D2+O2=>D2+O2 1.0E10 0.0 0.0\n", species=species,
                            elements="H O PT BR D/2.014/")
 

@@ -100,7 +100,7 @@ def test_command_compiles_and_validates_the_kernel(tmp_path, capsys):
                                                      "gri30_conductivity_baseline.cu",
                                                      "gri30_conductivity_baseline.h"}
     header = (tmp_path / "gri30_conductivity.h").read_text()
-    assert "conductivity: out: mixture thermal conductivity [W/m/K], n_points values" in header
+    assert "conductivity: out, mixture thermal conductivity [W/m/K], n_points values" in header
 
 
 def test_not_compiled_unless_asked_for(tmp_path, capsys):

@@ -16,13 +16,16 @@ from dataclasses import dataclass, field
 
 import jinja2
 
-from singe.version import __version__
 from singe.codegen.overlay import OverlaidKernel, overlay
-from singe.codegen.render import BASELINE_EXPRESSIONS, EXPRESSIONS, global_address, literal
-from singe.programs.lowering import live_instructions
-from singe.errors import SingeInternalError
+from singe.codegen.interface import (SpeciesTable, c_string, fortran_string, kernel_name, nullable_note,
+                                     species_names)
+from singe.codegen.render import BASELINE_EXPRESSIONS, EXPRESSIONS, global_address, literal, load_expression
+from singe.errors import SingeInputError, SingeInternalError
 from singe.kernels.ir import Const, DataflowGraph, Imm, Reg
 from singe.kernels.registry import field_doc, kernel_signature, kernel_spec
+from singe.programs.lowering import live_instructions
+from singe.targets import TARGETS
+from singe.version import __version__
 
 _PACKAGE = pathlib.Path(__file__).resolve().parents[1]
 TEMPLATE_DIRS = [_PACKAGE.parent / "templates", _PACKAGE / "templates"]
@@ -59,12 +62,20 @@ class GeneratedKernel:
             try:
                 with os.fdopen(handle, "w") as out:
                     out.write(text)
+                os.chmod(temporary, _new_file_mode())
                 os.replace(temporary, target)
             finally:
                 if os.path.exists(temporary):
                     os.unlink(temporary)
             written.append(target)
         return written
+
+
+def _new_file_mode() -> int:
+    """The mode ``open`` gives a new file: 0666 less the umask (mkstemp's is 0600)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
 
 
 def environment() -> jinja2.Environment:
@@ -93,14 +104,19 @@ def _parameters(graph: DataflowGraph, expressions: dict[str, str]) -> dict:
                              [f"double *__restrict__ {f}" for f in outputs],
         "parameters": [f"const double *{f}" for f in inputs] + [f"double *{f}" for f in outputs],
         "arguments": inputs + outputs,
-        "argument_docs": [f"{f}: {field_doc(f, f in outputs)}" for f in inputs + outputs],
+        "argument_docs": [f"{f}: in, {field_doc(f)}{nullable_note(f)}" for f in inputs] +
+                         [f"{f}: out, {field_doc(f)}" for f in outputs],
     }
 
 
-def _header(env, name: str, description: str, graph: DataflowGraph, species: list[str]) -> str:
+def _header(env, name: str, description: str, graph: DataflowGraph, species: list[str], arch: str = "") -> str:
+    """The launcher's header: its documented interface and the species names.
+    ``arch``: the target the kernel was generated for ('' for any)."""
     return env.get_template("kernel.h.j2").render(
         name=name, description=description, mechanism=graph.mechanism, version=__version__,
-        species=species, guard=f"SINGE_{name.upper()}_H", **_parameters(graph, EXPRESSIONS))
+        species=species, guard=f"SINGE_{name.upper()}_H", arch=arch, cuda_arch=TARGETS[arch].cuda_arch if arch else 0,
+        table=SpeciesTable(graph.mechanism), species_names=species_names(graph.mechanism, species),
+        quoted=[c_string(s) for s in species], **_parameters(graph, EXPRESSIONS))
 
 
 def _constant_lines(overlaid: OverlaidKernel, stripes: int) -> list[str]:
@@ -121,13 +137,14 @@ def generate(compiled) -> GeneratedKernel:
     slots = len(overlaid.constants[0]) if overlaid.constants else 0
     stripes = -(-slots // 32)
     kept = programs.plan.stripes_in_registers(stripes)
-    name = f"{compiled.mechanism.name}_{compiled.kernel}".replace("-", "_")
+    name = kernel_name(compiled.mechanism.name, compiled.kernel)
     env = environment()
     spill = programs.warnings[0] if programs.warnings else ""
     context = dict(
         name=name, kernel=compiled.kernel, mechanism=compiled.mechanism.name, version=__version__,
         options_key=options.key(), warps=programs.warps, threads=programs.threads,
-        ctas_per_sm=options.ctas_per_sm, arch=options.arch, registers=max(programs.registers),
+        ctas_per_sm=options.ctas_per_sm, arch=options.arch, cuda_arch=TARGETS[options.arch].cuda_arch,
+        registers=max(programs.registers),
         register_budget=programs.plan.budget, shared_bytes=programs.shared_bytes,
         sync_points=len(programs.sync_points), barrier_ids=programs.barrier_ids, constant_slots=slots,
         stripes=stripes, register_stripes=kept, spill_warning=spill, species=compiled.mechanism.transported_species,
@@ -137,7 +154,7 @@ def generate(compiled) -> GeneratedKernel:
     cu = env.get_template("warp_specialized.cu.j2").render(**context) + \
         kernel_signature(name, compiled.graph, "warp-specialized", compiled.mechanism.transported_species).line()
     header = _header(env, name, f"warp-specialized {compiled.kernel} kernel", compiled.graph,
-                     compiled.mechanism.transported_species)
+                     compiled.mechanism.transported_species, options.arch)
     info = {"constant_slots": slots, "stripes": stripes, "register_stripes": kept, "variables": overlaid.variables,
             "blocks": len(overlaid.blocks), "index_rows": len(overlaid.index_rows),
             "shared_fraction": overlaid.shared_units / max(overlaid.total_units, 1)}
@@ -168,7 +185,7 @@ def _baseline_lines(graph: DataflowGraph) -> list[str]:
                 lines.append(f"  {global_address(instr.field, str(instr.index))} = {operand(instr.srcs[0])};")
                 continue
             if instr.opcode == "ldg":
-                expression = f"__ldg(&{global_address(instr.field, str(instr.index))})"
+                expression = load_expression(instr.field, str(instr.index))
             else:
                 expression = BASELINE_EXPRESSIONS[instr.opcode].format(*(operand(s) for s in instr.srcs))
             temp = f"t{len(temps)}"
@@ -183,7 +200,7 @@ def _baseline_lines(graph: DataflowGraph) -> list[str]:
 def generate_baseline(compiled) -> GeneratedKernel:
     """The data-parallel kernel of the same graph (the paper's comparison)."""
     graph = compiled.graph
-    name = f"{compiled.mechanism.name}_{compiled.kernel}_baseline".replace("-", "_")
+    name = kernel_name(compiled.mechanism.name, compiled.kernel, baseline=True)
     env = environment()
     cu = env.get_template("baseline.cu.j2").render(
         name=name, kernel=compiled.kernel, mechanism=compiled.mechanism.name, version=__version__,
@@ -195,4 +212,35 @@ def generate_baseline(compiled) -> GeneratedKernel:
     return GeneratedKernel(name, "baseline", cu, header, {"threads": BASELINE_THREADS})
 
 
-__all__ = ["GeneratedKernel", "generate", "generate_baseline", "environment", "Reg"]
+# -- the Fortran interface -----------------------------------------------------------------
+
+FORTRAN_NAME_LIMIT = 63  # characters of a Fortran 2003 name
+
+
+def generate_fortran(compiled, baseline: bool = False) -> dict[str, str]:
+    """The Fortran files of a kernel's launcher: ``<name>.f90`` (module
+    ``singe_<name>``, a bind(C) interface) and ``<mech>_species.f90`` (module
+    ``singe_<mech>_species``, the species' 1-based columns and names)."""
+    mechanism = compiled.mechanism
+    species = list(mechanism.transported_species)
+    names = species_names(mechanism.name, species)
+    too_long = [n.macro for n in names if len(n.macro) > FORTRAN_NAME_LIMIT]
+    if too_long:
+        raise SingeInputError(f"{mechanism.name}: species names too long for Fortran ({FORTRAN_NAME_LIMIT} "
+                              f"characters): {', '.join(too_long)}")
+    table = SpeciesTable(mechanism.name)
+    name = kernel_name(mechanism.name, compiled.kernel, baseline)
+    env = environment()
+    context = dict(name=name, mechanism=mechanism.name, version=__version__, species_count=len(species),
+                   table=table)
+    parameters = _parameters(compiled.graph, EXPRESSIONS)
+    description = f"{'data-parallel' if baseline else 'warp-specialized'} {compiled.kernel} kernel"
+    kernel = env.get_template("kernel.f90.j2").render(description=description, arguments=parameters["arguments"],
+                                                      argument_docs=parameters["argument_docs"], **context)
+    species_file = env.get_template("species.f90.j2").render(
+        species_names=names, quoted=[fortran_string(s) for s in species], name_length=max(map(len, species)),
+        **context)
+    return {f"{name}.f90": kernel, table.fortran_file: species_file}
+
+
+__all__ = ["GeneratedKernel", "generate", "generate_baseline", "generate_fortran", "environment", "Reg"]

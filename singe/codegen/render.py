@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from singe.kernels.registry import POINT_INPUTS
 from singe.programs.lowering import BarrierUnit, ComputeUnit, LoadUnit, StoreUnit, Unit, live_instructions
 from singe.errors import SingeInternalError
-from singe.kernels.ir import Const, Imm, Instr, Reg
+from singe.kernels.ir import NULLABLE_INPUTS, Const, Imm, Instr, Reg
 from singe.programs import Arrive, FullSync, Sync
 
 EXPRESSIONS = {
@@ -55,6 +55,12 @@ def global_address(field: str, index: str) -> str:
     if field in POINT_INPUTS:
         return f"{field}[point]"
     return f"{field}[{index} * species_stride + point]"
+
+
+def load_expression(field: str, index: str) -> str:
+    """A read of global memory; 0.0 where the field may be NULL and is."""
+    address = f"__ldg(&{global_address(field, index)})"
+    return f"({field} != nullptr ? {address} : 0.0)" if field in NULLABLE_INPUTS else address
 
 
 class _ShapeBuilder:
@@ -157,7 +163,7 @@ def _preload_overwritten(unit: ComputeUnit, instrs: list[Instr], inline: dict[st
 
 def _expression(instr: Instr, unit, names, temps, inline, b: _ShapeBuilder) -> str:
     if instr.opcode == "ldg":
-        return f"__ldg(&{global_address(instr.field, b.int_slot(instr.index))})"
+        return load_expression(instr.field, b.int_slot(instr.index))
     operands = [_operand(s, unit, names, temps, inline, b) for s in instr.srcs]
     return EXPRESSIONS[instr.opcode].format(*operands)
 

@@ -14,7 +14,8 @@ import re
 
 
 from singe.errors import MechanismSyntaxError, Problem
-from singe.frontend.source import ParserBase, NUMBER_PATTERN, LexerBase, SourceText, Token, is_number
+from singe.frontend.source import (appended, finite_number, ParserBase, NUMBER_PATTERN, LexerBase, SourceText,
+                                   Token, is_number)
 from singe.frontend.syntax import (AuxItem, ChemkinFile, ElementDecl, EmbeddedSection,
                                    ReactionsSection, ReactionSyntax)
 
@@ -55,7 +56,7 @@ class ChemkinLexer(LexerBase):
     tokens = ("ELEMENTS", "SPECIES", "REACTIONS", "END", "THERMO_SECTION", "TRANSPORT_SECTION",
               "REACTION_LINE", "UNITS_ITEM", "WORD", "NUMBER", "SLASH", "NEWLINE")
 
-    t_ANY_ignore = " \t"
+    t_ANY_ignore = " \t\f\v\xa0"  # form feed, vertical tab, no-break space: whitespace
     t_ANY_ignore_COMMENT = r"!.*"
 
     def t_newline(self, t):
@@ -97,6 +98,7 @@ class ChemkinLexer(LexerBase):
         self._line_has_tokens = True
         if is_number(t.value):
             t.type = "NUMBER"
+            finite_number(t.value, self.location(t))
         elif "->" in t.value and t.lexer.current_state() == "reactions":
             arrow = "<->" if "<->" in t.value else "->"
             raise self.source.error(t.lineno, self.location(t).column + t.value.index(arrow),
@@ -150,6 +152,7 @@ class ChemkinLexer(LexerBase):
             if not is_number(word):
                 raise self.source.error(t.lineno, column + pos, f"malformed number {word!r}",
                                         "A, b and E must be numbers such as 1.5E+13")
+            finite_number(word, self.source.location(t.lineno, column + pos))
         equation = Token(text[:trailing[0][0]].rstrip(), self.location(t))
         numbers = tuple(Token(w, self.source.location(t.lineno, column + pos)) for pos, w in trailing)
         return (equation,) + numbers  # type: ignore[return-value]
@@ -183,7 +186,7 @@ class ChemkinParser(ParserBase):
     def p_section_list(self, p):
         """section_list : section_list section
                         | empty"""
-        p[0] = p[1] + [p[2]] if len(p) == 3 else []
+        p[0] = appended(p[1], p[2]) if len(p) == 3 else []
 
     def p_empty(self, p):
         """empty :"""
@@ -196,7 +199,7 @@ class ChemkinParser(ParserBase):
     def p_element_list(self, p):
         """element_list : element_list element
                         | empty"""
-        p[0] = p[1] + [p[2]] if len(p) == 3 else []
+        p[0] = appended(p[1], p[2]) if len(p) == 3 else []
 
     def p_element(self, p):
         """element : WORD
@@ -211,7 +214,7 @@ class ChemkinParser(ParserBase):
     def p_name_list(self, p):
         """name_list : name_list WORD
                      | empty"""
-        p[0] = p[1] + [self._token(p, 2)] if len(p) == 3 else []
+        p[0] = appended(p[1], self._token(p, 2)) if len(p) == 3 else []
 
     def p_section_end(self, p):
         """section_end : END
@@ -234,12 +237,12 @@ class ChemkinParser(ParserBase):
                         | header_items NUMBER
                         | header_items SLASH
                         | empty"""
-        p[0] = p[1] + [self._token(p, 2)] if len(p) == 3 else []
+        p[0] = appended(p[1], self._token(p, 2)) if len(p) == 3 else []
 
     def p_reaction_list(self, p):
         """reaction_list : reaction_list reaction
                          | empty"""
-        p[0] = p[1] + [p[2]] if len(p) == 3 else []
+        p[0] = appended(p[1], p[2]) if len(p) == 3 else []
 
     def p_reaction(self, p):
         """reaction : REACTION_LINE NEWLINE aux_lines"""
@@ -254,7 +257,7 @@ class ChemkinParser(ParserBase):
     def p_aux_items(self, p):
         """aux_items : aux_items aux_item
                      | aux_item"""
-        p[0] = p[1] + [p[2]] if len(p) == 3 else [p[1]]
+        p[0] = appended(p[1], p[2]) if len(p) == 3 else [p[1]]
 
     def p_aux_item(self, p):
         """aux_item : WORD
@@ -271,7 +274,7 @@ class ChemkinParser(ParserBase):
         """aux_values : aux_values NUMBER
                       | aux_values WORD
                       | empty"""
-        p[0] = p[1] + [self._token(p, 2)] if len(p) == 3 else []
+        p[0] = appended(p[1], self._token(p, 2)) if len(p) == 3 else []
 
     def p_error(self, tok):
         if tok is None:

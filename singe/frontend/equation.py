@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from singe.errors import Location, MechanismSemanticError, Problem
 from singe.frontend.source import Token, did_you_mean
 
+_NON_SPACE = re.compile(r"\S")
 _COEFFICIENT = re.compile(r"(\d+\.?\d*|\.\d+)\s*")
 _EXPONENT_COEFFICIENT = re.compile(r"((?:\d+\.?\d*|\.\d+)[eE][-+]?\d+)\s*")  # 1.53846154E-2BIN6
 
@@ -37,14 +38,15 @@ class SpeciesMatcher:
     """Finds the declared species names that start at a position of a text."""
 
     def __init__(self, names):
-        self.names = list(names)
-        self._by_first: dict[str, list[str]] = {}
-        for name in sorted(self.names, key=len, reverse=True):
-            self._by_first.setdefault(name[0], []).append(name)
+        self.names = list(dict.fromkeys(names))
+        self.name_set = set(self.names)
+        self._lengths = sorted({len(name) for name in self.names}, reverse=True)
 
     def candidates(self, text: str, position: int) -> list[str]:
-        """Declared names (longest first) that ``text`` holds at ``position``."""
-        return [n for n in self._by_first.get(text[position], ()) if text.startswith(n, position)]
+        """Declared names (longest first) that ``text`` holds at ``position``
+        (one set lookup per distinct name length)."""
+        return [text[position:position + n] for n in self._lengths
+                if position + n <= len(text) and text[position:position + n] in self.name_set]
 
 
 def _arrows(text: str) -> list[tuple[int, int, bool]]:
@@ -104,25 +106,48 @@ class _SideParser:
         return terms, len(terms) != len(result)
 
     def _terms(self, side: str, position: int):
+        """The first split of ``side[position:]`` into terms, or None.
+
+        A depth-first search over term boundaries with an explicit stack (a
+        side may hold thousands of terms); a boundary that led nowhere once is
+        not tried again, so the search is linear in the boundaries tried."""
+        stack = [iter(self._readings(side, position))]
+        path: list[tuple[str, float]] = []
+        dead: set[int] = set()
+        positions = [position]
+        while stack:
+            for term, rest in stack[-1]:
+                if rest == len(side):
+                    return path + [term]
+                if rest not in dead:
+                    path.append(term)
+                    positions.append(rest)
+                    stack.append(iter(self._readings(side, rest)))
+                    break
+            else:
+                stack.pop()
+                dead.add(positions.pop())
+                if path:
+                    path.pop()
+        return None
+
+    def _readings(self, side: str, position: int):
+        """Ways to read one term at ``position``: ((name, coefficient), position after its '+')."""
         while position < len(side) and side[position].isspace():
             position += 1
         if position >= len(side):
-            return None
+            return
         for coefficient, start in self._coefficients(side, position):
+            if start >= len(side):
+                continue
             for name in self.matcher.candidates(side, start):
                 rest = self._after_term(side, start + len(name))
-                if rest is None:
-                    continue
-                tail = [] if rest == len(side) else self._terms(side, rest)
-                if tail is not None:
-                    return [(name, coefficient)] + tail
-            if side[start:start + 1] in ("M", "m") and coefficient == 1.0 and "M" not in self.matcher.names:
+                if rest is not None:
+                    yield (name, coefficient), rest
+            if side[start] in ("M", "m") and coefficient == 1.0 and "M" not in self.matcher.name_set:
                 rest = self._after_term(side, start + 1)
                 if rest is not None:
-                    tail = [] if rest == len(side) else self._terms(side, rest)
-                    if tail is not None:
-                        return [("M*", 1.0)] + tail
-        return None
+                    yield ("M*", 1.0), rest
 
     @staticmethod
     def _coefficients(side: str, position: int):
@@ -141,7 +166,7 @@ class _SideParser:
             position += 1
         if position == len(side):
             return position
-        if side[position] == "+" and side[position + 1:].strip():  # a '+' must join two terms
+        if side[position] == "+" and _NON_SPACE.search(side, position + 1):  # a '+' must join two terms
             return position + 1
         return None
 
@@ -163,6 +188,9 @@ class _SideParser:
             if word and not self._terms(piece, 0):
                 bare = _COEFFICIENT.sub("", word, count=1) if _COEFFICIENT.match(word) else word
                 location = self._location(position + piece.index(word[0]))
+                if not bare:
+                    return MechanismSemanticError(Problem(location, f"term {word!r} is a number without a species",
+                                                          "terms are [coefficient]SPECIES joined by '+'"))
                 return MechanismSemanticError(Problem(location, f"undeclared species {bare!r}",
                                                       did_you_mean(bare, self.matcher.names)
                                                       or "declare it in the SPECIES section"))
@@ -217,8 +245,12 @@ def _read_sides(token: Token, matcher: SpeciesMatcher, arrow: tuple[int, int, bo
     if m_left != m_right:
         raise MechanismSemanticError(Problem(token.location, "a '+M' third body must appear on both sides"))
     collider = colliders[0]
-    if collider is not None and collider != "M" and collider not in matcher.names:
+    if collider is not None and collider != "M" and collider not in matcher.name_set:
         raise MechanismSemanticError(Problem(token.location, f"undeclared species {collider!r} in (+{collider})",
                                              did_you_mean(collider, matcher.names)))
+    for name, coefficient in reactants + products:
+        if not coefficient > 0.0:
+            raise MechanismSemanticError(Problem(token.location, f"stoichiometric coefficient {coefficient:g} of "
+                                                 f"{name!r} must be positive", "leave the species out instead"))
     return Equation(_merge(reactants), _merge(products), reversible,
                     "M" if m_left else None, collider)

@@ -6,9 +6,11 @@ import pathlib
 from dataclasses import dataclass
 
 from singe.constants import ATOMIC_WEIGHTS, ELEMENT_SYMBOLS
-from singe.errors import MechanismSemanticError, ProblemCollector, SingeInputError
+from singe.errors import (Location, MechanismSemanticError, MechanismSyntaxError, Problem, ProblemCollector,
+                          SingeInputError)
 from singe.frontend.chemkin import parse_chemkin
 from singe.frontend.cantera_yaml import load_yaml
+from singe.frontend.physics import check_mechanism, check_thermo, check_transport
 from singe.frontend.qss import parse_qss, qss_lists
 from singe.frontend.resolve import ReactionBuilder, check_duplicates, element_balance_problem, parse_units
 from singe.frontend.source import SourceText
@@ -38,9 +40,14 @@ def find_companion(chem: PathLike, patterns) -> pathlib.Path | None:
 
 def _read(path: PathLike, what: str) -> SourceText:
     path = pathlib.Path(path)
+    if path.is_dir():
+        raise SingeInputError(f"{path}: is a directory, not a {what} file")
     if not path.is_file():
         raise SingeInputError(f"{path}: no such {what} file")
-    return SourceText.read(path)
+    source = SourceText.read(path)
+    if not source.text.strip():
+        raise MechanismSyntaxError(Problem(Location(str(path), 1), f"the {what} file is empty"))
+    return source
 
 
 def load_mechanism(chem: PathLike, thermo: PathLike | None = None, transport: PathLike | None = None,
@@ -66,7 +73,11 @@ def load_mechanism(chem: PathLike, thermo: PathLike | None = None, transport: Pa
     chem_path = pathlib.Path(chem)
     if chem_path.suffix.lower() in YAML_SUFFIXES:
         qss_path = None if qss is False else (qss or find_companion(chem_path, QSS_NAMES))
-        return load_yaml(chem_path, phase, parse_qss(_read(qss_path, "QSS list")) if qss_path else None)
+        mechanism = load_yaml(chem_path, phase, parse_qss(_read(qss_path, "QSS list")) if qss_path else None)
+        problems = ProblemCollector()
+        check_mechanism(mechanism, problems)
+        problems.raise_if_any(MechanismSemanticError)
+        return mechanism
     syntax = parse_chemkin(_read(chem_path, "mechanism"))
     thermo_path = thermo or find_companion(chem_path, THERMO_NAMES)
     transport_path = transport or find_companion(chem_path, TRANSPORT_NAMES)
@@ -83,10 +94,16 @@ def load_mechanism(chem: PathLike, thermo: PathLike | None = None, transport: Pa
     species = _species(syntax, thermo_entries, transport_files, elements, problems, thermo_path)
     reactions = _reactions(syntax, species, problems)
     qss_names, stiff_names = qss_lists(qss_file, [s.name for s in species], problems)
+    if not syntax.species:
+        problems.add(Location(str(chem_path), 1), "the mechanism declares no species",
+                     "list its species between SPECIES and END")
     problems.raise_if_any(MechanismSemanticError)
     sources = tuple(str(p) for p in (chem_path, thermo_path, transport_path, qss_path) if p)
-    return Mechanism(chem_path.stem, tuple(elements), tuple(species), tuple(reactions),
-                     qss_names, stiff_names, sources, tuple(problems.warnings))
+    mechanism = Mechanism(chem_path.stem, tuple(elements), tuple(species), tuple(reactions),
+                          qss_names, stiff_names, sources, tuple(problems.warnings))
+    check_mechanism(mechanism, problems)
+    problems.raise_if_any(MechanismSemanticError)
+    return mechanism
 
 
 @dataclass(frozen=True)
@@ -170,13 +187,17 @@ def _species(syntax: ChemkinFile, thermo_entries, transport_files, elements,
              problems: ProblemCollector, thermo_path) -> list[Species]:
     declared = _declared_species(syntax, problems)
     transport = _transport_records(transport_files, declared, problems)
+    if not thermo_entries and thermo_path is None and declared:
+        problems.add(Location(syntax.source.path, 1), "no thermo data: put therm.dat beside the file "
+                     "or pass thermo=...")
+        return []
     result = []
     for token in declared:
         name = token.text
         if name.upper() not in thermo_entries:
             where = f"in {thermo_path}" if thermo_path else "(no thermo file found beside the mechanism)"
             problems.add(token.location, f"no thermo data for species {name!r} {where}",
-                         "add its NASA7 entry to the THERMO data, or pass thermo=...")
+                         "add its NASA7 entry to the THERMO data")
             continue
         entry, where = thermo_entries[name.upper()]
         try:
@@ -184,8 +205,14 @@ def _species(syntax: ChemkinFile, thermo_entries, transport_files, elements,
         except SingeInputError as error:
             problems.problems.extend(error.problems)
             continue
+        if not check_thermo(name, thermo, entry.location, problems):
+            continue
+        data = transport.get(name.upper())
+        atoms = sum(count for _, count in composition)
+        if data is not None and not check_transport(name, data, atoms, data.location, problems):
+            continue
         weight = _molecular_weight(composition, elements, entry, problems)
-        result.append(Species(name, composition, weight, thermo, transport.get(name.upper()), token.location))
+        result.append(Species(name, composition, weight, thermo, data, token.location))
     return result
 
 

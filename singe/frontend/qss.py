@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 from singe.errors import MechanismSyntaxError, Problem, ProblemCollector
-from singe.frontend.source import ParserBase, SourceText, Token, did_you_mean
+from singe.frontend.source import appended, ParserBase, SourceText, Token, did_you_mean
 from singe.frontend.syntax import QssFile
 from singe.frontend.transport import WordLexer
 
@@ -25,7 +25,7 @@ class QssParser(ParserBase):
     def p_qss_file(self, p):
         """qss_file : qss_file section
                     | empty"""
-        p[0] = p[1] + [p[2]] if len(p) == 3 else []
+        p[0] = appended(p[1], p[2]) if len(p) == 3 else []
 
     def p_empty(self, p):
         """empty :"""
@@ -47,7 +47,7 @@ class QssParser(ParserBase):
         if len(p) == 2:
             p[0] = []
         elif p.slice[2].type != "NEWLINE":
-            p[0] = p[1] + [self._token(p, 2)]
+            p[0] = appended(p[1], self._token(p, 2))
         else:
             p[0] = p[1]
 
@@ -70,7 +70,7 @@ def qss_lists(qss_file: QssFile | None, names: list[str], problems: ProblemColle
         for token in tokens:
             if token.text not in known:
                 problems.add(token.location, f"{kind} species {token.text!r} is not in the mechanism",
-                             did_you_mean(token.text, names) or "list only species of the SPECIES section")
+                             lambda: did_you_mean(token.text, names) or "list only species of the SPECIES section")
             elif token.text in chosen:
                 problems.add(token.location, f"{kind} species {token.text!r} listed twice")
             else:

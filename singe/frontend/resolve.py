@@ -172,7 +172,7 @@ class ReactionBuilder:
         name = values[0].text
         if name not in self.species_set:
             self.problems.add(values[0].location, f"undeclared species {name!r}",
-                              did_you_mean(name, self.species) or "declare it in the SPECIES section")
+                              lambda: did_you_mean(name, self.species) or "declare it in the SPECIES section")
             return
         into.append((item.keyword, name, to_float(values[1].text)))
 
@@ -192,7 +192,7 @@ class ReactionBuilder:
         word = item.keyword.text
         if item.values is not None and len(item.values) == 1:
             self.problems.add(item.keyword.location, f"undeclared species {word!r} in efficiencies",
-                              did_you_mean(word, self.species) or "declare it in the SPECIES section")
+                              lambda: did_you_mean(word, self.species) or "declare it in the SPECIES section")
         else:
             self.problems.add(item.keyword.location, f"unknown keyword {word!r}",
                               did_you_mean(word, AUX_KEYWORDS) or

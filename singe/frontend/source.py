@@ -7,8 +7,10 @@ positions through ``location``.
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import functools
+import math
 import pathlib
 import re
 from dataclasses import dataclass
@@ -20,6 +22,9 @@ from singe.errors import Location, MechanismSyntaxError, Problem
 
 NUMBER_PATTERN = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eEdD][-+]?\d+)?"
 _NUMBER_RE = re.compile(NUMBER_PATTERN + r"\Z")
+_NON_SPACE = re.compile(r"\S")
+MAX_LINE_LENGTH = 20_000  # characters; real mechanisms' lines are under 300
+_LONG_LINE = re.compile(r"^[^\n]{%d}" % (MAX_LINE_LENGTH + 1), re.MULTILINE)
 
 
 def is_number(text: str) -> bool:
@@ -30,6 +35,23 @@ def is_number(text: str) -> bool:
 def to_float(text: str) -> float:
     """Convert a number accepted by ``is_number`` (Fortran D exponents included)."""
     return float(text.replace("D", "E").replace("d", "e"))
+
+
+def finite_number(text: str, location: Location) -> float:
+    """The value of a number accepted by ``is_number``; a located error when
+    it overflows double precision (1E400, 1.0D+999)."""
+    value = to_float(text)
+    if math.isinf(value):
+        raise MechanismSyntaxError(Problem(location, f"number {text!r} is too large (beyond 1.8E+308)",
+                                           "check the exponent"))
+    return value
+
+
+def appended(items: list, item) -> list:
+    """``items`` with ``item`` added in place (grammar rules build lists this
+    way: ``items + [item]`` copies, and is quadratic in a line's tokens)."""
+    items.append(item)
+    return items
 
 
 def closest(name: str, candidates) -> str | None:
@@ -59,6 +81,10 @@ class SourceText:
     @classmethod
     def read(cls, path: str | pathlib.Path) -> "SourceText":
         raw = pathlib.Path(path).read_bytes()
+        if b"\0" in raw:
+            line = raw.count(b"\n", 0, raw.index(b"\0")) + 1
+            raise MechanismSyntaxError(Problem(Location(str(path), line), "binary file: a NUL byte is not text",
+                                               "give the mechanism's text files (CHEMKIN, THERMO, TRANSPORT)"))
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
@@ -70,7 +96,22 @@ class SourceText:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
         if not text.endswith("\n"):
             text += "\n"
-        return cls(path, text, first_line)
+        source = cls(path, text, first_line)
+        source.check_line_lengths()
+        return source
+
+    def check_line_lengths(self) -> None:
+        """Reject a line longer than ``MAX_LINE_LENGTH`` (one regular-expression
+        pass), so no input line costs more than a fraction of a second."""
+        long_line = _LONG_LINE.search(self.text)
+        if long_line is not None:
+            line = self.first_line + self.text.count("\n", 0, long_line.start())
+            length = self.text.find("\n", long_line.start()) - long_line.start()
+            raise self.error(line, MAX_LINE_LENGTH + 1,
+                             f"line is {length:,} characters long; singe reads lines of up to "
+                             f"{MAX_LINE_LENGTH:,} characters",
+                             "mechanism lines are short: continue a list of species, efficiencies or "
+                             "names on the next line")
 
     @functools.cached_property
     def lines(self) -> list[str]:
@@ -85,10 +126,32 @@ class SourceText:
     def location(self, line: int, column: int = 1) -> Location:
         return Location(self.path, line, column, self.line_text(line))
 
+    @functools.cached_property
+    def _line_starts(self) -> list[int]:
+        """Offset in ``text`` of the first character of each line."""
+        return [0] + [match.end() for match in re.finditer("\n", self.text)]
+
+    def line_start(self, lexpos: int) -> int:
+        """Offset of the first character of the line holding offset ``lexpos``
+        (a binary search: columns cost O(log lines), not O(column))."""
+        return self._line_starts[bisect.bisect_right(self._line_starts, lexpos) - 1]
+
+    def first_on_line(self, lexpos: int) -> bool:
+        """True when only whitespace precedes offset ``lexpos`` on its line."""
+        start = self.line_start(lexpos)
+        if start not in self._first_non_space:
+            first = _NON_SPACE.search(self.text, start)
+            self._first_non_space[start] = first.start() if first else len(self.text)
+        return self._first_non_space[start] == lexpos
+
+    @functools.cached_property
+    def _first_non_space(self) -> dict[int, int]:
+        """Line start -> offset of the line's first non-space character (filled as asked)."""
+        return {}
+
     def location_at(self, lexpos: int, line: int) -> Location:
         """Location of character offset ``lexpos`` of ``text`` on file line ``line``."""
-        start = self.text.rfind("\n", 0, lexpos) + 1
-        return self.location(line, lexpos - start + 1)
+        return self.location(line, lexpos - self.line_start(lexpos) + 1)
 
     def error(self, line: int, column: int, message: str, hint: str = "") -> MechanismSyntaxError:
         return MechanismSyntaxError(Problem(self.location(line, column), message, hint))
@@ -132,8 +195,7 @@ class LexerBase:
         return Token(tok.value if isinstance(tok.value, str) else str(tok.value), self.location(tok))
 
     def first_on_line(self, tok) -> bool:
-        start = self.source.text.rfind("\n", 0, tok.lexpos) + 1
-        return self.source.text[start:tok.lexpos].strip() == ""
+        return self.source.first_on_line(tok.lexpos)
 
     def end_of_line(self, t):
         """A NEWLINE token for a line that held tokens (blank lines are skipped)."""

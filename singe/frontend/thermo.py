@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 
 from singe.errors import MechanismSyntaxError, Problem
-from singe.frontend.source import ParserBase, LexerBase, SourceText, Token, is_number, to_float
+from singe.frontend.source import (appended, finite_number, ParserBase, LexerBase, SourceText, Token,
+                                   is_number)
 from singe.frontend.syntax import Nasa9Entry, ThermoEntry, ThermoFile
 from singe.mechanism import Nasa7, Nasa9
 
@@ -26,7 +27,7 @@ class ThermoLexer(LexerBase):
     _continues = False  # the previous card 1 (or continuation line) ended with '&'
 
     def t_blank(self, t):
-        r"^[ \t]*(?:!.*)?\n"
+        r"^[^\S\n]*(?:!.*)?\n"  # any whitespace, form feeds and no-break spaces too
         t.lexer.lineno += 1
 
     def t_line(self, t):
@@ -48,6 +49,8 @@ class ThermoLexer(LexerBase):
         if head in ("END", "ENDOFDATA"):
             return "END"
         if len(words) in (1, 3) and all(is_number(w) for w in words):
+            for word in words:
+                finite_number(word, self.source.location(t.lineno, t.value.index(word) + 1))
             return "TEMPERATURES"
         marker = t.value[79:80] if len(t.value) >= 80 else t.value.rstrip()[-1:]
         if marker in ("1", "2", "3", "4"):
@@ -101,7 +104,7 @@ class ThermoParser(ParserBase):
     def p_entries(self, p):
         """entries : entries entry
                    | empty"""
-        p[0] = p[1] + [p[2]] if len(p) == 3 else []
+        p[0] = appended(p[1], p[2]) if len(p) == 3 else []
 
     def p_entry(self, p):
         """entry : CARD1 continuations CARD2 CARD3 CARD4"""
@@ -141,7 +144,7 @@ def _number(card: Token, start: int, width: int, what: str, source: SourceText, 
         kind = "card" if model == "NASA7" else "entry"
         raise source.error(card.location.line, column, f"malformed {model} {kind}: {what} {text.strip()!r} is not a number",
                            f"columns {column}-{column + width - 1} must hold a number")
-    return to_float(text.strip())
+    return finite_number(text.strip(), source.location(card.location.line, column))
 
 
 def _with_defaults(source: SourceText, numbers: tuple[Token, ...], entries) -> ThermoFile:
@@ -170,7 +173,7 @@ def _element_count(card: Token, symbol: str, count_text: str, column: int, sourc
     if not is_number(count_text):
         raise source.error(card.location.line, column + 2, f"malformed NASA7 card: element count {count_text!r}",
                            "columns 25-44 hold up to four element symbols with their counts")
-    return to_float(count_text)
+    return finite_number(count_text, source.location(card.location.line, column + 2))
 
 
 def _fixed_fields(card: Token) -> list[tuple[int, int]]:
@@ -197,7 +200,7 @@ def _continued_composition(entry: ThermoEntry) -> dict[str, float]:
             raise MechanismSyntaxError(Problem(line.location, "malformed element list after '&'",
                                                "write pairs of element symbol and count: C 8 H 18 O 2"))
         for symbol, count in zip(words[0::2], words[1::2]):
-            result[symbol.upper()] = result.get(symbol.upper(), 0.0) + to_float(count)
+            result[symbol.upper()] = result.get(symbol.upper(), 0.0) + finite_number(count, line.location)
     return result
 
 

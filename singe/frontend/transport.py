@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 from singe.errors import MechanismSyntaxError, Problem
-from singe.frontend.source import ParserBase, LexerBase, SourceText, Token, is_number
+from singe.frontend.source import appended, finite_number, ParserBase, LexerBase, SourceText, Token, is_number
 from singe.frontend.syntax import TransportFile, TransportRecord
 
 TRANSPORT_FIELDS = ("geometry", "well depth eps/k", "diameter sigma", "dipole moment",
@@ -16,7 +16,7 @@ class WordLexer(LexerBase):
 
     tokens = ("WORD", "NUMBER", "NEWLINE", "END")
 
-    t_ignore = " \t"
+    t_ignore = " \t\f\v\xa0"  # form feed, vertical tab, no-break space: whitespace
     t_ignore_COMMENT = r"!.*"
 
     def t_NEWLINE(self, t):
@@ -32,6 +32,7 @@ class WordLexer(LexerBase):
         self._line_has_tokens = True
         if is_number(t.value):
             t.type = "NUMBER"
+            finite_number(t.value, self.location(t))
         elif t.value.upper() in ("END", "ENDOFDATA") and self.first_on_line(t):
             t.type = "END"
         return t
@@ -57,7 +58,7 @@ class TransportParser(ParserBase):
     def p_records(self, p):
         """records : records record
                    | empty"""
-        p[0] = p[1] + [p[2]] if len(p) == 3 else []
+        p[0] = appended(p[1], p[2]) if len(p) == 3 else []
 
     def p_empty(self, p):
         """empty :"""
@@ -86,7 +87,7 @@ class TransportParser(ParserBase):
         """numbers : numbers NUMBER
                    | NUMBER"""
         token = self._token(p, len(p) - 1)
-        p[0] = p[1] + [token] if len(p) == 3 else [token]
+        p[0] = appended(p[1], token) if len(p) == 3 else [token]
 
     def p_error(self, tok):
         if tok is None:

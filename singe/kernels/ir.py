@@ -86,6 +86,9 @@ OPCODES: dict[str, OpcodeInfo] = {
     "stg": OpcodeInfo(1, "global_store", 0),
 }
 
+# Inputs a caller may pass as NULL (None from Python): the kernel reads 0.0 in
+# their place, which means what the value says.
+NULLABLE_INPUTS = {"dt": "no stiffness removal, as dt = 0", "diffusion_source": "zero diffusion source terms"}
 
 
 @dataclass(frozen=True)

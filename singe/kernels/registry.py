@@ -42,10 +42,10 @@ class Field:
     units: str
     doc: str
 
-    def describe(self, output: bool) -> str:
+    def describe(self) -> str:
         """The field's line in the generated documentation."""
         layout = "n_points values" if self.rows == POINT else "of the species below, species-major"
-        return f"{'out: ' if output else ''}{self.doc} [{self.units}]{',' if self.rows == POINT else ''} {layout}"
+        return f"{self.doc} [{self.units}]{',' if self.rows == POINT else ''} {layout}"
 
     def row_count(self, n_species: int) -> int:
         return 1 if self.rows == POINT else n_species
@@ -70,9 +70,9 @@ _SPECIAL_DOCS = {
 }
 
 
-def field_doc(name: str, output: bool) -> str:
+def field_doc(name: str) -> str:
     """The one-line documentation of a field in the generated header."""
-    return _SPECIAL_DOCS.get(name) or FIELDS[name].describe(output)
+    return _SPECIAL_DOCS.get(name) or FIELDS[name].describe()
 
 
 def relative_errors(ours: np.ndarray, theirs: np.ndarray) -> np.ndarray:
@@ -93,7 +93,9 @@ class KernelSpec:
     """Everything that defines one kernel.
 
     ``builder(mech)``: its dataflow graph.  ``inputs`` / ``outputs``: names in
-    ``FIELDS``, in parameter order.  ``reference(mech, T, P, Y, **extra)``:
+    ``FIELDS``, in parameter order (a mechanism's graph may leave inputs
+    unread: dt and diffusion_source without stiff species, T and P without
+    reactions; they are then not parameters of its kernel).  ``reference(mech, T, P, Y, **extra)``:
     the ``singe.reference`` function it must match, to ``tolerance`` under
     ``errors(ours, theirs)`` (per-point errors).  ``cantera``: the property of
     a Cantera ``mixture-averaged-CK`` Solution ``--validate`` compares with
@@ -119,7 +121,6 @@ class KernelSpec:
     default: bool = True
     qssa: bool = False
     auto_placement: str | None = None
-    optional: tuple[str, ...] = ()
 
     @property
     def output(self) -> Field:
@@ -140,23 +141,21 @@ class KernelSpec:
 
     def signature(self, graph: DataflowGraph) -> tuple[list[str], list[str]]:
         """The input and output fields of the kernel built as ``graph``, in
-        parameter order: every input the graph reads (an ``optional`` one may
-        be left out), then the outputs."""
+        parameter order: every input the graph reads, then the outputs."""
         loaded = {i.field for op in graph.operations for i in op.instrs if i.opcode == "ldg"}
         return [f for f in self.inputs if f in loaded], list(self.outputs)
 
     def check_fields(self, graph: DataflowGraph) -> None:
-        """The graph reads the inputs (all but the optional ones at least) and writes exactly the outputs."""
+        """The graph reads only the spec's inputs and writes exactly its outputs."""
         loaded = {i.field for op in graph.operations for i in op.instrs if i.opcode == "ldg"}
         stored = {i.field for op in graph.operations for i in op.instrs if i.opcode == "stg"}
-        required = set(self.inputs) - set(self.optional)
-        if not required <= loaded <= set(self.inputs) or stored != set(self.outputs):
+        if not loaded <= set(self.inputs) or stored != set(self.outputs):
             raise SingeInternalError(f"{self.name} graph reads {sorted(loaded)} and writes {sorted(stored)}; "
                                      f"its spec says {list(self.inputs)} -> {list(self.outputs)}")
 
     def supports(self, mech: Mechanism) -> bool:
-        """Can this kernel be compiled for ``mech`` (transport data where needed)?"""
-        return not self.transport or mech.has_transport
+        """Can this kernel be compiled for ``mech`` (transport data and two species to mix where needed)?"""
+        return not self.transport or (mech.has_transport and len(mech.transported_species) >= 2)
 
 
 KERNELS: dict[str, KernelSpec] = {spec.name: spec for spec in (
@@ -169,7 +168,6 @@ KERNELS: dict[str, KernelSpec] = {spec.name: spec for spec in (
                ("temperature", "pressure", "mass_fractions", "dt", "diffusion_source"), ("production_rates",),
                reference_kinetics.net_production_rates, 1e-9, "net production rates (QSSA, stiffness removal)",
                errors=scaled_errors, error_measure="error / max|wdot|", transport=False, qssa=True,
-               optional=("dt", "diffusion_source"),  # read when the mechanism has stiff species
                auto_placement="buffer"),  # paper §3.4: rates stay in registers, exchanged in passes
     KernelSpec("conductivity", conductivity.conductivity_graph, ("temperature", "mass_fractions"),
                ("conductivity",), reference_transport.thermal_conductivity, 1e-10,

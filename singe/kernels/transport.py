@@ -92,47 +92,50 @@ def reduction_op(name: str, terms: list[str], output: str) -> Operation:
 
 # -- viscosity ---------------------------------------------------------------
 
-def scaled_log_viscosity_op(k: int, coefficients, weight: float) -> Operation:
-    """g_k = ln(eta_k)/2 - ln(M_k)/4, the fit's cubic in ln T with its
-    coefficients halved and the weight folded into the constant term.
+def viscosity_root_op(k: int, coefficients, weight: float) -> Operation:
+    """s_k = sqrt(eta_k) (M_k)^(-1/4) and its inverse, each one exp of the
+    fit's cubic in ln T with its coefficients halved (and negated) and the
+    weight folded into the constant term: the species' only two exps.
 
-    With it the Wilke ratio of every pair needs no constant of its own:
-    sqrt(eta_k/eta_j) (M_j/M_k)^(1/4) = exp(g_k - g_j)."""
-    b = InstrBuilder(f"lnv{k}")
+    With them the Wilke ratio of every pair is a product,
+    sqrt(eta_k/eta_j) (M_j/M_k)^(1/4) = s_k / s_j, as Cantera computes it
+    from per-species square roots (MixTransport::updateViscosity_T)."""
+    b = InstrBuilder(f"rv{k}")
     scaled = [0.5 * float(c) for c in coefficients]
     scaled[0] -= 0.25 * math.log(weight)
-    b.polynomial(scaled, Reg("lnT"), dst=f"g{k}")
-    return _op(b, f"log_viscosity_{k}", "species", ["lnT"], [f"g{k}"])
+    g = b.polynomial(scaled, Reg("lnT"))
+    b.emit("exp", g, dst=f"s{k}")
+    b.emit("exp", b.emit("mul", g, Imm(-1.0)), dst=f"inv_s{k}")
+    return _op(b, f"viscosity_root_{k}", "species", ["lnT"], [f"s{k}", f"inv_s{k}"])
 
 
 def wilke_op(k: int, weights: np.ndarray) -> Operation:
-    """term_k = x_k eta_k / sum_j x_j Phi_kj in log space, with
-    Phi_kj = (1 + exp(g_k - g_j))^2 / sqrt(8 (1 + M_k/M_j)) (one constant per
-    pair) and eta_k = exp(2 g_k + ln(M_k)/2)."""
+    """term_k = x_k eta_k / sum_j x_j Phi_kj with
+    Phi_kj = (1 + s_k / s_j)^2 / sqrt(8 (1 + M_k/M_j)) (one constant per
+    pair, multiplies only) and eta_k = s_k^2 sqrt(M_k)."""
     n = len(weights)
     b = InstrBuilder(f"wk{k}")
     denominator = None
-    for j in range(n):  # j == k included (Phi_kk = 1 exactly): every outer species has the same code
-        ratio = b.emit("exp", b.emit("sub", Reg(f"g{k}"), Reg(f"g{j}")))
-        one_plus = b.emit("add", ratio, Imm(1.0))
+    for j in range(n):  # j == k included (Phi_kk = 1 to rounding): every outer species has the same code
+        one_plus = b.emit("fma", Reg(f"s{k}"), Reg(f"inv_s{j}"), Imm(1.0))
         scaled = b.emit("mul", b.emit("mul", one_plus, one_plus),
                         Const(1.0 / math.sqrt(8.0 * (1.0 + weights[k] / weights[j]))))
         denominator = b.emit("mul", scaled, Reg(f"x{j}")) if denominator is None else \
             b.emit("fma", scaled, Reg(f"x{j}"), denominator)
-    eta = b.emit("exp", b.emit("fma", Reg(f"g{k}"), Imm(2.0), Const(0.5 * math.log(weights[k]))))
+    eta = b.emit("mul", b.emit("mul", Reg(f"s{k}"), Reg(f"s{k}")), Const(math.sqrt(weights[k])))
     b.emit("div", b.emit("mul", Reg(f"x{k}"), eta), denominator, dst=f"term{k}")
-    inputs = [f"x{j}" for j in range(n)] + [f"g{j}" for j in range(n)]
+    inputs = [f"x{j}" for j in range(n)] + [f"s{k}"] + [f"inv_s{j}" for j in range(n)]
     return _op(b, f"wilke_{k}", "species", inputs, [f"term{k}"])
 
 
 def viscosity_graph(mech: Mechanism) -> DataflowGraph:
-    """Per-species scaled ln eta_k, one Wilke operation per outer species, a reduction, the write."""
+    """Per-species roots s_k, one Wilke operation per outer species, a reduction, the write."""
     fits = fit_transport(mech)
     index = mech.transported_indices
     weights = mech.molecular_weights[index]
     n = len(index)
     ops = mixture_prologue(weights, mean_weight=False)
-    ops += [scaled_log_viscosity_op(k, fits.viscosity[i], w) for k, (i, w) in enumerate(zip(index, weights))]
+    ops += [viscosity_root_op(k, fits.viscosity[i], w) for k, (i, w) in enumerate(zip(index, weights))]
     ops += [wilke_op(k, weights) for k in range(n)]
     ops.append(reduction_op("viscosity_sum", [f"term{k}" for k in range(n)], "mixture_viscosity"))
     write = InstrBuilder("wv")
@@ -155,20 +158,14 @@ def diffusion_columns(n: int) -> list[list[int]]:
 
 
 def diffusion_column_op(c: int, rows: list[int], coefficients: np.ndarray) -> Operation:
-    """1/D_rc = P exp(-fit_rc(ln T)) for each row r of column c; the column
-    sum sum_r x_r / D_rc and one row term x_c / D_rc per row.  The pairs are
-    chained (see below): warps, not instruction-level parallelism, hide the
-    latency of a warp-specialized kernel."""
+    """1/(P D_rc) = exp(-fit_rc(ln T)) for each row r of column c (the
+    pressure is applied once per species, in the output); the column sum
+    sum_r x_r / (P D_rc) and one row term x_c / (P D_rc) per row."""
     b = InstrBuilder(f"dc{c}")
     column_sum: Reg | None = None
     outputs = []
     for r in rows:
-        exponent = b.polynomial([-float(a) for a in coefficients[r]], Reg("lnT"))
-        if column_sum is not None:
-            # 0 * (running column sum): makes each pair wait for the previous one, so ptxas
-            # does not evaluate every exponential of the column at once (register pressure)
-            exponent = b.emit("fma", column_sum, Imm(0.0), exponent)
-        inverse = b.emit("mul", b.emit("exp", exponent), Reg("P"))
+        inverse = b.emit("exp", b.polynomial([-float(a) for a in coefficients[r]], Reg("lnT")))
         column_sum = b.emit("mul", inverse, Reg(f"x{r}")) if column_sum is None else \
             b.emit("fma", inverse, Reg(f"x{r}"), column_sum)
         b.emit("mul", inverse, Reg(f"x{c}"), dst=f"rowterm{r}_{c}")
@@ -176,17 +173,18 @@ def diffusion_column_op(c: int, rows: list[int], coefficients: np.ndarray) -> Op
     if column_sum is not None:
         b.emit("mov", column_sum, dst=f"colsum{c}")
         outputs.append(f"colsum{c}")
-    inputs = ["lnT", "P", f"x{c}"] + [f"x{r}" for r in rows]
+    inputs = ["lnT", f"x{c}"] + [f"x{r}" for r in rows]
     return _op(b, f"diffusion_column_{c}", "column", inputs, outputs)
 
 
 def diffusion_output_op(k: int, weight: float) -> Operation:
-    """D_km = (M - x_k M_k) / (M sum_{j != k} x_j / D_jk)."""
+    """D_km = (M - x_k M_k) / (M sum_{j != k} x_j / D_jk), the sum being P
+    times the reduction of the column and row terms (each x_j / (P D_jk))."""
     b = InstrBuilder(f"do{k}")
     numerator = b.emit("fma", Reg(f"x{k}"), Const(-weight), Reg("mean_weight"))
-    denominator = b.emit("mul", Reg("mean_weight"), Reg(f"resistance{k}"))
+    denominator = b.emit("mul", b.emit("mul", Reg("mean_weight"), Reg(f"resistance{k}")), Reg("P"))
     b.store("diffusion", k, b.emit("div", numerator, denominator))
-    return _op(b, f"diffusion_{k}", "output", [f"x{k}", "mean_weight", f"resistance{k}"], [])
+    return _op(b, f"diffusion_{k}", "output", [f"x{k}", "mean_weight", f"resistance{k}", "P"], [])
 
 
 def diffusion_graph(mech: Mechanism) -> DataflowGraph:

@@ -940,6 +940,19 @@ inline double __longlong_as_double(long long bits) {
   return value;
 }
 
+inline long long __double_as_longlong(double value) {
+  long long bits;
+  memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
+
+inline int __double2hiint(double value) { return (int)(__double_as_longlong(value) >> 32); }
+inline int __double2loint(double value) { return (int)(unsigned)__double_as_longlong(value); }
+
+inline double __hiloint2double(int high, int low) {
+  return __longlong_as_double((long long)(((unsigned long long)(unsigned)high << 32) | (unsigned)low));
+}
+
 // Atomics: fibers never preempt each other, so a plain read-modify-write is atomic.
 template <class T>
 inline T atomicAdd(T *address, T value) {

@@ -3,11 +3,14 @@
 //
 // Launch: 3 warps (96 threads) per CTA, 2 CTAs per SM (sm_90);
 // each CTA handles 32 points at a time (one per lane) and loops over slabs of 32 points.
-// Expected: ~44 registers per thread (255 available), 11776 B shared memory,
-// 10 synchronization points on named barriers [0, 1, 2, 3, 4, 5, 6, 7], 74 constants per warp
+// Expected: ~46 registers per thread (255 available), 11008 B shared memory,
+// 6 synchronization points on named barriers [0, 1, 2, 3, 4, 5, 6], 82 constants per warp
 // (3 per thread after striping, 3 of them kept in registers).
 // Species (10, species-major arrays, stride species_stride): H2 H O O2 OH H2O HO2 H2O2 AR N2
 #include "h2o2_diffusion.h"
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ != 900 && !defined(SINGE_ALLOW_ANY_ARCH)
+#error "h2o2_diffusion.cu was generated for sm_90: compile it with nvcc -arch=sm_90, or run singe --arch for this GPU (-D SINGE_ALLOW_ANY_ARCH: compile anyway)"
+#endif
 #ifdef SINGE_HOST
 #include "singe_host_runtime.h"
 #else
@@ -23,38 +26,41 @@
 
 
 // e^x without the slow-path branch of the CUDA library's exp, so that ptxas
-// schedules and allocates registers across the long unrolled sequences of
-// exponentials as across any straight-line code.  Cody-Waite reduction
-// x = k ln 2 + r with |r| <= ln 2 / 2 (ln 2 split in two doubles, fused
-// multiply-adds), the Taylor polynomial of degree 13 (truncation below 5e-18),
-// then the scale 2^k in two exact steps so that subnormal results are right.
-// Arguments are clamped just outside the double range, where the scaling
-// itself overflows to +inf or rounds to 0; a NaN passes through the clamp
-// and the polynomial.
+// schedules and allocates registers across long sequences of exponentials as
+// across any straight-line code: 25 instructions on sm_90, within 1 ulp of
+// libm (tests/test_exp.py).  Arguments beyond +-745.25 become +-745.25 by
+// replacing their high word (the result overflows to +inf or rounds to 0
+// there; a NaN passes).  k = rint(x / ln 2) is the low word of x / ln 2 +
+// 1.5 2^52; Cody-Waite reduction r = x - k ln 2 with ln 2 in two parts (the
+// leading one 21 bits, k times it exact); e^r = 1 + r + r^2/2 + r^3 s(r) with
+// s a degree-8 minimax fit on |r| <= 0.3475 (error below 1.3e-17); then 2^k in
+// two exact steps, k - k/2 added to the exponent bits and a multiply by
+// 2^(k/2), so that subnormal results are rounded once.  Constants with a zero
+// low word are immediates of the instructions.
 static __device__ __forceinline__ double singe_exp(double x)
 {
-  const double t = x < -745.2 ? -745.2 : (x > 709.8 ? 709.8 : x);
-  const double k = rint(t * 1.4426950408889634);  // 1 / ln 2
-  double r = fma(k, -6.9314718055994529e-01, t);  // ln 2, leading part
-  r = fma(k, -2.3190468138462996e-17, r);  // ln 2, trailing part
-  double p = 1.6059043836821613e-10;  // 1/13!
-  p = fma(p, r, 2.0876756987868099e-09);
-  p = fma(p, r, 2.5052108385441720e-08);
-  p = fma(p, r, 2.7557319223985893e-07);
-  p = fma(p, r, 2.7557319223985893e-06);
-  p = fma(p, r, 2.4801587301587302e-05);
-  p = fma(p, r, 1.9841269841269841e-04);
-  p = fma(p, r, 1.3888888888888889e-03);
-  p = fma(p, r, 8.3333333333333332e-03);
-  p = fma(p, r, 4.1666666666666664e-02);
-  p = fma(p, r, 1.6666666666666666e-01);
+  const int high = __double2hiint(x);
+  const double t = __hiloint2double(fabs(x) > 745.25 ? (high & (int)0x80000000) | 0x40874a00 : high,
+                                    __double2loint(x));  // 0x40874a00: high word of 745.25
+  const double shifted = fma(t, 1.4426950408889634, 6755399441055744.0);  // 1 / ln 2; 1.5 2^52
+  const int k = __double2loint(shifted);
+  const double kf = shifted - 6755399441055744.0;
+  double r = fma(kf, -0.6931471824645996, t);  // ln 2, leading part
+  r = fma(kf, 1.904654299957768e-09, r);  // ln 2, trailing part
+  double p = fma(2.5121579483311507e-08, r, 2.7625287657429e-07);
+  p = fma(p, r, 2.7557214333969098e-06);
+  p = fma(p, r, 2.4801509562737917e-05);
+  p = fma(p, r, 1.9841269907753758e-04);
+  p = fma(p, r, 1.3888888924920698e-03);
+  p = fma(p, r, 8.333333333317277e-03);
+  p = fma(p, r, 4.166666666661239e-02);
+  p = fma(p, r, 1.6666666666666674e-01);
   p = fma(p, r, 0.5);
   p = fma(p, r, 1.0);
   p = fma(p, r, 1.0);
-  const int n = (int)fmin(fmax(k, -1075.0), 1024.0);  // k itself when x is not NaN
-  const int half = n / 2;
-  return p * __longlong_as_double((long long)(half + 1023) << 52)
-           * __longlong_as_double((long long)(n - half + 1023) << 52);
+  const int half = k >> 1;
+  const double scaled = __hiloint2double(__double2hiint(p) + ((k - half) << 20), __double2loint(p));
+  return scaled * __hiloint2double((half + 1023) << 20, __double2loint(kf));  // kf's low word is 0 (|k| < 2^11)
 }
 
 
@@ -69,15 +75,13 @@ static __device__ __forceinline__ double singe_exp(double x)
 // Read-only, but not declared const: nvcc's front end spends memory on every read
 // of an initialised const table (18 GB and a minute for a 52-species diffusion kernel).
 static __device__ double h2o2_diffusion_constants[288] = {
-  0.49603174603174605, 0.9920634920634921, 0.06250390649415588, 0.03125195324707794,
-  0.05879931792791203, 0.055509297807382736, 0.030297521662727988, 0.029399658963956014,
-  0.025031289111389236, 0.03569643749553795, -0.005840185951905024, 0.13252298528264378,
+  0.05879931792791203, 0.055509297807382736, -0.005840185951905024, 0.13252298528264378,
   -2.6560988915075545, 8.834001728343262, -0.0035560577371021233, 0.08027954326253946,
   -2.2575070638592183, 8.527072785027945, -0.004600286740043771, 0.10407643653737658,
   -2.4383678281143975, 9.272394945917066, -0.0035560577371035362, 0.08027954326256988,
   -2.2575070638594363, 8.53040017229734, -0.015721624401816306, 0.3663820530160889,
   -4.5057885690365875, 14.536892272597658, -0.009856544607209692, 0.22571740491637396,
-  -3.378058291809403, 10.861733099136005, -0.01167112652075475, 0.26861287829082575,
+  -3.3780582918094035, 10.86173309913601, -0.01167112652075475, 0.26861287829082575,
   -3.716805374309231, 12.068562185533837, -0.009856544607210402, 0.22571740491638898,
   -3.378058291809508, 10.863492640903203, -0.01961305521624234, 0.4756376208641592,
   -5.512534468341952, 17.03613412569694, -0.011671126520753982, 0.2686128782908086,
@@ -86,55 +90,57 @@ static __device__ double h2o2_diffusion_constants[288] = {
   -2.783558381206148, 10.62828292124624, -0.018230630496118748, 0.430383547760457,
   -5.050217186571675, 16.849520225481633, -0.008105743916978232, 0.18484884939733554,
   -3.0594773785564513, 11.738676537030875, -0.00810574391697787, 0.18484884939732643,
-  -3.0594773785563762, 11.743537638798664, -28.014, 0.0,
-  0.0, 0.0, 0.0, 0.0,
-  0.0, 0.0, 0.0, 0.0,
-  0.0, 0.0, 0.0, 0.0,
-  0.0, 0.0, 0.0, 0.0,
-  0.0, 0.0, 0.0, 0.0,
-  0.0, 0.0, 0.0, 0.0,
-  0.030297521662727988, 0.029399658963956014, -0.008105743916978075, 0.1848488493973312,
+  -3.0594773785563762, 11.743537638798664, -0.008105743916978075, 0.1848488493973312,
   -3.059477378556413, 11.753717957755184, -0.019629193777723257, 0.47355505093287986,
   -5.475482371047984, 18.630362909860345, -0.009821834222720127, 0.22490397585797467,
   -3.371691254538261, 12.995612740998885, -0.009821834222720621, 0.22490397585798613,
   -3.371691254538349, 13.002960293114748, -0.011266126710199352, 0.25904734545748853,
-  -3.6413130526303386, 13.73287036407074, -0.01823063049611829, 0.4303835477604478,
-  -5.050217186571614, 16.86546751190361, -0.008105743916977735, 0.18484884939732452,
-  -3.05947737855637, 11.759045619936092, -0.008105743916977019, 0.184848849397309,
-  -3.059477378556259, 11.76410987013806, -0.009486535990495181, 0.21705541050899485,
-  -3.3103307284469343, 12.418973600991722, -0.007576637998203625, 0.17257993008252395,
-  -2.9644977065716653, 11.528485307837308, -0.01928133854657494, 0.46041279584132083,
-  -5.330554133493114, 18.13978050892312, -0.019281338546576102, 0.46041279584134526,
-  -5.330554133493284, 18.145039958268864, -0.01963996785918304, 0.47455117406411707,
-  -5.489558832184702, 18.69922137572744, -0.019505654795759463, 0.46832826896752744,
-  -5.414870884435461, 18.43688946909192, -0.009821834222721188, 0.224903975857998,
-  -3.3716912545384305, 13.01089100493844, -0.01126612671019999, 0.2590473454575036,
-  -3.641313052630456, 13.741421903290455, -0.009235381035460507, 0.21118732998363637,
-  -3.264540724955979, 12.72026686225868, -0.004600286740042909, 0.1040764365373583,
-  -2.438367828114269, 9.27330081161445, 0.0, 0.0,
+  -3.6413130526303386, 13.73287036407074, 0.0, 0.0,
+  0.0, 0.0, 0.0, 0.0,
+  0.0, 0.0, 0.0, 0.0,
+  0.0, 0.0, 0.0, 0.0,
+  0.030297521662727988, 0.029399658963956014, 0.025031289111389236, -0.01823063049611829,
+  0.4303835477604478, -5.050217186571614, 16.86546751190361, -0.008105743916977735,
+  0.18484884939732452, -3.05947737855637, 11.759045619936092, -0.008105743916977019,
+  0.184848849397309, -3.059477378556259, 11.76410987013806, -0.009486535990495181,
+  0.21705541050899485, -3.3103307284469343, 12.418973600991722, -0.007576637998203625,
+  0.17257993008252395, -2.9644977065716653, 11.528485307837308, -0.01928133854657494,
+  0.46041279584132067, -5.330554133493111, 18.139780508923117, -0.019281338546576102,
+  0.4604127958413451, -5.3305541334932816, 18.145039958268846, -0.01963996785918304,
+  0.47455117406411707, -5.489558832184702, 18.69922137572744, -0.019505654795759463,
+  0.46832826896752744, -5.414870884435461, 18.43688946909192, -0.009821834222721188,
+  0.224903975857998, -3.3716912545384305, 13.01089100493844, -0.01126612671019999,
+  0.2590473454575036, -3.641313052630456, 13.741421903290455, -0.009235381035460507,
+  0.21118732998363637, -3.264540724955979, 12.72026686225868, -0.004600286740043359,
+  0.10407643653736778, -2.4383678281143357, 9.273300811614607, -0.01126612671019845,
+  0.25904734545747105, -3.641313052630227, 13.749602339692848, -0.009235381035462066,
+  0.21118732998366996, -3.2645407249562184, 12.727116174626977, -0.004600286740044827,
+  0.10407643653739812, -2.4383678281145436, 9.274154487684356, -0.01167112652075444,
+  0.26861287829081903, -3.716805374309183, 12.069468051231407, 0.0,
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
-  0.025031289111389236, 0.49603174603174605, 0.9920634920634921, 0.06250390649415588,
-  0.03569643749553795, -0.01126612671019845, 0.25904734545747105, -3.641313052630227,
-  13.749602339692848, -0.009235381035462066, 0.21118732998366996, -3.2645407249562184,
-  12.727116174626977, -0.004600286740044827, 0.10407643653739812, -2.4383678281145436,
-  9.274154487684356, -0.01167112652075444, 0.26861287829081903, -3.716805374309183,
-  12.069468051231407, -0.010691404992254794, 0.24539669323733468, -3.533002818836633,
-  13.447735914845914, -0.005586659483137452, 0.12667448340154394, -2.6110799522710297,
-  9.696704291476296, -0.01323915567902306, 0.30603707380472395, -4.015336056379998,
-  12.839196443937722, -0.009486535990497653, 0.21705541050904634, -3.31033072844729,
-  12.397352216970754, -0.004222161742140306, 0.09545887022388733, -2.3728703813359546,
-  9.145189971403072, -0.011044542951534378, 0.2537916146197835, -3.5996648235467856,
-  11.807850029262845, -0.007576637998203598, 0.1725799300825228, -2.964497706571653,
-  11.509257907353588, -0.009235381035461211, 0.21118732998365106, -3.264540724956081,
-  12.713087449653369, -2.016, -1.008, -15.999,
-  -31.998, -17.007, -18.015, -33.006,
-  -34.014, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
-  0.0, 0.0, -39.95, 0.0,
+  0.49603174603174605, 0.9920634920634921, 0.06250390649415588, 0.03125195324707794,
+  0.05879931792791203, 0.055509297807382736, 0.030297521662727988, 0.029399658963956014,
+  0.025031289111389236, 0.03569643749553795, -0.010691404992254794, 0.24539669323733468,
+  -3.533002818836633, 13.447735914845914, -0.005586659483137452, 0.12667448340154394,
+  -2.6110799522710297, 9.696704291476296, -0.013239155679022611, 0.3060370738047145,
+  -4.015336056379931, 12.839196443937563, -0.009486535990497653, 0.21705541050904634,
+  -3.31033072844729, 12.397352216970754, -0.004222161742140306, 0.09545887022388674,
+  -2.3728703813359466, 9.145189971403045, -0.011044542951534378, 0.2537916146197835,
+  -3.5996648235467856, 11.807850029262845, -0.007576637998203598, 0.1725799300825228,
+  -2.964497706571653, 11.509257907353588, -0.009235381035461211, 0.21118732998365106,
+  -3.264540724956081, 12.713087449653369, -2.016, -1.008,
+  -15.999, -31.998, -17.007, -18.015,
+  -33.006, -34.014, -39.95, -28.014,
+  0.0, 0.0, 0.0, 0.0,
+  0.0, 0.0, 0.0, 0.0,
+  0.0, 0.0, 0.0, 0.0,
+  0.0, 0.0, 0.0, 0.0,
+  0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
@@ -145,17 +151,21 @@ static __device__ double h2o2_diffusion_constants[288] = {
 
 
 // Warp indexing: per-warp shared-memory slots and species indices where warps share code.
-static __constant__ int singe_index[3][3] = {
-  { 26, 0, 10 },
-  { 45, 0, 44 },
-  { 9, 0, 8 },
+static __constant__ int singe_index[7][3] = {
+  { 4, 6, 0 },
+  { 7, 15, 0 },
+  { 5, 7, 0 },
+  { 8, 16, 0 },
+  { 14, 25, 0 },
+  { 20, 21, 0 },
+  { 39, 40, 0 },
 };
 
 
 __global__ void __launch_bounds__(96, 2)
 h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__restrict__ pressure, const double *__restrict__ mass_fractions, double *__restrict__ diffusion, const int n_points, const int species_stride)
 {
-  extern __shared__ double singe_shared[];  // 46 slots of 32 doubles (11776 B, dynamic)
+  extern __shared__ double singe_shared[];  // 43 slots of 32 doubles (11008 B, dynamic)
   double (*shared)[32] = reinterpret_cast<double (*)[32]>(singe_shared);
   const int warp_id = threadIdx.x >> 5;
   const int lane = threadIdx.x & 31;
@@ -163,14 +173,409 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
 #pragma unroll
   for (int s = 0; s < 3; s++)
     cs[s] = __ldg(&h2o2_diffusion_constants[(warp_id * 3 + s) * 32 + lane]);
-  double r0 = 0.0, r1 = 0.0;
+  double r0 = 0.0, r1 = 0.0, r2 = 0.0, r3 = 0.0, r4 = 0.0;
   const int n_slabs = (n_points + 31) >> 5;
 #pragma unroll 1
   for (int slab = blockIdx.x; slab < n_slabs; slab += gridDim.x) {
     const bool valid = slab * 32 + lane < n_points;
     const int point = valid ? slab * 32 + lane : n_points - 1;
+    if ((1u << warp_id) & 0x00000003u) {  // warps 0, 1
+      SINGE_BAR_SYNC(1, 96);  // point 0: inverse_moles, x0, x1
+      {  // species operation
+        const double t0 = __ldg(&mass_fractions[singe_index[0][warp_id] * species_stride + point]);
+        const double t1 = t0 * SINGE_CONST(0);
+        const double t2 = t1 * shared[2][lane];
+        const double t3 = fmax(t2, 1e-20);
+        shared[singe_index[1][warp_id]][lane] = t3;
+      }
+      {  // species operation
+        const double t0 = __ldg(&mass_fractions[singe_index[2][warp_id] * species_stride + point]);
+        const double t1 = t0 * SINGE_CONST(1);
+        const double t2 = t1 * shared[2][lane];
+        const double t3 = fmax(t2, 1e-20);
+        shared[singe_index[3][warp_id]][lane] = t3;
+      }
+    }
     switch (warp_id) {
     case 0: {
+      {  // point operation
+        const double t0 = __ldg(&temperature[point]);
+        const double t1 = log(t0);
+        r0 = t1;
+      }
+      {  // column operation
+        const double t0 = fma(SINGE_CONST(2), r0, SINGE_CONST(3));
+        const double t1 = fma(t0, r0, SINGE_CONST(4));
+        const double t2 = fma(t1, r0, SINGE_CONST(5));
+        const double t3 = singe_exp(t2);
+        const double t4 = t3 * shared[4][lane];
+        const double t5 = t3 * shared[3][lane];
+        const double t6 = t5;
+        shared[10][lane] = t6;
+        const double t7 = fma(SINGE_CONST(6), r0, SINGE_CONST(7));
+        const double t8 = fma(t7, r0, SINGE_CONST(8));
+        const double t9 = fma(t8, r0, SINGE_CONST(9));
+        const double t10 = singe_exp(t9);
+        const double t11 = fma(t10, shared[5][lane], t4);
+        const double t12 = t10 * shared[3][lane];
+        const double t13 = t12;
+        shared[11][lane] = t13;
+        const double t14 = fma(SINGE_CONST(10), r0, SINGE_CONST(11));
+        const double t15 = fma(t14, r0, SINGE_CONST(12));
+        const double t16 = fma(t15, r0, SINGE_CONST(13));
+        const double t17 = singe_exp(t16);
+        const double t18 = fma(t17, shared[6][lane], t11);
+        const double t19 = t17 * shared[3][lane];
+        const double t20 = t19;
+        shared[12][lane] = t20;
+        const double t21 = fma(SINGE_CONST(14), r0, SINGE_CONST(15));
+        const double t22 = fma(t21, r0, SINGE_CONST(16));
+        const double t23 = fma(t22, r0, SINGE_CONST(17));
+        const double t24 = singe_exp(t23);
+        const double t25 = fma(t24, shared[7][lane], t18);
+        const double t26 = t24 * shared[3][lane];
+        const double t27 = t26;
+        shared[13][lane] = t27;
+        const double t28 = fma(SINGE_CONST(18), r0, SINGE_CONST(19));
+        const double t29 = fma(t28, r0, SINGE_CONST(20));
+        const double t30 = fma(t29, r0, SINGE_CONST(21));
+        const double t31 = singe_exp(t30);
+        const double t32 = fma(t31, shared[8][lane], t25);
+        const double t33 = t31 * shared[3][lane];
+        const double t34 = t33;
+        shared[14][lane] = t34;
+        const double t35 = t32;
+        const double t36 = t35;
+        shared[9][lane] = t36;
+      }
+      SINGE_BAR_ARRIVE(2, 96);  // point 1: x4, x5, x9, x8, x6, x7 (+1 more)
+      SINGE_BAR_SYNC(3, 64);  // point 2: x6
+      {  // column operation
+        const double t0 = fma(SINGE_CONST(22), r0, SINGE_CONST(23));
+        const double t1 = fma(t0, r0, SINGE_CONST(24));
+        const double t2 = fma(t1, r0, SINGE_CONST(25));
+        const double t3 = singe_exp(t2);
+        const double t4 = t3 * shared[5][lane];
+        const double t5 = t3 * shared[4][lane];
+        const double t6 = shared[11][lane] + t5;
+        shared[11][lane] = t6;
+        const double t7 = fma(SINGE_CONST(26), r0, SINGE_CONST(27));
+        const double t8 = fma(t7, r0, SINGE_CONST(28));
+        const double t9 = fma(t8, r0, SINGE_CONST(29));
+        const double t10 = singe_exp(t9);
+        const double t11 = fma(t10, shared[6][lane], t4);
+        const double t12 = t10 * shared[4][lane];
+        const double t13 = shared[12][lane] + t12;
+        shared[12][lane] = t13;
+        const double t14 = fma(SINGE_CONST(30), r0, SINGE_CONST(31));
+        const double t15 = fma(t14, r0, SINGE_CONST(32));
+        const double t16 = fma(t15, r0, SINGE_CONST(33));
+        const double t17 = singe_exp(t16);
+        const double t18 = fma(t17, shared[7][lane], t11);
+        const double t19 = t17 * shared[4][lane];
+        const double t20 = shared[13][lane] + t19;
+        shared[13][lane] = t20;
+        const double t21 = fma(SINGE_CONST(34), r0, SINGE_CONST(35));
+        const double t22 = fma(t21, r0, SINGE_CONST(36));
+        const double t23 = fma(t22, r0, SINGE_CONST(37));
+        const double t24 = singe_exp(t23);
+        const double t25 = fma(t24, shared[8][lane], t18);
+        const double t26 = t24 * shared[4][lane];
+        const double t27 = shared[14][lane] + t26;
+        shared[14][lane] = t27;
+        const double t28 = fma(SINGE_CONST(38), r0, SINGE_CONST(39));
+        const double t29 = fma(t28, r0, SINGE_CONST(40));
+        const double t30 = fma(t29, r0, SINGE_CONST(41));
+        const double t31 = singe_exp(t30);
+        const double t32 = fma(t31, shared[15][lane], t25);
+        const double t33 = t31 * shared[4][lane];
+        const double t34 = t33;
+        shared[25][lane] = t34;
+        const double t35 = t32;
+        const double t36 = shared[10][lane] + t35;
+        shared[10][lane] = t36;
+      }
+      {  // column operation
+        const double t0 = fma(SINGE_CONST(42), r0, SINGE_CONST(43));
+        const double t1 = fma(t0, r0, SINGE_CONST(44));
+        const double t2 = fma(t1, r0, SINGE_CONST(45));
+        const double t3 = singe_exp(t2);
+        const double t4 = t3 * shared[6][lane];
+        const double t5 = t3 * shared[5][lane];
+        const double t6 = shared[12][lane] + t5;
+        shared[12][lane] = t6;
+        const double t7 = fma(SINGE_CONST(46), r0, SINGE_CONST(47));
+        const double t8 = fma(t7, r0, SINGE_CONST(48));
+        const double t9 = fma(t8, r0, SINGE_CONST(49));
+        const double t10 = singe_exp(t9);
+        const double t11 = fma(t10, shared[7][lane], t4);
+        const double t12 = t10 * shared[5][lane];
+        const double t13 = shared[13][lane] + t12;
+        shared[13][lane] = t13;
+        const double t14 = fma(SINGE_CONST(50), r0, SINGE_CONST(51));
+        const double t15 = fma(t14, r0, SINGE_CONST(52));
+        const double t16 = fma(t15, r0, SINGE_CONST(53));
+        const double t17 = singe_exp(t16);
+        const double t18 = fma(t17, shared[8][lane], t11);
+        const double t19 = t17 * shared[5][lane];
+        const double t20 = shared[14][lane] + t19;
+        shared[14][lane] = t20;
+        const double t21 = fma(SINGE_CONST(54), r0, SINGE_CONST(55));
+        const double t22 = fma(t21, r0, SINGE_CONST(56));
+        const double t23 = fma(t22, r0, SINGE_CONST(57));
+        const double t24 = singe_exp(t23);
+        const double t25 = fma(t24, shared[15][lane], t18);
+        const double t26 = t24 * shared[5][lane];
+        const double t27 = shared[25][lane] + t26;
+        shared[25][lane] = t27;
+        const double t28 = fma(SINGE_CONST(58), r0, SINGE_CONST(59));
+        const double t29 = fma(t28, r0, SINGE_CONST(60));
+        const double t30 = fma(t29, r0, SINGE_CONST(61));
+        const double t31 = singe_exp(t30);
+        const double t32 = fma(t31, shared[16][lane], t25);
+        const double t33 = t31 * shared[5][lane];
+        const double t34 = t33;
+        shared[26][lane] = t34;
+        const double t35 = t32;
+        const double t36 = shared[11][lane] + t35;
+        shared[11][lane] = t36;
+      }
+      {  // column operation
+        const double t0 = fma(SINGE_CONST(62), r0, SINGE_CONST(63));
+        const double t1 = fma(t0, r0, SINGE_CONST(64));
+        const double t2 = fma(t1, r0, SINGE_CONST(65));
+        const double t3 = singe_exp(t2);
+        const double t4 = t3 * shared[7][lane];
+        const double t5 = t3 * shared[6][lane];
+        const double t6 = shared[13][lane] + t5;
+        shared[13][lane] = t6;
+        const double t7 = fma(SINGE_CONST(66), r0, SINGE_CONST(67));
+        const double t8 = fma(t7, r0, SINGE_CONST(68));
+        const double t9 = fma(t8, r0, SINGE_CONST(69));
+        const double t10 = singe_exp(t9);
+        const double t11 = fma(t10, shared[8][lane], t4);
+        const double t12 = t10 * shared[6][lane];
+        const double t13 = shared[14][lane] + t12;
+        shared[14][lane] = t13;
+        const double t14 = fma(SINGE_CONST(70), r0, SINGE_CONST(71));
+        const double t15 = fma(t14, r0, SINGE_CONST(72));
+        const double t16 = fma(t15, r0, SINGE_CONST(73));
+        const double t17 = singe_exp(t16);
+        const double t18 = fma(t17, shared[15][lane], t11);
+        const double t19 = t17 * shared[6][lane];
+        const double t20 = shared[25][lane] + t19;
+        shared[25][lane] = t20;
+        const double t21 = fma(SINGE_CONST(74), r0, SINGE_CONST(75));
+        const double t22 = fma(t21, r0, SINGE_CONST(76));
+        const double t23 = fma(t22, r0, SINGE_CONST(77));
+        const double t24 = singe_exp(t23);
+        const double t25 = fma(t24, shared[16][lane], t18);
+        const double t26 = t24 * shared[6][lane];
+        const double t27 = shared[26][lane] + t26;
+        shared[26][lane] = t27;
+        const double t28 = fma(SINGE_CONST(78), r0, SINGE_CONST(79));
+        const double t29 = fma(t28, r0, SINGE_CONST(80));
+        const double t30 = fma(t29, r0, SINGE_CONST(81));
+        const double t31 = singe_exp(t30);
+        const double t32 = fma(t31, shared[17][lane], t25);
+        const double t33 = t31 * shared[6][lane];
+        const double t34 = t33;
+        shared[33][lane] = t34;
+        const double t35 = t32;
+        const double t36 = shared[12][lane] + t35;
+        shared[12][lane] = t36;
+      }
+      SINGE_BAR_SYNC(4, 96);  // point 3: resistance0@w1.1, resistance3@w2.0, resistance5@w1.1, resistance8@w0.0, resistance6@w0.2, resistance7@w0.1 (+2 more)
+      {  // reduction operation
+        const double t0 = shared[12][lane] + shared[35][lane];
+        shared[37][lane] = t0;
+      }
+      {  // reduction operation
+        const double t0 = shared[13][lane] + shared[19][lane];
+        shared[38][lane] = t0;
+      }
+      break;
+    }
+    case 1: {
+      {  // species operation
+        const double t0 = __ldg(&mass_fractions[8 * species_stride + point]);
+        const double t1 = t0 * SINGE_CONST(2);
+        const double t2 = t1 * shared[2][lane];
+        const double t3 = fmax(t2, 1e-20);
+        shared[17][lane] = t3;
+      }
+      {  // point operation
+        const double t0 = __ldg(&temperature[point]);
+        const double t1 = log(t0);
+        r0 = t1;
+      }
+      SINGE_BAR_SYNC(2, 96);  // point 1: x4, x5, x9, x8, x6, x7 (+1 more)
+      {  // column operation
+        const double t0 = fma(SINGE_CONST(3), r0, SINGE_CONST(4));
+        const double t1 = fma(t0, r0, SINGE_CONST(5));
+        const double t2 = fma(t1, r0, SINGE_CONST(6));
+        const double t3 = singe_exp(t2);
+        const double t4 = t3 * shared[8][lane];
+        const double t5 = t3 * shared[7][lane];
+        const double t6 = t5;
+        shared[20][lane] = t6;
+        const double t7 = fma(SINGE_CONST(7), r0, SINGE_CONST(8));
+        const double t8 = fma(t7, r0, SINGE_CONST(9));
+        const double t9 = fma(t8, r0, SINGE_CONST(10));
+        const double t10 = singe_exp(t9);
+        const double t11 = fma(t10, shared[15][lane], t4);
+        const double t12 = t10 * shared[7][lane];
+        const double t13 = t12;
+        shared[21][lane] = t13;
+        const double t14 = fma(SINGE_CONST(11), r0, SINGE_CONST(12));
+        const double t15 = fma(t14, r0, SINGE_CONST(13));
+        const double t16 = fma(t15, r0, SINGE_CONST(14));
+        const double t17 = singe_exp(t16);
+        const double t18 = fma(t17, shared[16][lane], t11);
+        const double t19 = t17 * shared[7][lane];
+        const double t20 = t19;
+        shared[22][lane] = t20;
+        const double t21 = fma(SINGE_CONST(15), r0, SINGE_CONST(16));
+        const double t22 = fma(t21, r0, SINGE_CONST(17));
+        const double t23 = fma(t22, r0, SINGE_CONST(18));
+        const double t24 = singe_exp(t23);
+        const double t25 = fma(t24, shared[17][lane], t18);
+        const double t26 = t24 * shared[7][lane];
+        const double t27 = t26;
+        shared[23][lane] = t27;
+        const double t28 = fma(SINGE_CONST(19), r0, SINGE_CONST(20));
+        const double t29 = fma(t28, r0, SINGE_CONST(21));
+        const double t30 = fma(t29, r0, SINGE_CONST(22));
+        const double t31 = singe_exp(t30);
+        const double t32 = fma(t31, shared[18][lane], t25);
+        const double t33 = t31 * shared[7][lane];
+        const double t34 = t33;
+        shared[24][lane] = t34;
+        const double t35 = t32;
+        const double t36 = t35;
+        shared[19][lane] = t36;
+      }
+      SINGE_BAR_ARRIVE(3, 64);  // point 2: x6
+      {  // column operation
+        const double t0 = fma(SINGE_CONST(23), r0, SINGE_CONST(24));
+        const double t1 = fma(t0, r0, SINGE_CONST(25));
+        const double t2 = fma(t1, r0, SINGE_CONST(26));
+        const double t3 = singe_exp(t2);
+        const double t4 = t3 * shared[15][lane];
+        const double t5 = t3 * shared[8][lane];
+        const double t6 = shared[21][lane] + t5;
+        shared[21][lane] = t6;
+        const double t7 = fma(SINGE_CONST(27), r0, SINGE_CONST(28));
+        const double t8 = fma(t7, r0, SINGE_CONST(29));
+        const double t9 = fma(t8, r0, SINGE_CONST(30));
+        const double t10 = singe_exp(t9);
+        const double t11 = fma(t10, shared[16][lane], t4);
+        const double t12 = t10 * shared[8][lane];
+        const double t13 = shared[22][lane] + t12;
+        shared[22][lane] = t13;
+        const double t14 = fma(SINGE_CONST(31), r0, SINGE_CONST(32));
+        const double t15 = fma(t14, r0, SINGE_CONST(33));
+        const double t16 = fma(t15, r0, SINGE_CONST(34));
+        const double t17 = singe_exp(t16);
+        const double t18 = fma(t17, shared[17][lane], t11);
+        const double t19 = t17 * shared[8][lane];
+        const double t20 = shared[23][lane] + t19;
+        shared[23][lane] = t20;
+        const double t21 = fma(SINGE_CONST(35), r0, SINGE_CONST(36));
+        const double t22 = fma(t21, r0, SINGE_CONST(37));
+        const double t23 = fma(t22, r0, SINGE_CONST(38));
+        const double t24 = singe_exp(t23);
+        const double t25 = fma(t24, shared[18][lane], t18);
+        const double t26 = t24 * shared[8][lane];
+        const double t27 = shared[24][lane] + t26;
+        shared[24][lane] = t27;
+        const double t28 = t25;
+        const double t29 = shared[20][lane] + t28;
+        shared[20][lane] = t29;
+      }
+      {  // column operation
+        const double t0 = fma(SINGE_CONST(39), r0, SINGE_CONST(40));
+        const double t1 = fma(t0, r0, SINGE_CONST(41));
+        const double t2 = fma(t1, r0, SINGE_CONST(42));
+        const double t3 = singe_exp(t2);
+        const double t4 = t3 * shared[16][lane];
+        const double t5 = t3 * shared[15][lane];
+        const double t6 = shared[22][lane] + t5;
+        shared[22][lane] = t6;
+        const double t7 = fma(SINGE_CONST(43), r0, SINGE_CONST(44));
+        const double t8 = fma(t7, r0, SINGE_CONST(45));
+        const double t9 = fma(t8, r0, SINGE_CONST(46));
+        const double t10 = singe_exp(t9);
+        const double t11 = fma(t10, shared[17][lane], t4);
+        const double t12 = t10 * shared[15][lane];
+        const double t13 = shared[23][lane] + t12;
+        shared[23][lane] = t13;
+        const double t14 = fma(SINGE_CONST(47), r0, SINGE_CONST(48));
+        const double t15 = fma(t14, r0, SINGE_CONST(49));
+        const double t16 = fma(t15, r0, SINGE_CONST(50));
+        const double t17 = singe_exp(t16);
+        const double t18 = fma(t17, shared[18][lane], t11);
+        const double t19 = t17 * shared[15][lane];
+        const double t20 = shared[24][lane] + t19;
+        shared[24][lane] = t20;
+        const double t21 = fma(SINGE_CONST(51), r0, SINGE_CONST(52));
+        const double t22 = fma(t21, r0, SINGE_CONST(53));
+        const double t23 = fma(t22, r0, SINGE_CONST(54));
+        const double t24 = singe_exp(t23);
+        const double t25 = fma(t24, shared[3][lane], t18);
+        const double t26 = t24 * shared[15][lane];
+        const double t27 = t26;
+        shared[27][lane] = t27;
+        const double t28 = t25;
+        const double t29 = shared[21][lane] + t28;
+        shared[21][lane] = t29;
+      }
+      {  // column operation
+        const double t0 = fma(SINGE_CONST(55), r0, SINGE_CONST(56));
+        const double t1 = fma(t0, r0, SINGE_CONST(57));
+        const double t2 = fma(t1, r0, SINGE_CONST(58));
+        const double t3 = singe_exp(t2);
+        const double t4 = t3 * shared[17][lane];
+        const double t5 = t3 * shared[16][lane];
+        const double t6 = shared[23][lane] + t5;
+        shared[23][lane] = t6;
+        const double t7 = fma(SINGE_CONST(59), r0, SINGE_CONST(60));
+        const double t8 = fma(t7, r0, SINGE_CONST(61));
+        const double t9 = fma(t8, r0, SINGE_CONST(62));
+        const double t10 = singe_exp(t9);
+        const double t11 = fma(t10, shared[18][lane], t4);
+        const double t12 = t10 * shared[16][lane];
+        const double t13 = shared[24][lane] + t12;
+        shared[24][lane] = t13;
+        const double t14 = fma(SINGE_CONST(63), r0, SINGE_CONST(64));
+        const double t15 = fma(t14, r0, SINGE_CONST(65));
+        const double t16 = fma(t15, r0, SINGE_CONST(66));
+        const double t17 = singe_exp(t16);
+        const double t18 = fma(t17, shared[3][lane], t11);
+        const double t19 = t17 * shared[16][lane];
+        const double t20 = shared[27][lane] + t19;
+        shared[27][lane] = t20;
+        const double t21 = fma(SINGE_CONST(67), r0, SINGE_CONST(68));
+        const double t22 = fma(t21, r0, SINGE_CONST(69));
+        const double t23 = fma(t22, r0, SINGE_CONST(70));
+        const double t24 = singe_exp(t23);
+        const double t25 = fma(t24, shared[4][lane], t18);
+        const double t26 = t24 * shared[16][lane];
+        const double t27 = t26;
+        shared[34][lane] = t27;
+        const double t28 = t25;
+        const double t29 = shared[22][lane] + t28;
+        shared[22][lane] = t29;
+      }
+      SINGE_BAR_SYNC(4, 96);  // point 3: resistance0@w1.1, resistance3@w2.0, resistance5@w1.1, resistance8@w0.0, resistance6@w0.2, resistance7@w0.1 (+2 more)
+      {  // reduction operation
+        const double t0 = shared[33][lane] + shared[23][lane];
+        const double t1 = t0 + shared[31][lane];
+        shared[36][lane] = t1;
+      }
+      break;
+    }
+    case 2: {
       {  // species operation
         const double t0 = __ldg(&mass_fractions[0 * species_stride + point]);
         const double t1 = t0;
@@ -251,774 +656,262 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t3 = shared[0][lane] + t2;
         shared[0][lane] = t3;
       }
-      SINGE_BAR_ARRIVE(1, 64);  // point 0: total_moles@w0.9
+      break;
+    }
+    default: break;
+    }
+    if ((1u << warp_id) & 0x00000003u) {  // warps 0, 1
       {  // reduction operation
-        const double t0 = shared[1][lane];
-        shared[2][lane] = t0;
+        const double t0 = shared[singe_index[4][warp_id]][lane] + shared[singe_index[5][warp_id]][lane];
+        shared[singe_index[6][warp_id]][lane] = t0;
       }
+    }
+    switch (warp_id) {
+    case 0: {
+      SINGE_BAR_ARRIVE(5, 64);  // point 4: resistance3
+      SINGE_BAR_SYNC(0, 96);  // all warps: end of slab: the next slab reuses shared memory and barriers
       break;
     }
     case 1: {
-      SINGE_BAR_SYNC(3, 96);  // point 2: inverse_moles
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[6 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(0);
-        const double t2 = t1 * shared[3][lane];
-        const double t3 = fmax(t2, 1e-20);
-        shared[8][lane] = t3;
+      {  // reduction operation
+        const double t0 = shared[26][lane] + shared[22][lane];
+        shared[41][lane] = t0;
       }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[7 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(1);
-        const double t2 = t1 * shared[3][lane];
-        const double t3 = fmax(t2, 1e-20);
-        shared[9][lane] = t3;
+      {  // reduction operation
+        const double t0 = shared[24][lane] + shared[32][lane];
+        shared[42][lane] = t0;
       }
-      {  // point operation
-        const double t0 = __ldg(&temperature[point]);
-        const double t1 = log(t0);
-        r0 = t1;
-      }
-      {  // point operation
-        const double t0 = __ldg(&pressure[point]);
-        r1 = t0;
-      }
-      SINGE_BAR_SYNC(4, 96);  // point 3: x3, x4, x5, x8, x7, x6
-      {  // column operation
-        const double t0 = fma(SINGE_CONST(2), r0, SINGE_CONST(3));
-        const double t1 = fma(t0, r0, SINGE_CONST(4));
-        const double t2 = fma(t1, r0, SINGE_CONST(5));
-        const double t3 = singe_exp(t2);
-        const double t4 = t3 * r1;
-        const double t5 = t4 * shared[6][lane];
-        const double t6 = t4 * shared[5][lane];
-        const double t7 = t6;
-        shared[12][lane] = t7;
-        const double t8 = fma(SINGE_CONST(6), r0, SINGE_CONST(7));
-        const double t9 = fma(t8, r0, SINGE_CONST(8));
-        const double t10 = fma(t9, r0, SINGE_CONST(9));
-        const double t11 = fma(t5, 0.0, t10);
-        const double t12 = singe_exp(t11);
-        const double t13 = t12 * r1;
-        const double t14 = fma(t13, shared[7][lane], t5);
-        const double t15 = t13 * shared[5][lane];
-        const double t16 = t15;
-        shared[13][lane] = t16;
-        const double t17 = fma(SINGE_CONST(10), r0, SINGE_CONST(11));
-        const double t18 = fma(t17, r0, SINGE_CONST(12));
-        const double t19 = fma(t18, r0, SINGE_CONST(13));
-        const double t20 = fma(t14, 0.0, t19);
-        const double t21 = singe_exp(t20);
-        const double t22 = t21 * r1;
-        const double t23 = fma(t22, shared[8][lane], t14);
-        const double t24 = t22 * shared[5][lane];
-        const double t25 = t24;
-        shared[14][lane] = t25;
-        const double t26 = fma(SINGE_CONST(14), r0, SINGE_CONST(15));
-        const double t27 = fma(t26, r0, SINGE_CONST(16));
-        const double t28 = fma(t27, r0, SINGE_CONST(17));
-        const double t29 = fma(t23, 0.0, t28);
-        const double t30 = singe_exp(t29);
-        const double t31 = t30 * r1;
-        const double t32 = fma(t31, shared[9][lane], t23);
-        const double t33 = t31 * shared[5][lane];
-        const double t34 = t33;
-        shared[15][lane] = t34;
-        const double t35 = fma(SINGE_CONST(18), r0, SINGE_CONST(19));
-        const double t36 = fma(t35, r0, SINGE_CONST(20));
-        const double t37 = fma(t36, r0, SINGE_CONST(21));
-        const double t38 = fma(t32, 0.0, t37);
-        const double t39 = singe_exp(t38);
-        const double t40 = t39 * r1;
-        const double t41 = fma(t40, shared[10][lane], t32);
-        const double t42 = t40 * shared[5][lane];
-        const double t43 = t42;
-        shared[16][lane] = t43;
-        const double t44 = t41;
-        const double t45 = t44;
-        shared[11][lane] = t45;
-      }
-      SINGE_BAR_SYNC(5, 96);  // point 4: x0, x1, x2
-      SINGE_BAR_SYNC(6, 96);  // point 5: x9
-      {  // column operation
-        const double t0 = fma(SINGE_CONST(22), r0, SINGE_CONST(23));
-        const double t1 = fma(t0, r0, SINGE_CONST(24));
-        const double t2 = fma(t1, r0, SINGE_CONST(25));
-        const double t3 = singe_exp(t2);
-        const double t4 = t3 * r1;
-        const double t5 = t4 * shared[7][lane];
-        const double t6 = t4 * shared[6][lane];
-        const double t7 = shared[13][lane] + t6;
-        shared[13][lane] = t7;
-        const double t8 = fma(SINGE_CONST(26), r0, SINGE_CONST(27));
-        const double t9 = fma(t8, r0, SINGE_CONST(28));
-        const double t10 = fma(t9, r0, SINGE_CONST(29));
-        const double t11 = fma(t5, 0.0, t10);
-        const double t12 = singe_exp(t11);
-        const double t13 = t12 * r1;
-        const double t14 = fma(t13, shared[8][lane], t5);
-        const double t15 = t13 * shared[6][lane];
-        const double t16 = shared[14][lane] + t15;
-        shared[14][lane] = t16;
-        const double t17 = fma(SINGE_CONST(30), r0, SINGE_CONST(31));
-        const double t18 = fma(t17, r0, SINGE_CONST(32));
-        const double t19 = fma(t18, r0, SINGE_CONST(33));
-        const double t20 = fma(t14, 0.0, t19);
-        const double t21 = singe_exp(t20);
-        const double t22 = t21 * r1;
-        const double t23 = fma(t22, shared[9][lane], t14);
-        const double t24 = t22 * shared[6][lane];
-        const double t25 = shared[15][lane] + t24;
-        shared[15][lane] = t25;
-        const double t26 = fma(SINGE_CONST(34), r0, SINGE_CONST(35));
-        const double t27 = fma(t26, r0, SINGE_CONST(36));
-        const double t28 = fma(t27, r0, SINGE_CONST(37));
-        const double t29 = fma(t23, 0.0, t28);
-        const double t30 = singe_exp(t29);
-        const double t31 = t30 * r1;
-        const double t32 = fma(t31, shared[10][lane], t23);
-        const double t33 = t31 * shared[6][lane];
-        const double t34 = shared[16][lane] + t33;
-        shared[16][lane] = t34;
-        const double t35 = fma(SINGE_CONST(38), r0, SINGE_CONST(39));
-        const double t36 = fma(t35, r0, SINGE_CONST(40));
-        const double t37 = fma(t36, r0, SINGE_CONST(41));
-        const double t38 = fma(t32, 0.0, t37);
-        const double t39 = singe_exp(t38);
-        const double t40 = t39 * r1;
-        const double t41 = fma(t40, shared[26][lane], t32);
-        const double t42 = t40 * shared[6][lane];
-        const double t43 = t42;
-        shared[27][lane] = t43;
-        const double t44 = t41;
-        const double t45 = shared[12][lane] + t44;
-        shared[12][lane] = t45;
-      }
-      {  // column operation
-        const double t0 = fma(SINGE_CONST(42), r0, SINGE_CONST(43));
-        const double t1 = fma(t0, r0, SINGE_CONST(44));
-        const double t2 = fma(t1, r0, SINGE_CONST(45));
-        const double t3 = singe_exp(t2);
-        const double t4 = t3 * r1;
-        const double t5 = t4 * shared[8][lane];
-        const double t6 = t4 * shared[7][lane];
-        const double t7 = shared[14][lane] + t6;
-        shared[14][lane] = t7;
-        const double t8 = fma(SINGE_CONST(46), r0, SINGE_CONST(47));
-        const double t9 = fma(t8, r0, SINGE_CONST(48));
-        const double t10 = fma(t9, r0, SINGE_CONST(49));
-        const double t11 = fma(t5, 0.0, t10);
-        const double t12 = singe_exp(t11);
-        const double t13 = t12 * r1;
-        const double t14 = fma(t13, shared[9][lane], t5);
-        const double t15 = t13 * shared[7][lane];
-        const double t16 = shared[15][lane] + t15;
-        shared[15][lane] = t16;
-        const double t17 = fma(SINGE_CONST(50), r0, SINGE_CONST(51));
-        const double t18 = fma(t17, r0, SINGE_CONST(52));
-        const double t19 = fma(t18, r0, SINGE_CONST(53));
-        const double t20 = fma(t14, 0.0, t19);
-        const double t21 = singe_exp(t20);
-        const double t22 = t21 * r1;
-        const double t23 = fma(t22, shared[10][lane], t14);
-        const double t24 = t22 * shared[7][lane];
-        const double t25 = shared[16][lane] + t24;
-        shared[16][lane] = t25;
-        const double t26 = fma(SINGE_CONST(54), r0, SINGE_CONST(55));
-        const double t27 = fma(t26, r0, SINGE_CONST(56));
-        const double t28 = fma(t27, r0, SINGE_CONST(57));
-        const double t29 = fma(t23, 0.0, t28);
-        const double t30 = singe_exp(t29);
-        const double t31 = t30 * r1;
-        const double t32 = fma(t31, shared[26][lane], t23);
-        const double t33 = t31 * shared[7][lane];
-        const double t34 = shared[27][lane] + t33;
-        shared[27][lane] = t34;
-        const double t35 = t32;
-        const double t36 = shared[13][lane] + t35;
-        shared[13][lane] = t36;
-      }
-      {  // column operation
-        const double t0 = fma(SINGE_CONST(58), r0, SINGE_CONST(59));
-        const double t1 = fma(t0, r0, SINGE_CONST(60));
-        const double t2 = fma(t1, r0, SINGE_CONST(61));
-        const double t3 = singe_exp(t2);
-        const double t4 = t3 * r1;
-        const double t5 = t4 * shared[9][lane];
-        const double t6 = t4 * shared[8][lane];
-        const double t7 = shared[15][lane] + t6;
-        shared[15][lane] = t7;
-        const double t8 = fma(SINGE_CONST(62), r0, SINGE_CONST(63));
-        const double t9 = fma(t8, r0, SINGE_CONST(64));
-        const double t10 = fma(t9, r0, SINGE_CONST(65));
-        const double t11 = fma(t5, 0.0, t10);
-        const double t12 = singe_exp(t11);
-        const double t13 = t12 * r1;
-        const double t14 = fma(t13, shared[10][lane], t5);
-        const double t15 = t13 * shared[8][lane];
-        const double t16 = shared[16][lane] + t15;
-        shared[16][lane] = t16;
-        const double t17 = fma(SINGE_CONST(66), r0, SINGE_CONST(67));
-        const double t18 = fma(t17, r0, SINGE_CONST(68));
-        const double t19 = fma(t18, r0, SINGE_CONST(69));
-        const double t20 = fma(t14, 0.0, t19);
-        const double t21 = singe_exp(t20);
-        const double t22 = t21 * r1;
-        const double t23 = fma(t22, shared[26][lane], t14);
-        const double t24 = t22 * shared[8][lane];
-        const double t25 = shared[27][lane] + t24;
-        shared[27][lane] = t25;
-        const double t26 = fma(SINGE_CONST(70), r0, SINGE_CONST(71));
-        const double t27 = fma(t26, r0, SINGE_CONST(72));
-        const double t28 = fma(t27, r0, SINGE_CONST(73));
-        const double t29 = fma(t23, 0.0, t28);
-        const double t30 = singe_exp(t29);
-        const double t31 = t30 * r1;
-        const double t32 = fma(t31, shared[17][lane], t23);
-        const double t33 = t31 * shared[8][lane];
-        const double t34 = t33;
-        shared[36][lane] = t34;
-        const double t35 = t32;
-        const double t36 = shared[14][lane] + t35;
-        shared[14][lane] = t36;
-      }
+      SINGE_BAR_ARRIVE(6, 64);  // point 5: resistance6
+      SINGE_BAR_SYNC(0, 96);  // all warps: end of slab: the next slab reuses shared memory and barriers
       break;
     }
     case 2: {
-      SINGE_BAR_SYNC(1, 64);  // point 0: total_moles@w0.9
       {  // reduction operation
         const double t0 = shared[0][lane];
         r0 = t0;
       }
-      SINGE_BAR_SYNC(2, 64);  // point 1: total_mass
+      {  // reduction operation
+        const double t0 = shared[1][lane];
+        r1 = t0;
+      }
       {  // mixture operation
         const double t0 = 1.0 / r0;
-        shared[3][lane] = t0;
-        const double t1 = shared[2][lane] * t0;
-        shared[4][lane] = t1;
+        shared[2][lane] = t0;
+        const double t1 = r1 * t0;
+        r2 = t1;
       }
-      SINGE_BAR_ARRIVE(3, 96);  // point 2: inverse_moles
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[8 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(0);
-        const double t2 = t1 * shared[3][lane];
-        const double t3 = fmax(t2, 1e-20);
-        shared[10][lane] = t3;
-      }
-      SINGE_BAR_SYNC(4, 96);  // point 3: x3, x4, x5, x8, x7, x6
       {  // species operation
         const double t0 = __ldg(&mass_fractions[0 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(1);
-        const double t2 = t1 * shared[3][lane];
+        const double t1 = t0 * SINGE_CONST(0);
+        const double t2 = t1 * shared[2][lane];
         const double t3 = fmax(t2, 1e-20);
-        shared[17][lane] = t3;
+        shared[3][lane] = t3;
       }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[1 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(2);
-        const double t2 = t1 * shared[3][lane];
-        const double t3 = fmax(t2, 1e-20);
-        shared[18][lane] = t3;
-      }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[2 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(3);
-        const double t2 = t1 * shared[3][lane];
-        const double t3 = fmax(t2, 1e-20);
-        shared[19][lane] = t3;
-      }
-      SINGE_BAR_ARRIVE(5, 96);  // point 4: x0, x1, x2
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[9 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(4);
-        const double t2 = t1 * shared[3][lane];
-        const double t3 = fmax(t2, 1e-20);
-        shared[26][lane] = t3;
-      }
-      break;
-    }
-    default: break;
-    }
-    switch (warp_id) {
-    case 0: {
-      SINGE_BAR_ARRIVE(2, 64);  // point 1: total_mass
-      SINGE_BAR_SYNC(3, 96);  // point 2: inverse_moles
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[3 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(3);
-        const double t2 = t1 * shared[3][lane];
-        const double t3 = fmax(t2, 1e-20);
-        shared[5][lane] = t3;
-      }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[4 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(4);
-        const double t2 = t1 * shared[3][lane];
-        const double t3 = fmax(t2, 1e-20);
-        shared[6][lane] = t3;
-      }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[5 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(5);
-        const double t2 = t1 * shared[3][lane];
-        const double t3 = fmax(t2, 1e-20);
-        shared[7][lane] = t3;
-      }
-      SINGE_BAR_ARRIVE(4, 96);  // point 3: x3, x4, x5, x8, x7, x6
-      {  // point operation
-        const double t0 = __ldg(&temperature[point]);
-        const double t1 = log(t0);
-        r0 = t1;
-      }
-      {  // point operation
-        const double t0 = __ldg(&pressure[point]);
-        r1 = t0;
-      }
-      SINGE_BAR_SYNC(5, 96);  // point 4: x0, x1, x2
-      {  // column operation
-        const double t0 = fma(SINGE_CONST(10), r0, SINGE_CONST(11));
-        const double t1 = fma(t0, r0, SINGE_CONST(12));
-        const double t2 = fma(t1, r0, SINGE_CONST(13));
-        const double t3 = singe_exp(t2);
-        const double t4 = t3 * r1;
-        const double t5 = t4 * shared[18][lane];
-        const double t6 = t4 * shared[17][lane];
-        const double t7 = t6;
-        shared[21][lane] = t7;
-        const double t8 = fma(SINGE_CONST(14), r0, SINGE_CONST(15));
-        const double t9 = fma(t8, r0, SINGE_CONST(16));
-        const double t10 = fma(t9, r0, SINGE_CONST(17));
-        const double t11 = fma(t5, 0.0, t10);
-        const double t12 = singe_exp(t11);
-        const double t13 = t12 * r1;
-        const double t14 = fma(t13, shared[19][lane], t5);
-        const double t15 = t13 * shared[17][lane];
-        const double t16 = t15;
-        shared[22][lane] = t16;
-        const double t17 = fma(SINGE_CONST(18), r0, SINGE_CONST(19));
-        const double t18 = fma(t17, r0, SINGE_CONST(20));
-        const double t19 = fma(t18, r0, SINGE_CONST(21));
-        const double t20 = fma(t14, 0.0, t19);
-        const double t21 = singe_exp(t20);
-        const double t22 = t21 * r1;
-        const double t23 = fma(t22, shared[5][lane], t14);
-        const double t24 = t22 * shared[17][lane];
-        const double t25 = t24;
-        shared[23][lane] = t25;
-        const double t26 = fma(SINGE_CONST(22), r0, SINGE_CONST(23));
-        const double t27 = fma(t26, r0, SINGE_CONST(24));
-        const double t28 = fma(t27, r0, SINGE_CONST(25));
-        const double t29 = fma(t23, 0.0, t28);
-        const double t30 = singe_exp(t29);
-        const double t31 = t30 * r1;
-        const double t32 = fma(t31, shared[6][lane], t23);
-        const double t33 = t31 * shared[17][lane];
-        const double t34 = t33;
-        shared[24][lane] = t34;
-        const double t35 = fma(SINGE_CONST(26), r0, SINGE_CONST(27));
-        const double t36 = fma(t35, r0, SINGE_CONST(28));
-        const double t37 = fma(t36, r0, SINGE_CONST(29));
-        const double t38 = fma(t32, 0.0, t37);
-        const double t39 = singe_exp(t38);
-        const double t40 = t39 * r1;
-        const double t41 = fma(t40, shared[7][lane], t32);
-        const double t42 = t40 * shared[17][lane];
-        const double t43 = t42;
-        shared[25][lane] = t43;
-        const double t44 = t41;
-        const double t45 = t44;
-        shared[20][lane] = t45;
-      }
-      SINGE_BAR_SYNC(6, 96);  // point 5: x9
-      {  // column operation
-        const double t0 = fma(SINGE_CONST(30), r0, SINGE_CONST(31));
-        const double t1 = fma(t0, r0, SINGE_CONST(32));
-        const double t2 = fma(t1, r0, SINGE_CONST(33));
-        const double t3 = singe_exp(t2);
-        const double t4 = t3 * r1;
-        const double t5 = t4 * shared[19][lane];
-        const double t6 = t4 * shared[18][lane];
-        const double t7 = shared[22][lane] + t6;
-        shared[22][lane] = t7;
-        const double t8 = fma(SINGE_CONST(34), r0, SINGE_CONST(35));
-        const double t9 = fma(t8, r0, SINGE_CONST(36));
-        const double t10 = fma(t9, r0, SINGE_CONST(37));
-        const double t11 = fma(t5, 0.0, t10);
-        const double t12 = singe_exp(t11);
-        const double t13 = t12 * r1;
-        const double t14 = fma(t13, shared[5][lane], t5);
-        const double t15 = t13 * shared[18][lane];
-        const double t16 = shared[23][lane] + t15;
-        shared[23][lane] = t16;
-        const double t17 = fma(SINGE_CONST(38), r0, SINGE_CONST(39));
-        const double t18 = fma(t17, r0, SINGE_CONST(40));
-        const double t19 = fma(t18, r0, SINGE_CONST(41));
-        const double t20 = fma(t14, 0.0, t19);
-        const double t21 = singe_exp(t20);
-        const double t22 = t21 * r1;
-        const double t23 = fma(t22, shared[6][lane], t14);
-        const double t24 = t22 * shared[18][lane];
-        const double t25 = shared[24][lane] + t24;
-        shared[24][lane] = t25;
-        const double t26 = fma(SINGE_CONST(42), r0, SINGE_CONST(43));
-        const double t27 = fma(t26, r0, SINGE_CONST(44));
-        const double t28 = fma(t27, r0, SINGE_CONST(45));
-        const double t29 = fma(t23, 0.0, t28);
-        const double t30 = singe_exp(t29);
-        const double t31 = t30 * r1;
-        const double t32 = fma(t31, shared[7][lane], t23);
-        const double t33 = t31 * shared[18][lane];
-        const double t34 = shared[25][lane] + t33;
-        shared[25][lane] = t34;
-        const double t35 = fma(SINGE_CONST(46), r0, SINGE_CONST(47));
-        const double t36 = fma(t35, r0, SINGE_CONST(48));
-        const double t37 = fma(t36, r0, SINGE_CONST(49));
-        const double t38 = fma(t32, 0.0, t37);
-        const double t39 = singe_exp(t38);
-        const double t40 = t39 * r1;
-        const double t41 = fma(t40, shared[8][lane], t32);
-        const double t42 = t40 * shared[18][lane];
-        const double t43 = t42;
-        shared[33][lane] = t43;
-        const double t44 = t41;
-        const double t45 = shared[21][lane] + t44;
-        shared[21][lane] = t45;
-      }
-      break;
-    }
-    case 1: {
-      SINGE_BAR_SYNC(7, 96);  // point 6: resistance0@w0.0, resistance0@w1.0, resistance3@w2.0, resistance2@w2.1, resistance4@w1.1, resistance5@w1.2 (+4 more)
-      {  // reduction operation
-        const double t0 = shared[35][lane] + shared[15][lane];
-        const double t1 = t0 + shared[30][lane];
-        shared[39][lane] = t1;
-      }
-      {  // reduction operation
-        const double t0 = shared[33][lane] + shared[14][lane];
-        shared[43][lane] = t0;
-      }
-      {  // reduction operation
-        const double t0 = shared[16][lane] + shared[31][lane];
-        shared[44][lane] = t0;
-      }
-      SINGE_BAR_ARRIVE(2, 64);  // point 8: resistance6
-      SINGE_BAR_SYNC(0, 96);  // all warps: end of slab: the next slab reuses shared memory and barriers
-      break;
-    }
-    case 2: {
-      SINGE_BAR_ARRIVE(6, 96);  // point 5: x9
-      {  // point operation
-        const double t0 = __ldg(&temperature[point]);
-        const double t1 = log(t0);
-        r0 = t1;
-      }
-      {  // point operation
-        const double t0 = __ldg(&pressure[point]);
-        r1 = t0;
-      }
-      {  // column operation
-        const double t0 = fma(SINGE_CONST(5), r0, SINGE_CONST(6));
-        const double t1 = fma(t0, r0, SINGE_CONST(7));
-        const double t2 = fma(t1, r0, SINGE_CONST(8));
-        const double t3 = singe_exp(t2);
-        const double t4 = t3 * r1;
-        const double t5 = t4 * shared[10][lane];
-        const double t6 = t4 * shared[9][lane];
-        const double t7 = t6;
-        shared[31][lane] = t7;
-        const double t8 = fma(SINGE_CONST(9), r0, SINGE_CONST(10));
-        const double t9 = fma(t8, r0, SINGE_CONST(11));
-        const double t10 = fma(t9, r0, SINGE_CONST(12));
-        const double t11 = fma(t5, 0.0, t10);
-        const double t12 = singe_exp(t11);
-        const double t13 = t12 * r1;
-        const double t14 = fma(t13, shared[26][lane], t5);
-        const double t15 = t13 * shared[9][lane];
-        const double t16 = t15;
-        shared[32][lane] = t16;
-        const double t17 = fma(SINGE_CONST(13), r0, SINGE_CONST(14));
-        const double t18 = fma(t17, r0, SINGE_CONST(15));
-        const double t19 = fma(t18, r0, SINGE_CONST(16));
-        const double t20 = fma(t14, 0.0, t19);
-        const double t21 = singe_exp(t20);
-        const double t22 = t21 * r1;
-        const double t23 = fma(t22, shared[17][lane], t14);
-        const double t24 = t22 * shared[9][lane];
-        const double t25 = t24;
-        shared[28][lane] = t25;
-        const double t26 = fma(SINGE_CONST(17), r0, SINGE_CONST(18));
-        const double t27 = fma(t26, r0, SINGE_CONST(19));
-        const double t28 = fma(t27, r0, SINGE_CONST(20));
-        const double t29 = fma(t23, 0.0, t28);
-        const double t30 = singe_exp(t29);
-        const double t31 = t30 * r1;
-        const double t32 = fma(t31, shared[18][lane], t23);
-        const double t33 = t31 * shared[9][lane];
-        const double t34 = t33;
-        shared[29][lane] = t34;
-        const double t35 = t32;
-        const double t36 = t35;
-        shared[30][lane] = t36;
-      }
-      {  // column operation
-        const double t0 = fma(SINGE_CONST(21), r0, SINGE_CONST(22));
-        const double t1 = fma(t0, r0, SINGE_CONST(23));
-        const double t2 = fma(t1, r0, SINGE_CONST(24));
-        const double t3 = singe_exp(t2);
-        const double t4 = t3 * r1;
-        const double t5 = t4 * shared[26][lane];
-        const double t6 = t4 * shared[10][lane];
-        const double t7 = shared[32][lane] + t6;
-        shared[32][lane] = t7;
-        const double t8 = fma(SINGE_CONST(25), r0, SINGE_CONST(26));
-        const double t9 = fma(t8, r0, SINGE_CONST(27));
-        const double t10 = fma(t9, r0, SINGE_CONST(28));
-        const double t11 = fma(t5, 0.0, t10);
-        const double t12 = singe_exp(t11);
-        const double t13 = t12 * r1;
-        const double t14 = fma(t13, shared[17][lane], t5);
-        const double t15 = t13 * shared[10][lane];
-        const double t16 = shared[28][lane] + t15;
-        shared[28][lane] = t16;
-        const double t17 = fma(SINGE_CONST(29), r0, SINGE_CONST(30));
-        const double t18 = fma(t17, r0, SINGE_CONST(31));
-        const double t19 = fma(t18, r0, SINGE_CONST(32));
-        const double t20 = fma(t14, 0.0, t19);
-        const double t21 = singe_exp(t20);
-        const double t22 = t21 * r1;
-        const double t23 = fma(t22, shared[18][lane], t14);
-        const double t24 = t22 * shared[10][lane];
-        const double t25 = shared[29][lane] + t24;
-        shared[29][lane] = t25;
-        const double t26 = fma(SINGE_CONST(33), r0, SINGE_CONST(34));
-        const double t27 = fma(t26, r0, SINGE_CONST(35));
-        const double t28 = fma(t27, r0, SINGE_CONST(36));
-        const double t29 = fma(t23, 0.0, t28);
-        const double t30 = singe_exp(t29);
-        const double t31 = t30 * r1;
-        const double t32 = fma(t31, shared[19][lane], t23);
-        const double t33 = t31 * shared[10][lane];
-        const double t34 = t33;
-        shared[34][lane] = t34;
-        const double t35 = t32;
-        const double t36 = shared[31][lane] + t35;
-        shared[31][lane] = t36;
-      }
-      {  // column operation
-        const double t0 = fma(SINGE_CONST(37), r0, SINGE_CONST(38));
-        const double t1 = fma(t0, r0, SINGE_CONST(39));
-        const double t2 = fma(t1, r0, SINGE_CONST(40));
-        const double t3 = singe_exp(t2);
-        const double t4 = t3 * r1;
-        const double t5 = t4 * shared[17][lane];
-        const double t6 = t4 * shared[26][lane];
-        const double t7 = shared[28][lane] + t6;
-        shared[28][lane] = t7;
-        const double t8 = fma(SINGE_CONST(41), r0, SINGE_CONST(42));
-        const double t9 = fma(t8, r0, SINGE_CONST(43));
-        const double t10 = fma(t9, r0, SINGE_CONST(44));
-        const double t11 = fma(t5, 0.0, t10);
-        const double t12 = singe_exp(t11);
-        const double t13 = t12 * r1;
-        const double t14 = fma(t13, shared[18][lane], t5);
-        const double t15 = t13 * shared[26][lane];
-        const double t16 = shared[29][lane] + t15;
-        shared[29][lane] = t16;
-        const double t17 = fma(SINGE_CONST(45), r0, SINGE_CONST(46));
-        const double t18 = fma(t17, r0, SINGE_CONST(47));
-        const double t19 = fma(t18, r0, SINGE_CONST(48));
-        const double t20 = fma(t14, 0.0, t19);
-        const double t21 = singe_exp(t20);
-        const double t22 = t21 * r1;
-        const double t23 = fma(t22, shared[19][lane], t14);
-        const double t24 = t22 * shared[26][lane];
-        const double t25 = shared[34][lane] + t24;
-        shared[34][lane] = t25;
-        const double t26 = fma(SINGE_CONST(49), r0, SINGE_CONST(50));
-        const double t27 = fma(t26, r0, SINGE_CONST(51));
-        const double t28 = fma(t27, r0, SINGE_CONST(52));
-        const double t29 = fma(t23, 0.0, t28);
-        const double t30 = singe_exp(t29);
-        const double t31 = t30 * r1;
-        const double t32 = fma(t31, shared[5][lane], t23);
-        const double t33 = t31 * shared[26][lane];
-        const double t34 = t33;
-        shared[37][lane] = t34;
-        const double t35 = t32;
-        const double t36 = shared[32][lane] + t35;
-        shared[32][lane] = t36;
-      }
-      SINGE_BAR_SYNC(7, 96);  // point 6: resistance0@w0.0, resistance0@w1.0, resistance3@w2.0, resistance2@w2.1, resistance4@w1.1, resistance5@w1.2 (+4 more)
-      {  // reduction operation
-        const double t0 = shared[20][lane] + shared[36][lane];
-        const double t1 = t0 + shared[28][lane];
-        r0 = t1;
-      }
-      {  // reduction operation
-        const double t0 = shared[21][lane] + shared[29][lane];
-        r1 = t0;
-      }
-      {  // reduction operation
-        const double t0 = shared[27][lane] + shared[32][lane];
-        shared[45][lane] = t0;
-      }
-      {  // output operation
-        const double t0 = fma(shared[17][lane], SINGE_CONST(53), shared[4][lane]);
-        const double t1 = shared[4][lane] * r0;
-        const double t2 = t0 / t1;
-        if (valid) diffusion[0 * species_stride + point] = t2;
-      }
-      {  // output operation
-        const double t0 = fma(shared[18][lane], SINGE_CONST(54), shared[4][lane]);
-        const double t1 = shared[4][lane] * r1;
-        const double t2 = t0 / t1;
-        if (valid) diffusion[1 * species_stride + point] = t2;
-      }
-      break;
-    }
-    default: break;
-    }
-    switch (warp_id) {
-    case 0: {
-      {  // column operation
-        const double t0 = fma(SINGE_CONST(50), r0, SINGE_CONST(51));
-        const double t1 = fma(t0, r0, SINGE_CONST(52));
-        const double t2 = fma(t1, r0, SINGE_CONST(53));
-        const double t3 = singe_exp(t2);
-        const double t4 = t3 * r1;
-        const double t5 = t4 * shared[5][lane];
-        const double t6 = t4 * shared[19][lane];
-        const double t7 = shared[23][lane] + t6;
-        shared[23][lane] = t7;
-        const double t8 = fma(SINGE_CONST(54), r0, SINGE_CONST(55));
-        const double t9 = fma(t8, r0, SINGE_CONST(56));
-        const double t10 = fma(t9, r0, SINGE_CONST(57));
-        const double t11 = fma(t5, 0.0, t10);
-        const double t12 = singe_exp(t11);
-        const double t13 = t12 * r1;
-        const double t14 = fma(t13, shared[6][lane], t5);
-        const double t15 = t13 * shared[19][lane];
-        const double t16 = shared[24][lane] + t15;
-        shared[24][lane] = t16;
-        const double t17 = fma(SINGE_CONST(58), r0, SINGE_CONST(59));
-        const double t18 = fma(t17, r0, SINGE_CONST(60));
-        const double t19 = fma(t18, r0, SINGE_CONST(61));
-        const double t20 = fma(t14, 0.0, t19);
-        const double t21 = singe_exp(t20);
-        const double t22 = t21 * r1;
-        const double t23 = fma(t22, shared[7][lane], t14);
-        const double t24 = t22 * shared[19][lane];
-        const double t25 = shared[25][lane] + t24;
-        shared[25][lane] = t25;
-        const double t26 = fma(SINGE_CONST(62), r0, SINGE_CONST(63));
-        const double t27 = fma(t26, r0, SINGE_CONST(64));
-        const double t28 = fma(t27, r0, SINGE_CONST(65));
-        const double t29 = fma(t23, 0.0, t28);
-        const double t30 = singe_exp(t29);
-        const double t31 = t30 * r1;
-        const double t32 = fma(t31, shared[8][lane], t23);
-        const double t33 = t31 * shared[19][lane];
-        const double t34 = shared[33][lane] + t33;
-        shared[33][lane] = t34;
-        const double t35 = fma(SINGE_CONST(66), r0, SINGE_CONST(67));
-        const double t36 = fma(t35, r0, SINGE_CONST(68));
-        const double t37 = fma(t36, r0, SINGE_CONST(69));
-        const double t38 = fma(t32, 0.0, t37);
-        const double t39 = singe_exp(t38);
-        const double t40 = t39 * r1;
-        const double t41 = fma(t40, shared[9][lane], t32);
-        const double t42 = t40 * shared[19][lane];
-        const double t43 = t42;
-        shared[35][lane] = t43;
-        const double t44 = t41;
-        const double t45 = shared[22][lane] + t44;
-        shared[22][lane] = t45;
-      }
-      SINGE_BAR_SYNC(7, 96);  // point 6: resistance0@w0.0, resistance0@w1.0, resistance3@w2.0, resistance2@w2.1, resistance4@w1.1, resistance5@w1.2 (+4 more)
-      {  // reduction operation
-        const double t0 = shared[23][lane] + shared[11][lane];
-        const double t1 = t0 + shared[37][lane];
-        shared[38][lane] = t1;
-      }
-      {  // reduction operation
-        const double t0 = shared[22][lane] + shared[34][lane];
-        shared[40][lane] = t0;
-      }
-      {  // reduction operation
-        const double t0 = shared[24][lane] + shared[12][lane];
-        shared[41][lane] = t0;
-      }
-      {  // reduction operation
-        const double t0 = shared[25][lane] + shared[13][lane];
-        shared[42][lane] = t0;
-      }
-      SINGE_BAR_ARRIVE(1, 64);  // point 7: resistance2
-      SINGE_BAR_SYNC(3, 64);  // point 9: resistance9
-      break;
-    }
-    case 2: {
-      SINGE_BAR_SYNC(1, 64);  // point 7: resistance2
-      {  // output operation
-        const double t0 = fma(shared[19][lane], SINGE_CONST(55), shared[4][lane]);
-        const double t1 = shared[4][lane] * shared[40][lane];
-        const double t2 = t0 / t1;
-        if (valid) diffusion[2 * species_stride + point] = t2;
-      }
-      {  // output operation
-        const double t0 = fma(shared[5][lane], SINGE_CONST(56), shared[4][lane]);
-        const double t1 = shared[4][lane] * shared[38][lane];
-        const double t2 = t0 / t1;
-        if (valid) diffusion[3 * species_stride + point] = t2;
-      }
-      {  // output operation
-        const double t0 = fma(shared[6][lane], SINGE_CONST(57), shared[4][lane]);
-        const double t1 = shared[4][lane] * shared[41][lane];
-        const double t2 = t0 / t1;
-        if (valid) diffusion[4 * species_stride + point] = t2;
-      }
-      {  // output operation
-        const double t0 = fma(shared[7][lane], SINGE_CONST(58), shared[4][lane]);
-        const double t1 = shared[4][lane] * shared[42][lane];
-        const double t2 = t0 / t1;
-        if (valid) diffusion[5 * species_stride + point] = t2;
-      }
-      SINGE_BAR_SYNC(2, 64);  // point 8: resistance6
-      {  // output operation
-        const double t0 = fma(shared[8][lane], SINGE_CONST(59), shared[4][lane]);
-        const double t1 = shared[4][lane] * shared[43][lane];
-        const double t2 = t0 / t1;
-        if (valid) diffusion[6 * species_stride + point] = t2;
-      }
-      {  // output operation
-        const double t0 = fma(shared[9][lane], SINGE_CONST(60), shared[4][lane]);
-        const double t1 = shared[4][lane] * shared[39][lane];
-        const double t2 = t0 / t1;
-        if (valid) diffusion[7 * species_stride + point] = t2;
-      }
-      break;
-    }
-    default: break;
-    }
-    if ((1u << warp_id) & 0x00000005u) {  // warps 0, 2
-      {  // output operation
-        const double t0 = fma(shared[singe_index[0][warp_id]][lane], SINGE_CONST(70), shared[4][lane]);
-        const double t1 = shared[4][lane] * shared[singe_index[1][warp_id]][lane];
-        const double t2 = t0 / t1;
-        if (valid) diffusion[singe_index[2][warp_id] * species_stride + point] = t2;
-      }
-    }
-    switch (warp_id) {
-    case 0: {
-      SINGE_BAR_SYNC(0, 96);  // all warps: end of slab: the next slab reuses shared memory and barriers
-      break;
-    }
-    case 2: {
-      SINGE_BAR_ARRIVE(3, 64);  // point 9: resistance9
       break;
     }
     default: break;
     }
     if ((1u << warp_id) & 0x00000004u) {  // warps 2
+      {  // species operation
+        const double t0 = __ldg(&mass_fractions[1 * species_stride + point]);
+        const double t1 = t0 * SINGE_CONST(1);
+        const double t2 = t1 * shared[2][lane];
+        const double t3 = fmax(t2, 1e-20);
+        shared[4][lane] = t3;
+      }
+      {  // species operation
+        const double t0 = __ldg(&mass_fractions[2 * species_stride + point]);
+        const double t1 = t0 * SINGE_CONST(2);
+        const double t2 = t1 * shared[2][lane];
+        const double t3 = fmax(t2, 1e-20);
+        shared[5][lane] = t3;
+      }
+      {  // species operation
+        const double t0 = __ldg(&mass_fractions[3 * species_stride + point]);
+        const double t1 = t0 * SINGE_CONST(3);
+        const double t2 = t1 * shared[2][lane];
+        const double t3 = fmax(t2, 1e-20);
+        shared[6][lane] = t3;
+      }
+      SINGE_BAR_ARRIVE(1, 96);  // point 0: inverse_moles, x0, x1
+      {  // species operation
+        const double t0 = __ldg(&mass_fractions[9 * species_stride + point]);
+        const double t1 = t0 * SINGE_CONST(9);
+        const double t2 = t1 * shared[2][lane];
+        const double t3 = fmax(t2, 1e-20);
+        shared[18][lane] = t3;
+      }
+      SINGE_BAR_SYNC(2, 96);  // point 1: x4, x5, x9, x8, x6, x7 (+1 more)
+      {  // point operation
+        const double t0 = __ldg(&temperature[point]);
+        const double t1 = log(t0);
+        r0 = t1;
+      }
+      {  // column operation
+        const double t0 = fma(SINGE_CONST(10), r0, SINGE_CONST(11));
+        const double t1 = fma(t0, r0, SINGE_CONST(12));
+        const double t2 = fma(t1, r0, SINGE_CONST(13));
+        const double t3 = singe_exp(t2);
+        const double t4 = t3 * shared[18][lane];
+        const double t5 = t3 * shared[17][lane];
+        const double t6 = t5;
+        shared[32][lane] = t6;
+        const double t7 = fma(SINGE_CONST(14), r0, SINGE_CONST(15));
+        const double t8 = fma(t7, r0, SINGE_CONST(16));
+        const double t9 = fma(t8, r0, SINGE_CONST(17));
+        const double t10 = singe_exp(t9);
+        const double t11 = fma(t10, shared[3][lane], t4);
+        const double t12 = t10 * shared[17][lane];
+        const double t13 = t12;
+        shared[28][lane] = t13;
+        const double t14 = fma(SINGE_CONST(18), r0, SINGE_CONST(19));
+        const double t15 = fma(t14, r0, SINGE_CONST(20));
+        const double t16 = fma(t15, r0, SINGE_CONST(21));
+        const double t17 = singe_exp(t16);
+        const double t18 = fma(t17, shared[4][lane], t11);
+        const double t19 = t17 * shared[17][lane];
+        const double t20 = t19;
+        shared[29][lane] = t20;
+        const double t21 = fma(SINGE_CONST(22), r0, SINGE_CONST(23));
+        const double t22 = fma(t21, r0, SINGE_CONST(24));
+        const double t23 = fma(t22, r0, SINGE_CONST(25));
+        const double t24 = singe_exp(t23);
+        const double t25 = fma(t24, shared[5][lane], t18);
+        const double t26 = t24 * shared[17][lane];
+        const double t27 = t26;
+        shared[30][lane] = t27;
+        const double t28 = t25;
+        const double t29 = t28;
+        shared[31][lane] = t29;
+      }
+      {  // column operation
+        const double t0 = fma(SINGE_CONST(26), r0, SINGE_CONST(27));
+        const double t1 = fma(t0, r0, SINGE_CONST(28));
+        const double t2 = fma(t1, r0, SINGE_CONST(29));
+        const double t3 = singe_exp(t2);
+        const double t4 = t3 * shared[3][lane];
+        const double t5 = t3 * shared[18][lane];
+        const double t6 = shared[28][lane] + t5;
+        shared[28][lane] = t6;
+        const double t7 = fma(SINGE_CONST(30), r0, SINGE_CONST(31));
+        const double t8 = fma(t7, r0, SINGE_CONST(32));
+        const double t9 = fma(t8, r0, SINGE_CONST(33));
+        const double t10 = singe_exp(t9);
+        const double t11 = fma(t10, shared[4][lane], t4);
+        const double t12 = t10 * shared[18][lane];
+        const double t13 = shared[29][lane] + t12;
+        shared[29][lane] = t13;
+        const double t14 = fma(SINGE_CONST(34), r0, SINGE_CONST(35));
+        const double t15 = fma(t14, r0, SINGE_CONST(36));
+        const double t16 = fma(t15, r0, SINGE_CONST(37));
+        const double t17 = singe_exp(t16);
+        const double t18 = fma(t17, shared[5][lane], t11);
+        const double t19 = t17 * shared[18][lane];
+        const double t20 = shared[30][lane] + t19;
+        shared[30][lane] = t20;
+        const double t21 = fma(SINGE_CONST(38), r0, SINGE_CONST(39));
+        const double t22 = fma(t21, r0, SINGE_CONST(40));
+        const double t23 = fma(t22, r0, SINGE_CONST(41));
+        const double t24 = singe_exp(t23);
+        const double t25 = fma(t24, shared[6][lane], t18);
+        const double t26 = t24 * shared[18][lane];
+        const double t27 = t26;
+        shared[35][lane] = t27;
+        const double t28 = t25;
+        const double t29 = shared[32][lane] + t28;
+        shared[32][lane] = t29;
+      }
+      SINGE_BAR_SYNC(4, 96);  // point 3: resistance0@w1.1, resistance3@w2.0, resistance5@w1.1, resistance8@w0.0, resistance6@w0.2, resistance7@w0.1 (+2 more)
+      {  // reduction operation
+        const double t0 = shared[9][lane] + shared[27][lane];
+        const double t1 = t0 + shared[28][lane];
+        r0 = t1;
+      }
+      {  // reduction operation
+        const double t0 = shared[10][lane] + shared[34][lane];
+        const double t1 = t0 + shared[29][lane];
+        r1 = t1;
+      }
+      {  // reduction operation
+        const double t0 = shared[11][lane] + shared[30][lane];
+        r3 = t0;
+      }
+      {  // point operation
+        const double t0 = __ldg(&pressure[point]);
+        r4 = t0;
+      }
+      {  // output operation
+        const double t0 = fma(shared[3][lane], SINGE_CONST(42), r2);
+        const double t1 = r2 * r0;
+        const double t2 = t1 * r4;
+        const double t3 = t0 / t2;
+        if (valid) diffusion[0 * species_stride + point] = t3;
+      }
+      {  // output operation
+        const double t0 = fma(shared[4][lane], SINGE_CONST(43), r2);
+        const double t1 = r2 * r1;
+        const double t2 = t1 * r4;
+        const double t3 = t0 / t2;
+        if (valid) diffusion[1 * species_stride + point] = t3;
+      }
+      {  // output operation
+        const double t0 = fma(shared[5][lane], SINGE_CONST(44), r2);
+        const double t1 = r2 * r3;
+        const double t2 = t1 * r4;
+        const double t3 = t0 / t2;
+        if (valid) diffusion[2 * species_stride + point] = t3;
+      }
+      SINGE_BAR_SYNC(5, 64);  // point 4: resistance3
+      {  // output operation
+        const double t0 = fma(shared[6][lane], SINGE_CONST(45), r2);
+        const double t1 = r2 * shared[37][lane];
+        const double t2 = t1 * r4;
+        const double t3 = t0 / t2;
+        if (valid) diffusion[3 * species_stride + point] = t3;
+      }
+      {  // output operation
+        const double t0 = fma(shared[7][lane], SINGE_CONST(46), r2);
+        const double t1 = r2 * shared[38][lane];
+        const double t2 = t1 * r4;
+        const double t3 = t0 / t2;
+        if (valid) diffusion[4 * species_stride + point] = t3;
+      }
+      {  // output operation
+        const double t0 = fma(shared[8][lane], SINGE_CONST(47), r2);
+        const double t1 = r2 * shared[39][lane];
+        const double t2 = t1 * r4;
+        const double t3 = t0 / t2;
+        if (valid) diffusion[5 * species_stride + point] = t3;
+      }
+      SINGE_BAR_SYNC(6, 64);  // point 5: resistance6
+      {  // output operation
+        const double t0 = fma(shared[15][lane], SINGE_CONST(48), r2);
+        const double t1 = r2 * shared[40][lane];
+        const double t2 = t1 * r4;
+        const double t3 = t0 / t2;
+        if (valid) diffusion[6 * species_stride + point] = t3;
+      }
+      {  // output operation
+        const double t0 = fma(shared[16][lane], SINGE_CONST(49), r2);
+        const double t1 = r2 * shared[41][lane];
+        const double t2 = t1 * r4;
+        const double t3 = t0 / t2;
+        if (valid) diffusion[7 * species_stride + point] = t3;
+      }
+      {  // output operation
+        const double t0 = fma(shared[17][lane], SINGE_CONST(50), r2);
+        const double t1 = r2 * shared[36][lane];
+        const double t2 = t1 * r4;
+        const double t3 = t0 / t2;
+        if (valid) diffusion[8 * species_stride + point] = t3;
+      }
+      {  // output operation
+        const double t0 = fma(shared[18][lane], SINGE_CONST(51), r2);
+        const double t1 = r2 * shared[42][lane];
+        const double t2 = t1 * r4;
+        const double t3 = t0 / t2;
+        if (valid) diffusion[9 * species_stride + point] = t3;
+      }
       SINGE_BAR_SYNC(0, 96);  // all warps: end of slab: the next slab reuses shared memory and barriers
     }
   }
@@ -1028,8 +921,8 @@ extern "C" int h2o2_diffusion(const double *temperature, const double *pressure,
 {
   if (n_points <= 0) return 0;
   const int n_slabs = (n_points + 31) / 32;
-  SINGE_SET_SHARED(h2o2_diffusion_kernel, 11776);
-  SINGE_LAUNCH(h2o2_diffusion_kernel, n_slabs, 96, 11776, stream, temperature, pressure, mass_fractions, diffusion, n_points, species_stride);
+  SINGE_SET_SHARED(h2o2_diffusion_kernel, 11008);
+  SINGE_LAUNCH(h2o2_diffusion_kernel, n_slabs, 96, 11008, stream, temperature, pressure, mass_fractions, diffusion, n_points, species_stride);
   return SINGE_LAUNCH_STATUS();
 }
 // singe-signature: {"entry": "h2o2_diffusion", "kernel": "diffusion", "style": "warp-specialized", "species": ["H2", "H", "O", "O2", "OH", "H2O", "HO2", "H2O2", "AR", "N2"], "parameters": [{"field": "temperature", "output": false, "rows": "point"}, {"field": "pressure", "output": false, "rows": "point"}, {"field": "mass_fractions", "output": false, "rows": "species"}, {"field": "diffusion", "output": true, "rows": "species"}]}

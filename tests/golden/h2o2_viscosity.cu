@@ -3,11 +3,14 @@
 //
 // Launch: 4 warps (128 threads) per CTA, 2 CTAs per SM (sm_90);
 // each CTA handles 32 points at a time (one per lane) and loops over slabs of 32 points.
-// Expected: ~40 registers per thread (255 available), 6144 B shared memory,
-// 3 synchronization points on named barriers [0, 1, 2, 3], 51 constants per warp
+// Expected: ~42 registers per thread (255 available), 7424 B shared memory,
+// 3 synchronization points on named barriers [0, 1, 2, 3], 55 constants per warp
 // (2 per thread after striping, 2 of them kept in registers).
 // Species (10, species-major arrays, stride species_stride): H2 H O O2 OH H2O HO2 H2O2 AR N2
 #include "h2o2_viscosity.h"
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ != 900 && !defined(SINGE_ALLOW_ANY_ARCH)
+#error "h2o2_viscosity.cu was generated for sm_90: compile it with nvcc -arch=sm_90, or run singe --arch for this GPU (-D SINGE_ALLOW_ANY_ARCH: compile anyway)"
+#endif
 #ifdef SINGE_HOST
 #include "singe_host_runtime.h"
 #else
@@ -23,38 +26,41 @@
 
 
 // e^x without the slow-path branch of the CUDA library's exp, so that ptxas
-// schedules and allocates registers across the long unrolled sequences of
-// exponentials as across any straight-line code.  Cody-Waite reduction
-// x = k ln 2 + r with |r| <= ln 2 / 2 (ln 2 split in two doubles, fused
-// multiply-adds), the Taylor polynomial of degree 13 (truncation below 5e-18),
-// then the scale 2^k in two exact steps so that subnormal results are right.
-// Arguments are clamped just outside the double range, where the scaling
-// itself overflows to +inf or rounds to 0; a NaN passes through the clamp
-// and the polynomial.
+// schedules and allocates registers across long sequences of exponentials as
+// across any straight-line code: 25 instructions on sm_90, within 1 ulp of
+// libm (tests/test_exp.py).  Arguments beyond +-745.25 become +-745.25 by
+// replacing their high word (the result overflows to +inf or rounds to 0
+// there; a NaN passes).  k = rint(x / ln 2) is the low word of x / ln 2 +
+// 1.5 2^52; Cody-Waite reduction r = x - k ln 2 with ln 2 in two parts (the
+// leading one 21 bits, k times it exact); e^r = 1 + r + r^2/2 + r^3 s(r) with
+// s a degree-8 minimax fit on |r| <= 0.3475 (error below 1.3e-17); then 2^k in
+// two exact steps, k - k/2 added to the exponent bits and a multiply by
+// 2^(k/2), so that subnormal results are rounded once.  Constants with a zero
+// low word are immediates of the instructions.
 static __device__ __forceinline__ double singe_exp(double x)
 {
-  const double t = x < -745.2 ? -745.2 : (x > 709.8 ? 709.8 : x);
-  const double k = rint(t * 1.4426950408889634);  // 1 / ln 2
-  double r = fma(k, -6.9314718055994529e-01, t);  // ln 2, leading part
-  r = fma(k, -2.3190468138462996e-17, r);  // ln 2, trailing part
-  double p = 1.6059043836821613e-10;  // 1/13!
-  p = fma(p, r, 2.0876756987868099e-09);
-  p = fma(p, r, 2.5052108385441720e-08);
-  p = fma(p, r, 2.7557319223985893e-07);
-  p = fma(p, r, 2.7557319223985893e-06);
-  p = fma(p, r, 2.4801587301587302e-05);
-  p = fma(p, r, 1.9841269841269841e-04);
-  p = fma(p, r, 1.3888888888888889e-03);
-  p = fma(p, r, 8.3333333333333332e-03);
-  p = fma(p, r, 4.1666666666666664e-02);
-  p = fma(p, r, 1.6666666666666666e-01);
+  const int high = __double2hiint(x);
+  const double t = __hiloint2double(fabs(x) > 745.25 ? (high & (int)0x80000000) | 0x40874a00 : high,
+                                    __double2loint(x));  // 0x40874a00: high word of 745.25
+  const double shifted = fma(t, 1.4426950408889634, 6755399441055744.0);  // 1 / ln 2; 1.5 2^52
+  const int k = __double2loint(shifted);
+  const double kf = shifted - 6755399441055744.0;
+  double r = fma(kf, -0.6931471824645996, t);  // ln 2, leading part
+  r = fma(kf, 1.904654299957768e-09, r);  // ln 2, trailing part
+  double p = fma(2.5121579483311507e-08, r, 2.7625287657429e-07);
+  p = fma(p, r, 2.7557214333969098e-06);
+  p = fma(p, r, 2.4801509562737917e-05);
+  p = fma(p, r, 1.9841269907753758e-04);
+  p = fma(p, r, 1.3888888924920698e-03);
+  p = fma(p, r, 8.333333333317277e-03);
+  p = fma(p, r, 4.166666666661239e-02);
+  p = fma(p, r, 1.6666666666666674e-01);
   p = fma(p, r, 0.5);
   p = fma(p, r, 1.0);
   p = fma(p, r, 1.0);
-  const int n = (int)fmin(fmax(k, -1075.0), 1024.0);  // k itself when x is not NaN
-  const int half = n / 2;
-  return p * __longlong_as_double((long long)(half + 1023) << 52)
-           * __longlong_as_double((long long)(n - half + 1023) << 52);
+  const int half = k >> 1;
+  const double scaled = __hiloint2double(__double2hiint(p) + ((k - half) << 20), __double2loint(p));
+  return scaled * __hiloint2double((half + 1023) << 20, __double2loint(kf));  // kf's low word is 0 (|k| < 2^11)
 }
 
 
@@ -69,66 +75,66 @@ static __device__ __forceinline__ double singe_exp(double x)
 // Read-only, but not declared const: nvcc's front end spends memory on every read
 // of an initialised const table (18 GB and a minute for a 52-species diffusion kernel).
 static __device__ double h2o2_viscosity_constants[256] = {
-  0.03569643749553795, 0.25, 0.20412414523193154, 0.3331841186979649,
-  0.34291585839835853, 0.33429459776511156, 0.33529017250040033, 0.34322663485128596,
-  0.3435197643168, 0.3449567203606627, 0.34147970892630153, 0.3505576751045611,
-  0.2886751345948129, 0.34811278670927365, 0.344058772664597, 0.34827524024906154,
-  0.3484282730142159, 0.34917571209057574, 0.3473592750903838, 0.003984084824588441,
-  0.07749103869490676, 0.05546460209935123, 0.1890624412605087, 0.23578005276017483,
-  0.19319474498901537, 0.19710117787753265, 0.23780498091473815, 0.2397583080787631,
-  0.22698810702280886, 1.8438143361061419, 0.0, 0.0,
-  0.0, 0.0, 0.0, 0.0,
-  0.0, 0.0, 0.0, 0.0,
-  0.0, 0.0, 0.0, 0.0,
-  0.0, 0.0, 0.0, 0.0,
-  0.0, 0.0, 0.0, 0.0,
-  0.0, 0.0, 0.0, 0.0,
-  0.0, 0.0, 0.0, 0.0,
-  0.0, 0.0, 0.0, 0.0,
-  0.11827232578866644, 0.08607388720696257, 0.25, 0.2886751345948129,
-  0.2537887780512603, 0.25730207350400125, 0.29015580079647435, 0.29156971147029626,
-  0.29875641131968483, 0.2820668722143575, 1.3862631101432874, 0.06178582142776551,
-  0.20412414523193154, 0.2082805259060159, 0.21219282102310535, 0.2519308856173268,
-  0.2634535380677382, 0.24155916425181054, 1.73283670042326, 0.0916057224828689,
-  0.06589031801928921, 0.213162566130194, 0.2581650056959053, 0.21730078425753974,
-  0.22118535577917037, 0.2600251481673443, 0.26181225487007814, 0.27106530443825133,
-  1.6663521926084275, 0.0, 0.0, 0.0,
-  0.0, 0.0, 0.0, 0.0,
-  0.0, 0.0, 0.0, 0.0,
-  0.0, 0.0, 0.0, 0.0,
-  0.0, 0.0, 0.0, 0.0,
-  0.0, 0.0, 0.0, 0.0,
-  0.0, 0.0, 0.0, 0.0,
-  0.0, 0.0, 0.0, 0.0,
-  0.0, 0.0, 0.0, 0.0,
-  0.49603174603174605, 0.9920634920634921, 0.06250390649415588, 0.03125195324707794,
-  0.05879931792791203, 0.055509297807382736, 0.030297521662727988, 0.029399658963956014,
-  0.025031289111389236, 0.03569643749553795, 0.008020596576854932, -0.18336774492671157,
-  1.7200743185958043, -11.11622418526927, 0.005460590962277188, -0.12351409264245271,
-  1.253175680187251, -10.401899039501235, -0.010160086481829, 0.17221835559184773,
-  -0.43324533934079656, -7.712164180046578, 0.005460590962277049, -0.12351409264244997,
-  1.253175680187232, -10.401899039501185, 0.0047141708919229836, -0.10633816904139652,
-  1.1213919387104632, -10.10376371347016, 0.11509614200772453, 0.08363116359187062,
-  0.2461529120998737, 0.28569078131489195, 0.25, 0.25357221709439204,
-  0.2872169070172647, 0.2886751345948129, 0.29610098025611015, 0.27889132141581274,
-  1.4168125120051382, 0.11216282906851, 0.08138526250207187, 0.24247812884988523,
-  0.2827971122664734, 0.24637599460546986, 0.2843655428851411, 0.28586508899021695,
-  0.2935151200181844, 0.2758206634551549, 1.4456023721000284, 0.0,
-  0.0, 0.0, 0.0, 0.0,
-  0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
   0.0005428416255372465, -0.012256814751576906, 0.4143441164485218, -8.049497730632867,
   0.003356905868958147, -0.07538330009778764, 0.8860705791860739, -9.217844100969598,
+  0.03125195324707794, 0.055509297807382736, 0.029399658963956014, 0.25,
+  0.20412414523193154, 0.3331841186979649, 0.34291585839835853, 0.33429459776511156,
+  0.33529017250040033, 0.34322663485128596, 0.3435197643168, 0.3449567203606627,
+  0.34147970892630153, 1.4198591479439078, 0.2886751345948129, 0.34811278670927365,
+  0.344058772664597, 0.34827524024906154, 0.3484282730142159, 0.34917571209057574,
+  0.3473592750903838, 1.0039920318408906, 0.11827232578866644, 0.08607388720696257,
+  0.2537887780512603, 0.25730207350400125, 0.29015580079647435, 0.29156971147029626,
+  0.29875641131968483, 0.2820668722143575, 3.9998749980468142, 0.06178582142776551,
+  0.2082805259060159, 0.21219282102310535, 0.2519308856173268, 0.2634535380677382,
+  0.24155916425181054, 5.656677470034862, 0.0, 0.0,
+  0.0, 0.0, 0.0, 0.0,
+  0.0, 0.0, 0.0, 0.0,
+  0.0, 0.0, 0.0, 0.0,
+  0.008020596576854932, -0.18336774492671157, 1.7200743185958043, -11.11622418526927,
   0.0033569058689580083, -0.07538330009778386, 0.8860705791860422, -9.217844100969515,
+  0.49603174603174605, 0.0, 0.0, 0.0,
+  0.9920634920634921, 0.06250390649415588, 0.05879931792791203, 0.030297521662727988,
+  0.11509614200772453, 0.08363116359187062, 0.2461529120998737, 0.28569078131489195,
+  0.25, 0.25357221709439204, 0.2872169070172647, 0.2886751345948129,
+  0.29610098025611015, 0.27889132141581274, 4.123954412939115, 0.11216282906851,
+  0.08138526250207187, 0.24247812884988523, 0.2827971122664734, 0.24637599460546986,
+  0.2843655428851411, 0.28586508899021695, 0.2935151200181844, 0.2758206634551549,
+  4.244408085940842, 0.08482615828069773, 0.06086342932712926, 0.20201388879024315,
+  0.24805408457042066, 0.2061709201692516, 0.2100862632816315, 0.25187301940680934,
+  0.26162719860928263, 0.23955567686980545, 5.745084855770191, 0.05998115174228478,
+  0.19996775578359674, 0.20412414523193154, 0.20804122403171768, 0.2481128414550465,
+  0.25983832224521636, 0.237601227269232, 5.832152261386872, 0.0,
+  0.0, 0.0, 0.0, 0.0,
+  0.0, 0.0, 0.0, 0.0,
+  0.005460590962277188, -0.12351409264245271, 1.253175680187251, -10.401899039501235,
+  -0.010160086481829, 0.17221835559184773, -0.43324533934079656, -7.712164180046578,
   0.005460590962277815, -0.12351409264246738, 1.2531756801873626, -10.401899039501512,
+  0.005460590962277049, -0.12351409264244997, 1.253175680187232, -10.401899039501185,
   0.007499619756571293, -0.17103884996570862, 1.6227026940098073, -11.340280294789888,
-  0.03125195324707794, 0.05879931792791203, 0.055509297807382736, 0.029399658963956014,
-  0.08482615828069773, 0.06086342932712926, 0.20201388879024315, 0.24805408457042066,
-  0.2061709201692516, 0.2100862632816315, 0.25, 0.25187301940680934,
-  0.26162719860928263, 0.23955567686980545, 1.748344681560688, 0.08363116359187062,
-  0.05998115174228478, 0.19996775578359674, 0.2461529120998737, 0.20412414523193154,
-  0.20804122403171768, 0.2481128414550465, 0.25983832224521636, 0.237601227269232,
-  1.763386102285111, 0.0, 0.0, 0.0,
+  0.07749103869490676, 0.05546460209935123, 0.1890624412605087, 0.23578005276017483,
+  0.19319474498901537, 0.19710117787753265, 0.23780498091473815, 0.2397583080787631,
+  0.25, 0.22698810702280886, 6.320601237224193, 0.0916057224828689,
+  0.06589031801928921, 0.213162566130194, 0.2581650056959053, 0.21730078425753974,
+  0.22118535577917037, 0.2600251481673443, 0.26181225487007814, 0.27106530443825133,
+  5.292825332466584, 0.0, 0.0, 0.0,
+  0.0, 0.0, 0.0, 0.0,
+  0.0, 0.0, 0.0, 0.0,
+  0.0, 0.0, 0.0, 0.0,
+  0.0, 0.0, 0.0, 0.0,
+  0.0, 0.0, 0.0, 0.0,
+  0.0047141708919229836, -0.10633816904139652, 1.1213919387104632, -10.10376371347016,
+  0.49603174603174605, 0.9920634920634921, 0.06250390649415588, 0.03125195324707794,
+  0.05879931792791203, 0.055509297807382736, 0.030297521662727988, 0.029399658963956014,
+  0.025031289111389236, 0.03569643749553795, 0.0, 0.0,
+  0.0, 0.0, 0.0, 0.0,
+  0.0, 0.0, 0.0, 0.0,
+  0.0, 0.0, 0.0, 0.0,
+  0.0, 0.0, 0.0, 0.0,
+  0.0, 0.0, 0.0, 0.0,
+  0.0, 0.0, 0.0, 0.0,
+  0.0, 0.0, 0.0, 0.0,
+  0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
@@ -136,11 +142,24 @@ static __device__ double h2o2_viscosity_constants[256] = {
 };
 
 
+// Warp indexing: per-warp shared-memory slots and species indices where warps share code.
+static __constant__ int singe_index[9][4] = {
+  { 0, 1, 4, 14 },
+  { 0, 2, 5, 15 },
+  { 0, 6, 0, 0 },
+  { 3, 1, 0, 0 },
+  { 20, 18, 0, 0 },
+  { 5, 2, 0, 0 },
+  { 22, 19, 0, 0 },
+  { 7, 4, 0, 0 },
+  { 24, 21, 0, 0 },
+};
+
 
 __global__ void __launch_bounds__(128, 2)
 h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__restrict__ mass_fractions, double *__restrict__ viscosity, const int n_points, const int species_stride)
 {
-  extern __shared__ double singe_shared[];  // 24 slots of 32 doubles (6144 B, dynamic)
+  extern __shared__ double singe_shared[];  // 29 slots of 32 doubles (7424 B, dynamic)
   double (*shared)[32] = reinterpret_cast<double (*)[32]>(singe_shared);
   const int warp_id = threadIdx.x >> 5;
   const int lane = threadIdx.x & 31;
@@ -148,766 +167,704 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
 #pragma unroll
   for (int s = 0; s < 2; s++)
     cs[s] = __ldg(&h2o2_viscosity_constants[(warp_id * 2 + s) * 32 + lane]);
-  double r0 = 0.0, r1 = 0.0;
+  double r0 = 0.0, r1 = 0.0, r2 = 0.0;
   const int n_slabs = (n_points + 31) >> 5;
 #pragma unroll 1
   for (int slab = blockIdx.x; slab < n_slabs; slab += gridDim.x) {
     const bool valid = slab * 32 + lane < n_points;
     const int point = valid ? slab * 32 + lane : n_points - 1;
-    if ((1u << warp_id) & 0x00000003u) {  // warps 0, 1
-      SINGE_BAR_SYNC(1, 128);  // point 0: inverse_moles, x0, x1, x2, g1, g3 (+8 more)
+    // all warps
+    {  // point operation
+      const double t0 = __ldg(&temperature[point]);
+      const double t1 = log(t0);
+      r0 = t1;
     }
-    switch (warp_id) {
-    case 0: {
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[9 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(0);
-        const double t2 = t1 * shared[0][lane];
-        const double t3 = fmax(t2, 1e-20);
-        shared[20][lane] = t3;
-      }
-      SINGE_BAR_SYNC(2, 128);  // point 1: x3, x4, x5, x7, x6, x8 (+1 more)
-      {  // species operation
-        const double t0 = shared[1][lane] - shared[1][lane];
-        const double t1 = singe_exp(t0);
-        const double t2 = t1 + 1.0;
-        const double t3 = t2 * t2;
-        const double t4 = t3 * SINGE_CONST(1);
-        const double t5 = t4 * shared[11][lane];
-        const double t6 = shared[1][lane] - shared[2][lane];
-        const double t7 = singe_exp(t6);
-        const double t8 = t7 + 1.0;
-        const double t9 = t8 * t8;
-        const double t10 = t9 * SINGE_CONST(2);
-        const double t11 = fma(t10, shared[12][lane], t5);
-        const double t12 = shared[1][lane] - shared[3][lane];
-        const double t13 = singe_exp(t12);
-        const double t14 = t13 + 1.0;
-        const double t15 = t14 * t14;
-        const double t16 = t15 * SINGE_CONST(3);
-        const double t17 = fma(t16, shared[13][lane], t11);
-        const double t18 = shared[1][lane] - shared[4][lane];
-        const double t19 = singe_exp(t18);
-        const double t20 = t19 + 1.0;
-        const double t21 = t20 * t20;
-        const double t22 = t21 * SINGE_CONST(4);
-        const double t23 = fma(t22, shared[14][lane], t17);
-        const double t24 = shared[1][lane] - shared[5][lane];
-        const double t25 = singe_exp(t24);
-        const double t26 = t25 + 1.0;
-        const double t27 = t26 * t26;
-        const double t28 = t27 * SINGE_CONST(5);
-        const double t29 = fma(t28, shared[15][lane], t23);
-        const double t30 = shared[1][lane] - shared[6][lane];
-        const double t31 = singe_exp(t30);
-        const double t32 = t31 + 1.0;
-        const double t33 = t32 * t32;
-        const double t34 = t33 * SINGE_CONST(6);
-        const double t35 = fma(t34, shared[16][lane], t29);
-        const double t36 = shared[1][lane] - shared[7][lane];
-        const double t37 = singe_exp(t36);
-        const double t38 = t37 + 1.0;
-        const double t39 = t38 * t38;
-        const double t40 = t39 * SINGE_CONST(7);
-        const double t41 = fma(t40, shared[17][lane], t35);
-        const double t42 = shared[1][lane] - shared[8][lane];
-        const double t43 = singe_exp(t42);
-        const double t44 = t43 + 1.0;
-        const double t45 = t44 * t44;
-        const double t46 = t45 * SINGE_CONST(8);
-        const double t47 = fma(t46, shared[18][lane], t41);
-        const double t48 = shared[1][lane] - shared[9][lane];
-        const double t49 = singe_exp(t48);
-        const double t50 = t49 + 1.0;
-        const double t51 = t50 * t50;
-        const double t52 = t51 * SINGE_CONST(9);
-        const double t53 = fma(t52, shared[19][lane], t47);
-        const double t54 = shared[1][lane] - shared[10][lane];
-        const double t55 = singe_exp(t54);
-        const double t56 = t55 + 1.0;
-        const double t57 = t56 * t56;
-        const double t58 = t57 * SINGE_CONST(10);
-        const double t59 = fma(t58, shared[20][lane], t53);
-        const double t60 = fma(shared[1][lane], 2.0, SINGE_CONST(11));
-        const double t61 = singe_exp(t60);
-        const double t62 = shared[11][lane] * t61;
-        const double t63 = t62 / t59;
-        const double t64 = t63;
-        r0 = t64;
-      }
-      {  // species operation
-        const double t0 = shared[2][lane] - shared[1][lane];
-        const double t1 = singe_exp(t0);
-        const double t2 = t1 + 1.0;
-        const double t3 = t2 * t2;
-        const double t4 = t3 * SINGE_CONST(12);
-        const double t5 = t4 * shared[11][lane];
-        const double t6 = shared[2][lane] - shared[2][lane];
-        const double t7 = singe_exp(t6);
-        const double t8 = t7 + 1.0;
-        const double t9 = t8 * t8;
-        const double t10 = t9 * SINGE_CONST(1);
-        const double t11 = fma(t10, shared[12][lane], t5);
-        const double t12 = shared[2][lane] - shared[3][lane];
-        const double t13 = singe_exp(t12);
-        const double t14 = t13 + 1.0;
-        const double t15 = t14 * t14;
-        const double t16 = t15 * SINGE_CONST(4);
-        const double t17 = fma(t16, shared[13][lane], t11);
-        const double t18 = shared[2][lane] - shared[4][lane];
-        const double t19 = singe_exp(t18);
-        const double t20 = t19 + 1.0;
-        const double t21 = t20 * t20;
-        const double t22 = t21 * SINGE_CONST(13);
-        const double t23 = fma(t22, shared[14][lane], t17);
-        const double t24 = shared[2][lane] - shared[5][lane];
-        const double t25 = singe_exp(t24);
-        const double t26 = t25 + 1.0;
-        const double t27 = t26 * t26;
-        const double t28 = t27 * SINGE_CONST(8);
-        const double t29 = fma(t28, shared[15][lane], t23);
-        const double t30 = shared[2][lane] - shared[6][lane];
-        const double t31 = singe_exp(t30);
-        const double t32 = t31 + 1.0;
-        const double t33 = t32 * t32;
-        const double t34 = t33 * SINGE_CONST(14);
-        const double t35 = fma(t34, shared[16][lane], t29);
-        const double t36 = shared[2][lane] - shared[7][lane];
-        const double t37 = singe_exp(t36);
-        const double t38 = t37 + 1.0;
-        const double t39 = t38 * t38;
-        const double t40 = t39 * SINGE_CONST(15);
-        const double t41 = fma(t40, shared[17][lane], t35);
-        const double t42 = shared[2][lane] - shared[8][lane];
-        const double t43 = singe_exp(t42);
-        const double t44 = t43 + 1.0;
-        const double t45 = t44 * t44;
-        const double t46 = t45 * SINGE_CONST(16);
-        const double t47 = fma(t46, shared[18][lane], t41);
-        const double t48 = shared[2][lane] - shared[9][lane];
-        const double t49 = singe_exp(t48);
-        const double t50 = t49 + 1.0;
-        const double t51 = t50 * t50;
-        const double t52 = t51 * SINGE_CONST(17);
-        const double t53 = fma(t52, shared[19][lane], t47);
-        const double t54 = shared[2][lane] - shared[10][lane];
-        const double t55 = singe_exp(t54);
-        const double t56 = t55 + 1.0;
-        const double t57 = t56 * t56;
-        const double t58 = t57 * SINGE_CONST(18);
-        const double t59 = fma(t58, shared[20][lane], t53);
-        const double t60 = fma(shared[2][lane], 2.0, SINGE_CONST(19));
-        const double t61 = singe_exp(t60);
-        const double t62 = shared[12][lane] * t61;
-        const double t63 = t62 / t59;
-        const double t64 = r0 + t63;
-        r1 = t64;
-      }
-      {  // species operation
-        const double t0 = shared[9][lane] - shared[1][lane];
-        const double t1 = singe_exp(t0);
-        const double t2 = t1 + 1.0;
-        const double t3 = t2 * t2;
-        const double t4 = t3 * SINGE_CONST(20);
-        const double t5 = t4 * shared[11][lane];
-        const double t6 = shared[9][lane] - shared[2][lane];
-        const double t7 = singe_exp(t6);
-        const double t8 = t7 + 1.0;
-        const double t9 = t8 * t8;
-        const double t10 = t9 * SINGE_CONST(21);
-        const double t11 = fma(t10, shared[12][lane], t5);
-        const double t12 = shared[9][lane] - shared[3][lane];
-        const double t13 = singe_exp(t12);
-        const double t14 = t13 + 1.0;
-        const double t15 = t14 * t14;
-        const double t16 = t15 * SINGE_CONST(22);
-        const double t17 = fma(t16, shared[13][lane], t11);
-        const double t18 = shared[9][lane] - shared[4][lane];
-        const double t19 = singe_exp(t18);
-        const double t20 = t19 + 1.0;
-        const double t21 = t20 * t20;
-        const double t22 = t21 * SINGE_CONST(23);
-        const double t23 = fma(t22, shared[14][lane], t17);
-        const double t24 = shared[9][lane] - shared[5][lane];
-        const double t25 = singe_exp(t24);
-        const double t26 = t25 + 1.0;
-        const double t27 = t26 * t26;
-        const double t28 = t27 * SINGE_CONST(24);
-        const double t29 = fma(t28, shared[15][lane], t23);
-        const double t30 = shared[9][lane] - shared[6][lane];
-        const double t31 = singe_exp(t30);
-        const double t32 = t31 + 1.0;
-        const double t33 = t32 * t32;
-        const double t34 = t33 * SINGE_CONST(25);
-        const double t35 = fma(t34, shared[16][lane], t29);
-        const double t36 = shared[9][lane] - shared[7][lane];
-        const double t37 = singe_exp(t36);
-        const double t38 = t37 + 1.0;
-        const double t39 = t38 * t38;
-        const double t40 = t39 * SINGE_CONST(26);
-        const double t41 = fma(t40, shared[17][lane], t35);
-        const double t42 = shared[9][lane] - shared[8][lane];
-        const double t43 = singe_exp(t42);
-        const double t44 = t43 + 1.0;
-        const double t45 = t44 * t44;
-        const double t46 = t45 * SINGE_CONST(27);
-        const double t47 = fma(t46, shared[18][lane], t41);
-        const double t48 = shared[9][lane] - shared[9][lane];
-        const double t49 = singe_exp(t48);
-        const double t50 = t49 + 1.0;
-        const double t51 = t50 * t50;
-        const double t52 = t51 * SINGE_CONST(1);
-        const double t53 = fma(t52, shared[19][lane], t47);
-        const double t54 = shared[9][lane] - shared[10][lane];
-        const double t55 = singe_exp(t54);
-        const double t56 = t55 + 1.0;
-        const double t57 = t56 * t56;
-        const double t58 = t57 * SINGE_CONST(28);
-        const double t59 = fma(t58, shared[20][lane], t53);
-        const double t60 = fma(shared[9][lane], 2.0, SINGE_CONST(29));
-        const double t61 = singe_exp(t60);
-        const double t62 = shared[19][lane] * t61;
-        const double t63 = t62 / t59;
-        const double t64 = r1 + t63;
-        shared[22][lane] = t64;
-      }
-      SINGE_BAR_ARRIVE(3, 128);  // point 2: mixture_viscosity@w0.2, mixture_viscosity@w1.2, mixture_viscosity@w2.1
-      SINGE_BAR_SYNC(0, 128);  // all warps: end of slab: the next slab reuses shared memory and barriers
-      break;
-    }
-    case 1: {
-      SINGE_BAR_SYNC(2, 128);  // point 1: x3, x4, x5, x7, x6, x8 (+1 more)
-      {  // species operation
-        const double t0 = shared[3][lane] - shared[1][lane];
-        const double t1 = singe_exp(t0);
-        const double t2 = t1 + 1.0;
-        const double t3 = t2 * t2;
-        const double t4 = t3 * SINGE_CONST(0);
-        const double t5 = t4 * shared[11][lane];
-        const double t6 = shared[3][lane] - shared[2][lane];
-        const double t7 = singe_exp(t6);
-        const double t8 = t7 + 1.0;
-        const double t9 = t8 * t8;
-        const double t10 = t9 * SINGE_CONST(1);
-        const double t11 = fma(t10, shared[12][lane], t5);
-        const double t12 = shared[3][lane] - shared[3][lane];
-        const double t13 = singe_exp(t12);
-        const double t14 = t13 + 1.0;
-        const double t15 = t14 * t14;
-        const double t16 = t15 * SINGE_CONST(2);
-        const double t17 = fma(t16, shared[13][lane], t11);
-        const double t18 = shared[3][lane] - shared[4][lane];
-        const double t19 = singe_exp(t18);
-        const double t20 = t19 + 1.0;
-        const double t21 = t20 * t20;
-        const double t22 = t21 * SINGE_CONST(3);
-        const double t23 = fma(t22, shared[14][lane], t17);
-        const double t24 = shared[3][lane] - shared[5][lane];
-        const double t25 = singe_exp(t24);
-        const double t26 = t25 + 1.0;
-        const double t27 = t26 * t26;
-        const double t28 = t27 * SINGE_CONST(4);
-        const double t29 = fma(t28, shared[15][lane], t23);
-        const double t30 = shared[3][lane] - shared[6][lane];
-        const double t31 = singe_exp(t30);
-        const double t32 = t31 + 1.0;
-        const double t33 = t32 * t32;
-        const double t34 = t33 * SINGE_CONST(5);
-        const double t35 = fma(t34, shared[16][lane], t29);
-        const double t36 = shared[3][lane] - shared[7][lane];
-        const double t37 = singe_exp(t36);
-        const double t38 = t37 + 1.0;
-        const double t39 = t38 * t38;
-        const double t40 = t39 * SINGE_CONST(6);
-        const double t41 = fma(t40, shared[17][lane], t35);
-        const double t42 = shared[3][lane] - shared[8][lane];
-        const double t43 = singe_exp(t42);
-        const double t44 = t43 + 1.0;
-        const double t45 = t44 * t44;
-        const double t46 = t45 * SINGE_CONST(7);
-        const double t47 = fma(t46, shared[18][lane], t41);
-        const double t48 = shared[3][lane] - shared[9][lane];
-        const double t49 = singe_exp(t48);
-        const double t50 = t49 + 1.0;
-        const double t51 = t50 * t50;
-        const double t52 = t51 * SINGE_CONST(8);
-        const double t53 = fma(t52, shared[19][lane], t47);
-        const double t54 = shared[3][lane] - shared[10][lane];
-        const double t55 = singe_exp(t54);
-        const double t56 = t55 + 1.0;
-        const double t57 = t56 * t56;
-        const double t58 = t57 * SINGE_CONST(9);
-        const double t59 = fma(t58, shared[20][lane], t53);
-        const double t60 = fma(shared[3][lane], 2.0, SINGE_CONST(10));
-        const double t61 = singe_exp(t60);
-        const double t62 = shared[13][lane] * t61;
-        const double t63 = t62 / t59;
-        const double t64 = t63;
-        r0 = t64;
-      }
-      {  // species operation
-        const double t0 = shared[4][lane] - shared[1][lane];
-        const double t1 = singe_exp(t0);
-        const double t2 = t1 + 1.0;
-        const double t3 = t2 * t2;
-        const double t4 = t3 * SINGE_CONST(1);
-        const double t5 = t4 * shared[11][lane];
-        const double t6 = shared[4][lane] - shared[2][lane];
-        const double t7 = singe_exp(t6);
-        const double t8 = t7 + 1.0;
-        const double t9 = t8 * t8;
-        const double t10 = t9 * SINGE_CONST(11);
-        const double t11 = fma(t10, shared[12][lane], t5);
-        const double t12 = shared[4][lane] - shared[3][lane];
-        const double t13 = singe_exp(t12);
-        const double t14 = t13 + 1.0;
-        const double t15 = t14 * t14;
-        const double t16 = t15 * SINGE_CONST(12);
-        const double t17 = fma(t16, shared[13][lane], t11);
-        const double t18 = shared[4][lane] - shared[4][lane];
-        const double t19 = singe_exp(t18);
-        const double t20 = t19 + 1.0;
-        const double t21 = t20 * t20;
-        const double t22 = t21 * SINGE_CONST(2);
-        const double t23 = fma(t22, shared[14][lane], t17);
-        const double t24 = shared[4][lane] - shared[5][lane];
-        const double t25 = singe_exp(t24);
-        const double t26 = t25 + 1.0;
-        const double t27 = t26 * t26;
-        const double t28 = t27 * SINGE_CONST(13);
-        const double t29 = fma(t28, shared[15][lane], t23);
-        const double t30 = shared[4][lane] - shared[6][lane];
-        const double t31 = singe_exp(t30);
-        const double t32 = t31 + 1.0;
-        const double t33 = t32 * t32;
-        const double t34 = t33 * SINGE_CONST(14);
-        const double t35 = fma(t34, shared[16][lane], t29);
-        const double t36 = shared[4][lane] - shared[7][lane];
-        const double t37 = singe_exp(t36);
-        const double t38 = t37 + 1.0;
-        const double t39 = t38 * t38;
-        const double t40 = t39 * SINGE_CONST(15);
-        const double t41 = fma(t40, shared[17][lane], t35);
-        const double t42 = shared[4][lane] - shared[8][lane];
-        const double t43 = singe_exp(t42);
-        const double t44 = t43 + 1.0;
-        const double t45 = t44 * t44;
-        const double t46 = t45 * SINGE_CONST(4);
-        const double t47 = fma(t46, shared[18][lane], t41);
-        const double t48 = shared[4][lane] - shared[9][lane];
-        const double t49 = singe_exp(t48);
-        const double t50 = t49 + 1.0;
-        const double t51 = t50 * t50;
-        const double t52 = t51 * SINGE_CONST(16);
-        const double t53 = fma(t52, shared[19][lane], t47);
-        const double t54 = shared[4][lane] - shared[10][lane];
-        const double t55 = singe_exp(t54);
-        const double t56 = t55 + 1.0;
-        const double t57 = t56 * t56;
-        const double t58 = t57 * SINGE_CONST(17);
-        const double t59 = fma(t58, shared[20][lane], t53);
-        const double t60 = fma(shared[4][lane], 2.0, SINGE_CONST(18));
-        const double t61 = singe_exp(t60);
-        const double t62 = shared[14][lane] * t61;
-        const double t63 = t62 / t59;
-        const double t64 = r0 + t63;
-        r1 = t64;
-      }
-      {  // species operation
-        const double t0 = shared[10][lane] - shared[1][lane];
-        const double t1 = singe_exp(t0);
-        const double t2 = t1 + 1.0;
-        const double t3 = t2 * t2;
-        const double t4 = t3 * SINGE_CONST(19);
-        const double t5 = t4 * shared[11][lane];
-        const double t6 = shared[10][lane] - shared[2][lane];
-        const double t7 = singe_exp(t6);
-        const double t8 = t7 + 1.0;
-        const double t9 = t8 * t8;
-        const double t10 = t9 * SINGE_CONST(20);
-        const double t11 = fma(t10, shared[12][lane], t5);
-        const double t12 = shared[10][lane] - shared[3][lane];
-        const double t13 = singe_exp(t12);
-        const double t14 = t13 + 1.0;
-        const double t15 = t14 * t14;
-        const double t16 = t15 * SINGE_CONST(21);
-        const double t17 = fma(t16, shared[13][lane], t11);
-        const double t18 = shared[10][lane] - shared[4][lane];
-        const double t19 = singe_exp(t18);
-        const double t20 = t19 + 1.0;
-        const double t21 = t20 * t20;
-        const double t22 = t21 * SINGE_CONST(22);
-        const double t23 = fma(t22, shared[14][lane], t17);
-        const double t24 = shared[10][lane] - shared[5][lane];
-        const double t25 = singe_exp(t24);
-        const double t26 = t25 + 1.0;
-        const double t27 = t26 * t26;
-        const double t28 = t27 * SINGE_CONST(23);
-        const double t29 = fma(t28, shared[15][lane], t23);
-        const double t30 = shared[10][lane] - shared[6][lane];
-        const double t31 = singe_exp(t30);
-        const double t32 = t31 + 1.0;
-        const double t33 = t32 * t32;
-        const double t34 = t33 * SINGE_CONST(24);
-        const double t35 = fma(t34, shared[16][lane], t29);
-        const double t36 = shared[10][lane] - shared[7][lane];
-        const double t37 = singe_exp(t36);
-        const double t38 = t37 + 1.0;
-        const double t39 = t38 * t38;
-        const double t40 = t39 * SINGE_CONST(25);
-        const double t41 = fma(t40, shared[17][lane], t35);
-        const double t42 = shared[10][lane] - shared[8][lane];
-        const double t43 = singe_exp(t42);
-        const double t44 = t43 + 1.0;
-        const double t45 = t44 * t44;
-        const double t46 = t45 * SINGE_CONST(26);
-        const double t47 = fma(t46, shared[18][lane], t41);
-        const double t48 = shared[10][lane] - shared[9][lane];
-        const double t49 = singe_exp(t48);
-        const double t50 = t49 + 1.0;
-        const double t51 = t50 * t50;
-        const double t52 = t51 * SINGE_CONST(27);
-        const double t53 = fma(t52, shared[19][lane], t47);
-        const double t54 = shared[10][lane] - shared[10][lane];
-        const double t55 = singe_exp(t54);
-        const double t56 = t55 + 1.0;
-        const double t57 = t56 * t56;
-        const double t58 = t57 * SINGE_CONST(2);
-        const double t59 = fma(t58, shared[20][lane], t53);
-        const double t60 = fma(shared[10][lane], 2.0, SINGE_CONST(28));
-        const double t61 = singe_exp(t60);
-        const double t62 = shared[20][lane] * t61;
-        const double t63 = t62 / t59;
-        const double t64 = r1 + t63;
-        shared[23][lane] = t64;
-      }
-      SINGE_BAR_ARRIVE(3, 128);  // point 2: mixture_viscosity@w0.2, mixture_viscosity@w1.2, mixture_viscosity@w2.1
-      SINGE_BAR_SYNC(0, 128);  // all warps: end of slab: the next slab reuses shared memory and barriers
-      break;
-    }
-    case 2: {
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[0 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(0);
-        const double t2 = t1;
-        r0 = t2;
-      }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[1 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(1);
-        const double t2 = r0 + t1;
-        r1 = t2;
-      }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[2 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(2);
-        const double t2 = r1 + t1;
-        r0 = t2;
-      }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[3 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(3);
-        const double t2 = r0 + t1;
-        r1 = t2;
-      }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[4 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(4);
-        const double t2 = r1 + t1;
-        r0 = t2;
-      }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[5 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(5);
-        const double t2 = r0 + t1;
-        r1 = t2;
-      }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[6 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(6);
-        const double t2 = r1 + t1;
-        r0 = t2;
-      }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[7 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(7);
-        const double t2 = r0 + t1;
-        r1 = t2;
-      }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[8 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(8);
-        const double t2 = r1 + t1;
-        r0 = t2;
-      }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[9 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(9);
-        const double t2 = r0 + t1;
-        r1 = t2;
-      }
-      {  // reduction operation
-        const double t0 = r1;
-        r0 = t0;
-      }
-      {  // mixture operation
-        const double t0 = 1.0 / r0;
-        shared[0][lane] = t0;
-      }
-      break;
-    }
-    case 3: {
-      {  // point operation
-        const double t0 = __ldg(&temperature[point]);
-        const double t1 = log(t0);
-        r0 = t1;
-      }
+    if ((1u << warp_id) & 0x0000000eu) {  // warps 1, 2, 3
       {  // species operation
         const double t0 = fma(SINGE_CONST(0), r0, SINGE_CONST(1));
         const double t1 = fma(t0, r0, SINGE_CONST(2));
         const double t2 = fma(t1, r0, SINGE_CONST(3));
-        shared[1][lane] = t2;
+        const double t3 = singe_exp(t2);
+        shared[singe_index[0][warp_id]][lane] = t3;
+        const double t4 = t2 * -1.0;
+        const double t5 = singe_exp(t4);
+        shared[singe_index[1][warp_id]][lane] = t5;
       }
+    }
+    if ((1u << warp_id) & 0x00000003u) {  // warps 0, 1
       {  // species operation
         const double t0 = fma(SINGE_CONST(4), r0, SINGE_CONST(5));
         const double t1 = fma(t0, r0, SINGE_CONST(6));
         const double t2 = fma(t1, r0, SINGE_CONST(7));
-        shared[3][lane] = t2;
+        const double t3 = singe_exp(t2);
+        r1 = t3;
+        const double t4 = t2 * -1.0;
+        const double t5 = singe_exp(t4);
+        shared[singe_index[2][warp_id]][lane] = t5;
+      }
+    }
+    switch (warp_id) {
+    case 0: {
+      {  // species operation
+        const double t0 = fma(SINGE_CONST(8), r0, SINGE_CONST(9));
+        const double t1 = fma(t0, r0, SINGE_CONST(10));
+        const double t2 = fma(t1, r0, SINGE_CONST(11));
+        const double t3 = singe_exp(t2);
+        r2 = t3;
+        const double t4 = t2 * -1.0;
+        const double t5 = singe_exp(t4);
+        shared[3][lane] = t5;
+      }
+      SINGE_BAR_SYNC(1, 128);  // point 0: inverse_moles, inv_s9, inv_s1, inv_s4, s1, inv_s3 (+8 more)
+      break;
+    }
+    case 1: {
+      SINGE_BAR_SYNC(1, 128);  // point 0: inverse_moles, inv_s9, inv_s1, inv_s4, s1, inv_s3 (+8 more)
+      {  // species operation
+        const double t0 = __ldg(&mass_fractions[0 * species_stride + point]);
+        const double t1 = t0 * SINGE_CONST(8);
+        const double t2 = t1 * shared[16][lane];
+        const double t3 = fmax(t2, 1e-20);
+        shared[17][lane] = t3;
+      }
+      break;
+    }
+    case 2: {
+      {  // species operation
+        const double t0 = fma(SINGE_CONST(4), r0, SINGE_CONST(5));
+        const double t1 = fma(t0, r0, SINGE_CONST(6));
+        const double t2 = fma(t1, r0, SINGE_CONST(7));
+        const double t3 = singe_exp(t2);
+        shared[7][lane] = t3;
+        const double t4 = t2 * -1.0;
+        const double t5 = singe_exp(t4);
+        shared[8][lane] = t5;
       }
       {  // species operation
         const double t0 = fma(SINGE_CONST(8), r0, SINGE_CONST(9));
         const double t1 = fma(t0, r0, SINGE_CONST(10));
         const double t2 = fma(t1, r0, SINGE_CONST(11));
-        shared[5][lane] = t2;
-      }
-      {  // species operation
-        const double t0 = fma(SINGE_CONST(12), r0, SINGE_CONST(13));
-        const double t1 = fma(t0, r0, SINGE_CONST(14));
-        const double t2 = fma(t1, r0, SINGE_CONST(15));
-        shared[7][lane] = t2;
-      }
-      {  // species operation
-        const double t0 = fma(SINGE_CONST(16), r0, SINGE_CONST(17));
-        const double t1 = fma(t0, r0, SINGE_CONST(18));
-        const double t2 = fma(t1, r0, SINGE_CONST(19));
-        shared[9][lane] = t2;
-      }
-      SINGE_BAR_SYNC(1, 128);  // point 0: inverse_moles, x0, x1, x2, g1, g3 (+8 more)
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[3 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(20);
-        const double t2 = t1 * shared[0][lane];
-        const double t3 = fmax(t2, 1e-20);
-        shared[14][lane] = t3;
-      }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[4 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(21);
-        const double t2 = t1 * shared[0][lane];
-        const double t3 = fmax(t2, 1e-20);
-        shared[15][lane] = t3;
-      }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[5 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(22);
-        const double t2 = t1 * shared[0][lane];
-        const double t3 = fmax(t2, 1e-20);
-        shared[16][lane] = t3;
-      }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[7 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(23);
-        const double t2 = t1 * shared[0][lane];
-        const double t3 = fmax(t2, 1e-20);
-        shared[18][lane] = t3;
-      }
-      SINGE_BAR_SYNC(2, 128);  // point 1: x3, x4, x5, x7, x6, x8 (+1 more)
-      break;
-    }
-    default: break;
-    }
-    switch (warp_id) {
-    case 2: {
-      {  // point operation
-        const double t0 = __ldg(&temperature[point]);
-        const double t1 = log(t0);
-        r0 = t1;
-      }
-      {  // species operation
-        const double t0 = fma(SINGE_CONST(10), r0, SINGE_CONST(11));
-        const double t1 = fma(t0, r0, SINGE_CONST(12));
-        const double t2 = fma(t1, r0, SINGE_CONST(13));
-        shared[2][lane] = t2;
-      }
-      {  // species operation
-        const double t0 = fma(SINGE_CONST(14), r0, SINGE_CONST(15));
-        const double t1 = fma(t0, r0, SINGE_CONST(16));
-        const double t2 = fma(t1, r0, SINGE_CONST(17));
-        shared[4][lane] = t2;
-      }
-      {  // species operation
-        const double t0 = fma(SINGE_CONST(18), r0, SINGE_CONST(19));
-        const double t1 = fma(t0, r0, SINGE_CONST(20));
-        const double t2 = fma(t1, r0, SINGE_CONST(21));
-        shared[6][lane] = t2;
-      }
-      {  // species operation
-        const double t0 = fma(SINGE_CONST(22), r0, SINGE_CONST(23));
-        const double t1 = fma(t0, r0, SINGE_CONST(24));
-        const double t2 = fma(t1, r0, SINGE_CONST(25));
-        shared[8][lane] = t2;
-      }
-      {  // species operation
-        const double t0 = fma(SINGE_CONST(26), r0, SINGE_CONST(27));
-        const double t1 = fma(t0, r0, SINGE_CONST(28));
-        const double t2 = fma(t1, r0, SINGE_CONST(29));
-        shared[10][lane] = t2;
+        const double t3 = singe_exp(t2);
+        shared[9][lane] = t3;
+        const double t4 = t2 * -1.0;
+        const double t5 = singe_exp(t4);
+        shared[10][lane] = t5;
       }
       break;
     }
     case 3: {
       {  // species operation
-        const double t0 = shared[7][lane] - shared[1][lane];
-        const double t1 = singe_exp(t0);
-        const double t2 = t1 + 1.0;
-        const double t3 = t2 * t2;
-        const double t4 = t3 * SINGE_CONST(24);
-        const double t5 = t4 * shared[11][lane];
-        const double t6 = shared[7][lane] - shared[2][lane];
-        const double t7 = singe_exp(t6);
-        const double t8 = t7 + 1.0;
-        const double t9 = t8 * t8;
-        const double t10 = t9 * SINGE_CONST(25);
-        const double t11 = fma(t10, shared[12][lane], t5);
-        const double t12 = shared[7][lane] - shared[3][lane];
-        const double t13 = singe_exp(t12);
-        const double t14 = t13 + 1.0;
-        const double t15 = t14 * t14;
-        const double t16 = t15 * SINGE_CONST(26);
-        const double t17 = fma(t16, shared[13][lane], t11);
-        const double t18 = shared[7][lane] - shared[4][lane];
-        const double t19 = singe_exp(t18);
-        const double t20 = t19 + 1.0;
-        const double t21 = t20 * t20;
-        const double t22 = t21 * SINGE_CONST(27);
-        const double t23 = fma(t22, shared[14][lane], t17);
-        const double t24 = shared[7][lane] - shared[5][lane];
-        const double t25 = singe_exp(t24);
-        const double t26 = t25 + 1.0;
-        const double t27 = t26 * t26;
-        const double t28 = t27 * SINGE_CONST(28);
-        const double t29 = fma(t28, shared[15][lane], t23);
-        const double t30 = shared[7][lane] - shared[6][lane];
-        const double t31 = singe_exp(t30);
-        const double t32 = t31 + 1.0;
-        const double t33 = t32 * t32;
-        const double t34 = t33 * SINGE_CONST(29);
-        const double t35 = fma(t34, shared[16][lane], t29);
-        const double t36 = shared[7][lane] - shared[7][lane];
-        const double t37 = singe_exp(t36);
-        const double t38 = t37 + 1.0;
-        const double t39 = t38 * t38;
-        const double t40 = t39 * SINGE_CONST(30);
-        const double t41 = fma(t40, shared[17][lane], t35);
-        const double t42 = shared[7][lane] - shared[8][lane];
-        const double t43 = singe_exp(t42);
-        const double t44 = t43 + 1.0;
-        const double t45 = t44 * t44;
-        const double t46 = t45 * SINGE_CONST(31);
-        const double t47 = fma(t46, shared[18][lane], t41);
-        const double t48 = shared[7][lane] - shared[9][lane];
-        const double t49 = singe_exp(t48);
-        const double t50 = t49 + 1.0;
-        const double t51 = t50 * t50;
-        const double t52 = t51 * SINGE_CONST(32);
-        const double t53 = fma(t52, shared[19][lane], t47);
-        const double t54 = shared[7][lane] - shared[10][lane];
-        const double t55 = singe_exp(t54);
-        const double t56 = t55 + 1.0;
-        const double t57 = t56 * t56;
-        const double t58 = t57 * SINGE_CONST(33);
-        const double t59 = fma(t58, shared[20][lane], t53);
-        const double t60 = fma(shared[7][lane], 2.0, SINGE_CONST(34));
-        const double t61 = singe_exp(t60);
-        const double t62 = shared[17][lane] * t61;
-        const double t63 = t62 / t59;
-        const double t64 = t63;
-        r0 = t64;
+        const double t0 = __ldg(&mass_fractions[0 * species_stride + point]);
+        const double t1 = t0 * SINGE_CONST(4);
+        const double t2 = t1;
+        r0 = t2;
       }
       {  // species operation
-        const double t0 = shared[8][lane] - shared[1][lane];
-        const double t1 = singe_exp(t0);
-        const double t2 = t1 + 1.0;
-        const double t3 = t2 * t2;
-        const double t4 = t3 * SINGE_CONST(35);
-        const double t5 = t4 * shared[11][lane];
-        const double t6 = shared[8][lane] - shared[2][lane];
-        const double t7 = singe_exp(t6);
-        const double t8 = t7 + 1.0;
+        const double t0 = __ldg(&mass_fractions[1 * species_stride + point]);
+        const double t1 = t0 * SINGE_CONST(5);
+        const double t2 = r0 + t1;
+        r1 = t2;
+      }
+      break;
+    }
+    default: break;
+    }
+    if ((1u << warp_id) & 0x00000003u) {  // warps 0, 1
+      {  // species operation
+        const double t0 = __ldg(&mass_fractions[singe_index[3][warp_id] * species_stride + point]);
+        const double t1 = t0 * SINGE_CONST(12);
+        const double t2 = t1 * shared[16][lane];
+        const double t3 = fmax(t2, 1e-20);
+        shared[singe_index[4][warp_id]][lane] = t3;
+      }
+      {  // species operation
+        const double t0 = __ldg(&mass_fractions[singe_index[5][warp_id] * species_stride + point]);
+        const double t1 = t0 * SINGE_CONST(13);
+        const double t2 = t1 * shared[16][lane];
+        const double t3 = fmax(t2, 1e-20);
+        shared[singe_index[6][warp_id]][lane] = t3;
+      }
+      {  // species operation
+        const double t0 = __ldg(&mass_fractions[singe_index[7][warp_id] * species_stride + point]);
+        const double t1 = t0 * SINGE_CONST(14);
+        const double t2 = t1 * shared[16][lane];
+        const double t3 = fmax(t2, 1e-20);
+        shared[singe_index[8][warp_id]][lane] = t3;
+      }
+    }
+    switch (warp_id) {
+    case 0: {
+      SINGE_BAR_SYNC(2, 128);  // point 1: x0, x1, x2, x4, x6, x8 (+4 more)
+      {  // species operation
+        const double t0 = fma(r1, shared[0][lane], 1.0);
+        const double t1 = t0 * t0;
+        const double t2 = t1 * SINGE_CONST(15);
+        const double t3 = t2 * shared[17][lane];
+        const double t4 = fma(r1, shared[2][lane], 1.0);
+        const double t5 = t4 * t4;
+        const double t6 = t5 * SINGE_CONST(16);
+        const double t7 = fma(t6, shared[18][lane], t3);
+        const double t8 = fma(r1, shared[3][lane], 1.0);
         const double t9 = t8 * t8;
-        const double t10 = t9 * SINGE_CONST(36);
-        const double t11 = fma(t10, shared[12][lane], t5);
-        const double t12 = shared[8][lane] - shared[3][lane];
-        const double t13 = singe_exp(t12);
-        const double t14 = t13 + 1.0;
-        const double t15 = t14 * t14;
-        const double t16 = t15 * SINGE_CONST(37);
-        const double t17 = fma(t16, shared[13][lane], t11);
-        const double t18 = shared[8][lane] - shared[4][lane];
-        const double t19 = singe_exp(t18);
-        const double t20 = t19 + 1.0;
+        const double t10 = t9 * SINGE_CONST(17);
+        const double t11 = fma(t10, shared[19][lane], t7);
+        const double t12 = fma(r1, shared[5][lane], 1.0);
+        const double t13 = t12 * t12;
+        const double t14 = t13 * SINGE_CONST(18);
+        const double t15 = fma(t14, shared[20][lane], t11);
+        const double t16 = fma(r1, shared[6][lane], 1.0);
+        const double t17 = t16 * t16;
+        const double t18 = t17 * SINGE_CONST(19);
+        const double t19 = fma(t18, shared[21][lane], t15);
+        const double t20 = fma(r1, shared[8][lane], 1.0);
         const double t21 = t20 * t20;
-        const double t22 = t21 * SINGE_CONST(38);
-        const double t23 = fma(t22, shared[14][lane], t17);
-        const double t24 = shared[8][lane] - shared[5][lane];
-        const double t25 = singe_exp(t24);
-        const double t26 = t25 + 1.0;
-        const double t27 = t26 * t26;
-        const double t28 = t27 * SINGE_CONST(39);
-        const double t29 = fma(t28, shared[15][lane], t23);
-        const double t30 = shared[8][lane] - shared[6][lane];
-        const double t31 = singe_exp(t30);
-        const double t32 = t31 + 1.0;
+        const double t22 = t21 * SINGE_CONST(20);
+        const double t23 = fma(t22, shared[22][lane], t19);
+        const double t24 = fma(r1, shared[10][lane], 1.0);
+        const double t25 = t24 * t24;
+        const double t26 = t25 * SINGE_CONST(21);
+        const double t27 = fma(t26, shared[23][lane], t23);
+        const double t28 = fma(r1, shared[12][lane], 1.0);
+        const double t29 = t28 * t28;
+        const double t30 = t29 * SINGE_CONST(22);
+        const double t31 = fma(t30, shared[24][lane], t27);
+        const double t32 = fma(r1, shared[13][lane], 1.0);
+        const double t33 = t32 * t32;
+        const double t34 = t33 * SINGE_CONST(23);
+        const double t35 = fma(t34, shared[25][lane], t31);
+        const double t36 = fma(r1, shared[15][lane], 1.0);
+        const double t37 = t36 * t36;
+        const double t38 = t37 * SINGE_CONST(24);
+        const double t39 = fma(t38, shared[26][lane], t35);
+        const double t40 = r1 * r1;
+        const double t41 = t40 * SINGE_CONST(25);
+        const double t42 = shared[17][lane] * t41;
+        const double t43 = t42 / t39;
+        const double t44 = t43;
+        r0 = t44;
+      }
+      {  // species operation
+        const double t0 = fma(shared[1][lane], shared[0][lane], 1.0);
+        const double t1 = t0 * t0;
+        const double t2 = t1 * SINGE_CONST(26);
+        const double t3 = t2 * shared[17][lane];
+        const double t4 = fma(shared[1][lane], shared[2][lane], 1.0);
+        const double t5 = t4 * t4;
+        const double t6 = t5 * SINGE_CONST(15);
+        const double t7 = fma(t6, shared[18][lane], t3);
+        const double t8 = fma(shared[1][lane], shared[3][lane], 1.0);
+        const double t9 = t8 * t8;
+        const double t10 = t9 * SINGE_CONST(18);
+        const double t11 = fma(t10, shared[19][lane], t7);
+        const double t12 = fma(shared[1][lane], shared[5][lane], 1.0);
+        const double t13 = t12 * t12;
+        const double t14 = t13 * SINGE_CONST(27);
+        const double t15 = fma(t14, shared[20][lane], t11);
+        const double t16 = fma(shared[1][lane], shared[6][lane], 1.0);
+        const double t17 = t16 * t16;
+        const double t18 = t17 * SINGE_CONST(22);
+        const double t19 = fma(t18, shared[21][lane], t15);
+        const double t20 = fma(shared[1][lane], shared[8][lane], 1.0);
+        const double t21 = t20 * t20;
+        const double t22 = t21 * SINGE_CONST(28);
+        const double t23 = fma(t22, shared[22][lane], t19);
+        const double t24 = fma(shared[1][lane], shared[10][lane], 1.0);
+        const double t25 = t24 * t24;
+        const double t26 = t25 * SINGE_CONST(29);
+        const double t27 = fma(t26, shared[23][lane], t23);
+        const double t28 = fma(shared[1][lane], shared[12][lane], 1.0);
+        const double t29 = t28 * t28;
+        const double t30 = t29 * SINGE_CONST(30);
+        const double t31 = fma(t30, shared[24][lane], t27);
+        const double t32 = fma(shared[1][lane], shared[13][lane], 1.0);
+        const double t33 = t32 * t32;
+        const double t34 = t33 * SINGE_CONST(31);
+        const double t35 = fma(t34, shared[25][lane], t31);
+        const double t36 = fma(shared[1][lane], shared[15][lane], 1.0);
+        const double t37 = t36 * t36;
+        const double t38 = t37 * SINGE_CONST(32);
+        const double t39 = fma(t38, shared[26][lane], t35);
+        const double t40 = shared[1][lane] * shared[1][lane];
+        const double t41 = t40 * SINGE_CONST(33);
+        const double t42 = shared[18][lane] * t41;
+        const double t43 = t42 / t39;
+        const double t44 = r0 + t43;
+        r1 = t44;
+      }
+      {  // species operation
+        const double t0 = fma(r2, shared[0][lane], 1.0);
+        const double t1 = t0 * t0;
+        const double t2 = t1 * SINGE_CONST(34);
+        const double t3 = t2 * shared[17][lane];
+        const double t4 = fma(r2, shared[2][lane], 1.0);
+        const double t5 = t4 * t4;
+        const double t6 = t5 * SINGE_CONST(35);
+        const double t7 = fma(t6, shared[18][lane], t3);
+        const double t8 = fma(r2, shared[3][lane], 1.0);
+        const double t9 = t8 * t8;
+        const double t10 = t9 * SINGE_CONST(15);
+        const double t11 = fma(t10, shared[19][lane], t7);
+        const double t12 = fma(r2, shared[5][lane], 1.0);
+        const double t13 = t12 * t12;
+        const double t14 = t13 * SINGE_CONST(26);
+        const double t15 = fma(t14, shared[20][lane], t11);
+        const double t16 = fma(r2, shared[6][lane], 1.0);
+        const double t17 = t16 * t16;
+        const double t18 = t17 * SINGE_CONST(36);
+        const double t19 = fma(t18, shared[21][lane], t15);
+        const double t20 = fma(r2, shared[8][lane], 1.0);
+        const double t21 = t20 * t20;
+        const double t22 = t21 * SINGE_CONST(37);
+        const double t23 = fma(t22, shared[22][lane], t19);
+        const double t24 = fma(r2, shared[10][lane], 1.0);
+        const double t25 = t24 * t24;
+        const double t26 = t25 * SINGE_CONST(38);
+        const double t27 = fma(t26, shared[23][lane], t23);
+        const double t28 = fma(r2, shared[12][lane], 1.0);
+        const double t29 = t28 * t28;
+        const double t30 = t29 * SINGE_CONST(39);
+        const double t31 = fma(t30, shared[24][lane], t27);
+        const double t32 = fma(r2, shared[13][lane], 1.0);
         const double t33 = t32 * t32;
         const double t34 = t33 * SINGE_CONST(40);
-        const double t35 = fma(t34, shared[16][lane], t29);
-        const double t36 = shared[8][lane] - shared[7][lane];
-        const double t37 = singe_exp(t36);
-        const double t38 = t37 + 1.0;
-        const double t39 = t38 * t38;
-        const double t40 = t39 * SINGE_CONST(41);
-        const double t41 = fma(t40, shared[17][lane], t35);
-        const double t42 = shared[8][lane] - shared[8][lane];
-        const double t43 = singe_exp(t42);
-        const double t44 = t43 + 1.0;
-        const double t45 = t44 * t44;
-        const double t46 = t45 * SINGE_CONST(30);
-        const double t47 = fma(t46, shared[18][lane], t41);
-        const double t48 = shared[8][lane] - shared[9][lane];
-        const double t49 = singe_exp(t48);
-        const double t50 = t49 + 1.0;
-        const double t51 = t50 * t50;
-        const double t52 = t51 * SINGE_CONST(42);
-        const double t53 = fma(t52, shared[19][lane], t47);
-        const double t54 = shared[8][lane] - shared[10][lane];
-        const double t55 = singe_exp(t54);
-        const double t56 = t55 + 1.0;
-        const double t57 = t56 * t56;
-        const double t58 = t57 * SINGE_CONST(43);
-        const double t59 = fma(t58, shared[20][lane], t53);
-        const double t60 = fma(shared[8][lane], 2.0, SINGE_CONST(44));
-        const double t61 = singe_exp(t60);
-        const double t62 = shared[18][lane] * t61;
-        const double t63 = t62 / t59;
-        const double t64 = r0 + t63;
-        r1 = t64;
+        const double t35 = fma(t34, shared[25][lane], t31);
+        const double t36 = fma(r2, shared[15][lane], 1.0);
+        const double t37 = t36 * t36;
+        const double t38 = t37 * SINGE_CONST(41);
+        const double t39 = fma(t38, shared[26][lane], t35);
+        const double t40 = r2 * r2;
+        const double t41 = t40 * SINGE_CONST(42);
+        const double t42 = shared[19][lane] * t41;
+        const double t43 = t42 / t39;
+        const double t44 = r1 + t43;
+        r0 = t44;
       }
-      SINGE_BAR_SYNC(3, 128);  // point 2: mixture_viscosity@w0.2, mixture_viscosity@w1.2, mixture_viscosity@w2.1
-      {  // reduction operation
-        const double t0 = shared[22][lane] + shared[23][lane];
-        const double t1 = t0 + shared[21][lane];
-        const double t2 = t1 + r1;
+      {  // species operation
+        const double t0 = fma(shared[4][lane], shared[0][lane], 1.0);
+        const double t1 = t0 * t0;
+        const double t2 = t1 * SINGE_CONST(35);
+        const double t3 = t2 * shared[17][lane];
+        const double t4 = fma(shared[4][lane], shared[2][lane], 1.0);
+        const double t5 = t4 * t4;
+        const double t6 = t5 * SINGE_CONST(43);
+        const double t7 = fma(t6, shared[18][lane], t3);
+        const double t8 = fma(shared[4][lane], shared[3][lane], 1.0);
+        const double t9 = t8 * t8;
+        const double t10 = t9 * SINGE_CONST(16);
+        const double t11 = fma(t10, shared[19][lane], t7);
+        const double t12 = fma(shared[4][lane], shared[5][lane], 1.0);
+        const double t13 = t12 * t12;
+        const double t14 = t13 * SINGE_CONST(15);
+        const double t15 = fma(t14, shared[20][lane], t11);
+        const double t16 = fma(shared[4][lane], shared[6][lane], 1.0);
+        const double t17 = t16 * t16;
+        const double t18 = t17 * SINGE_CONST(44);
+        const double t19 = fma(t18, shared[21][lane], t15);
+        const double t20 = fma(shared[4][lane], shared[8][lane], 1.0);
+        const double t21 = t20 * t20;
+        const double t22 = t21 * SINGE_CONST(45);
+        const double t23 = fma(t22, shared[22][lane], t19);
+        const double t24 = fma(shared[4][lane], shared[10][lane], 1.0);
+        const double t25 = t24 * t24;
+        const double t26 = t25 * SINGE_CONST(46);
+        const double t27 = fma(t26, shared[23][lane], t23);
+        const double t28 = fma(shared[4][lane], shared[12][lane], 1.0);
+        const double t29 = t28 * t28;
+        const double t30 = t29 * SINGE_CONST(36);
+        const double t31 = fma(t30, shared[24][lane], t27);
+        const double t32 = fma(shared[4][lane], shared[13][lane], 1.0);
+        const double t33 = t32 * t32;
+        const double t34 = t33 * SINGE_CONST(47);
+        const double t35 = fma(t34, shared[25][lane], t31);
+        const double t36 = fma(shared[4][lane], shared[15][lane], 1.0);
+        const double t37 = t36 * t36;
+        const double t38 = t37 * SINGE_CONST(48);
+        const double t39 = fma(t38, shared[26][lane], t35);
+        const double t40 = shared[4][lane] * shared[4][lane];
+        const double t41 = t40 * SINGE_CONST(49);
+        const double t42 = shared[20][lane] * t41;
+        const double t43 = t42 / t39;
+        const double t44 = r0 + t43;
+        r1 = t44;
+      }
+      SINGE_BAR_SYNC(3, 96);  // point 2: mixture_viscosity@w1.3, mixture_viscosity@w2.1
+      break;
+    }
+    case 1: {
+      {  // species operation
+        const double t0 = __ldg(&mass_fractions[6 * species_stride + point]);
+        const double t1 = t0 * SINGE_CONST(15);
+        const double t2 = t1 * shared[16][lane];
+        const double t3 = fmax(t2, 1e-20);
+        shared[23][lane] = t3;
+      }
+      SINGE_BAR_SYNC(2, 128);  // point 1: x0, x1, x2, x4, x6, x8 (+4 more)
+      {  // species operation
+        const double t0 = fma(r1, shared[0][lane], 1.0);
+        const double t1 = t0 * t0;
+        const double t2 = t1 * SINGE_CONST(16);
+        const double t3 = t2 * shared[17][lane];
+        const double t4 = fma(r1, shared[2][lane], 1.0);
+        const double t5 = t4 * t4;
+        const double t6 = t5 * SINGE_CONST(17);
+        const double t7 = fma(t6, shared[18][lane], t3);
+        const double t8 = fma(r1, shared[3][lane], 1.0);
+        const double t9 = t8 * t8;
+        const double t10 = t9 * SINGE_CONST(18);
+        const double t11 = fma(t10, shared[19][lane], t7);
+        const double t12 = fma(r1, shared[5][lane], 1.0);
+        const double t13 = t12 * t12;
+        const double t14 = t13 * SINGE_CONST(19);
+        const double t15 = fma(t14, shared[20][lane], t11);
+        const double t16 = fma(r1, shared[6][lane], 1.0);
+        const double t17 = t16 * t16;
+        const double t18 = t17 * SINGE_CONST(20);
+        const double t19 = fma(t18, shared[21][lane], t15);
+        const double t20 = fma(r1, shared[8][lane], 1.0);
+        const double t21 = t20 * t20;
+        const double t22 = t21 * SINGE_CONST(21);
+        const double t23 = fma(t22, shared[22][lane], t19);
+        const double t24 = fma(r1, shared[10][lane], 1.0);
+        const double t25 = t24 * t24;
+        const double t26 = t25 * SINGE_CONST(22);
+        const double t27 = fma(t26, shared[23][lane], t23);
+        const double t28 = fma(r1, shared[12][lane], 1.0);
+        const double t29 = t28 * t28;
+        const double t30 = t29 * SINGE_CONST(23);
+        const double t31 = fma(t30, shared[24][lane], t27);
+        const double t32 = fma(r1, shared[13][lane], 1.0);
+        const double t33 = t32 * t32;
+        const double t34 = t33 * SINGE_CONST(24);
+        const double t35 = fma(t34, shared[25][lane], t31);
+        const double t36 = fma(r1, shared[15][lane], 1.0);
+        const double t37 = t36 * t36;
+        const double t38 = t37 * SINGE_CONST(25);
+        const double t39 = fma(t38, shared[26][lane], t35);
+        const double t40 = r1 * r1;
+        const double t41 = t40 * SINGE_CONST(26);
+        const double t42 = shared[21][lane] * t41;
+        const double t43 = t42 / t39;
+        const double t44 = t43;
+        r0 = t44;
+      }
+      {  // species operation
+        const double t0 = fma(shared[7][lane], shared[0][lane], 1.0);
+        const double t1 = t0 * t0;
+        const double t2 = t1 * SINGE_CONST(27);
+        const double t3 = t2 * shared[17][lane];
+        const double t4 = fma(shared[7][lane], shared[2][lane], 1.0);
+        const double t5 = t4 * t4;
+        const double t6 = t5 * SINGE_CONST(28);
+        const double t7 = fma(t6, shared[18][lane], t3);
+        const double t8 = fma(shared[7][lane], shared[3][lane], 1.0);
+        const double t9 = t8 * t8;
+        const double t10 = t9 * SINGE_CONST(29);
+        const double t11 = fma(t10, shared[19][lane], t7);
+        const double t12 = fma(shared[7][lane], shared[5][lane], 1.0);
+        const double t13 = t12 * t12;
+        const double t14 = t13 * SINGE_CONST(30);
+        const double t15 = fma(t14, shared[20][lane], t11);
+        const double t16 = fma(shared[7][lane], shared[6][lane], 1.0);
+        const double t17 = t16 * t16;
+        const double t18 = t17 * SINGE_CONST(31);
+        const double t19 = fma(t18, shared[21][lane], t15);
+        const double t20 = fma(shared[7][lane], shared[8][lane], 1.0);
+        const double t21 = t20 * t20;
+        const double t22 = t21 * SINGE_CONST(20);
+        const double t23 = fma(t22, shared[22][lane], t19);
+        const double t24 = fma(shared[7][lane], shared[10][lane], 1.0);
+        const double t25 = t24 * t24;
+        const double t26 = t25 * SINGE_CONST(32);
+        const double t27 = fma(t26, shared[23][lane], t23);
+        const double t28 = fma(shared[7][lane], shared[12][lane], 1.0);
+        const double t29 = t28 * t28;
+        const double t30 = t29 * SINGE_CONST(33);
+        const double t31 = fma(t30, shared[24][lane], t27);
+        const double t32 = fma(shared[7][lane], shared[13][lane], 1.0);
+        const double t33 = t32 * t32;
+        const double t34 = t33 * SINGE_CONST(34);
+        const double t35 = fma(t34, shared[25][lane], t31);
+        const double t36 = fma(shared[7][lane], shared[15][lane], 1.0);
+        const double t37 = t36 * t36;
+        const double t38 = t37 * SINGE_CONST(35);
+        const double t39 = fma(t38, shared[26][lane], t35);
+        const double t40 = shared[7][lane] * shared[7][lane];
+        const double t41 = t40 * SINGE_CONST(36);
+        const double t42 = shared[22][lane] * t41;
+        const double t43 = t42 / t39;
+        const double t44 = r0 + t43;
+        r1 = t44;
+      }
+      {  // species operation
+        const double t0 = fma(shared[9][lane], shared[0][lane], 1.0);
+        const double t1 = t0 * t0;
+        const double t2 = t1 * SINGE_CONST(37);
+        const double t3 = t2 * shared[17][lane];
+        const double t4 = fma(shared[9][lane], shared[2][lane], 1.0);
+        const double t5 = t4 * t4;
+        const double t6 = t5 * SINGE_CONST(38);
+        const double t7 = fma(t6, shared[18][lane], t3);
+        const double t8 = fma(shared[9][lane], shared[3][lane], 1.0);
+        const double t9 = t8 * t8;
+        const double t10 = t9 * SINGE_CONST(39);
+        const double t11 = fma(t10, shared[19][lane], t7);
+        const double t12 = fma(shared[9][lane], shared[5][lane], 1.0);
+        const double t13 = t12 * t12;
+        const double t14 = t13 * SINGE_CONST(40);
+        const double t15 = fma(t14, shared[20][lane], t11);
+        const double t16 = fma(shared[9][lane], shared[6][lane], 1.0);
+        const double t17 = t16 * t16;
+        const double t18 = t17 * SINGE_CONST(41);
+        const double t19 = fma(t18, shared[21][lane], t15);
+        const double t20 = fma(shared[9][lane], shared[8][lane], 1.0);
+        const double t21 = t20 * t20;
+        const double t22 = t21 * SINGE_CONST(42);
+        const double t23 = fma(t22, shared[22][lane], t19);
+        const double t24 = fma(shared[9][lane], shared[10][lane], 1.0);
+        const double t25 = t24 * t24;
+        const double t26 = t25 * SINGE_CONST(20);
+        const double t27 = fma(t26, shared[23][lane], t23);
+        const double t28 = fma(shared[9][lane], shared[12][lane], 1.0);
+        const double t29 = t28 * t28;
+        const double t30 = t29 * SINGE_CONST(43);
+        const double t31 = fma(t30, shared[24][lane], t27);
+        const double t32 = fma(shared[9][lane], shared[13][lane], 1.0);
+        const double t33 = t32 * t32;
+        const double t34 = t33 * SINGE_CONST(44);
+        const double t35 = fma(t34, shared[25][lane], t31);
+        const double t36 = fma(shared[9][lane], shared[15][lane], 1.0);
+        const double t37 = t36 * t36;
+        const double t38 = t37 * SINGE_CONST(45);
+        const double t39 = fma(t38, shared[26][lane], t35);
+        const double t40 = shared[9][lane] * shared[9][lane];
+        const double t41 = t40 * SINGE_CONST(46);
+        const double t42 = shared[23][lane] * t41;
+        const double t43 = t42 / t39;
+        const double t44 = r1 + t43;
+        r0 = t44;
+      }
+      {  // species operation
+        const double t0 = fma(shared[11][lane], shared[0][lane], 1.0);
+        const double t1 = t0 * t0;
+        const double t2 = t1 * SINGE_CONST(17);
+        const double t3 = t2 * shared[17][lane];
+        const double t4 = fma(shared[11][lane], shared[2][lane], 1.0);
+        const double t5 = t4 * t4;
+        const double t6 = t5 * SINGE_CONST(47);
+        const double t7 = fma(t6, shared[18][lane], t3);
+        const double t8 = fma(shared[11][lane], shared[3][lane], 1.0);
+        const double t9 = t8 * t8;
+        const double t10 = t9 * SINGE_CONST(48);
+        const double t11 = fma(t10, shared[19][lane], t7);
+        const double t12 = fma(shared[11][lane], shared[5][lane], 1.0);
+        const double t13 = t12 * t12;
+        const double t14 = t13 * SINGE_CONST(18);
+        const double t15 = fma(t14, shared[20][lane], t11);
+        const double t16 = fma(shared[11][lane], shared[6][lane], 1.0);
+        const double t17 = t16 * t16;
+        const double t18 = t17 * SINGE_CONST(49);
+        const double t19 = fma(t18, shared[21][lane], t15);
+        const double t20 = fma(shared[11][lane], shared[8][lane], 1.0);
+        const double t21 = t20 * t20;
+        const double t22 = t21 * SINGE_CONST(50);
+        const double t23 = fma(t22, shared[22][lane], t19);
+        const double t24 = fma(shared[11][lane], shared[10][lane], 1.0);
+        const double t25 = t24 * t24;
+        const double t26 = t25 * SINGE_CONST(51);
+        const double t27 = fma(t26, shared[23][lane], t23);
+        const double t28 = fma(shared[11][lane], shared[12][lane], 1.0);
+        const double t29 = t28 * t28;
+        const double t30 = t29 * SINGE_CONST(20);
+        const double t31 = fma(t30, shared[24][lane], t27);
+        const double t32 = fma(shared[11][lane], shared[13][lane], 1.0);
+        const double t33 = t32 * t32;
+        const double t34 = t33 * SINGE_CONST(52);
+        const double t35 = fma(t34, shared[25][lane], t31);
+        const double t36 = fma(shared[11][lane], shared[15][lane], 1.0);
+        const double t37 = t36 * t36;
+        const double t38 = t37 * SINGE_CONST(53);
+        const double t39 = fma(t38, shared[26][lane], t35);
+        const double t40 = shared[11][lane] * shared[11][lane];
+        const double t41 = t40 * SINGE_CONST(54);
+        const double t42 = shared[24][lane] * t41;
+        const double t43 = t42 / t39;
+        const double t44 = r0 + t43;
+        shared[27][lane] = t44;
+      }
+      break;
+    }
+    case 2: {
+      {  // species operation
+        const double t0 = fma(SINGE_CONST(12), r0, SINGE_CONST(13));
+        const double t1 = fma(t0, r0, SINGE_CONST(14));
+        const double t2 = fma(t1, r0, SINGE_CONST(15));
+        const double t3 = singe_exp(t2);
+        shared[11][lane] = t3;
+        const double t4 = t2 * -1.0;
+        const double t5 = singe_exp(t4);
+        shared[12][lane] = t5;
+      }
+      {  // species operation
+        const double t0 = fma(SINGE_CONST(16), r0, SINGE_CONST(17));
+        const double t1 = fma(t0, r0, SINGE_CONST(18));
+        const double t2 = fma(t1, r0, SINGE_CONST(19));
+        const double t3 = singe_exp(t2);
+        r1 = t3;
+        const double t4 = t2 * -1.0;
+        const double t5 = singe_exp(t4);
+        shared[13][lane] = t5;
+      }
+      SINGE_BAR_SYNC(1, 128);  // point 0: inverse_moles, inv_s9, inv_s1, inv_s4, s1, inv_s3 (+8 more)
+      SINGE_BAR_SYNC(2, 128);  // point 1: x0, x1, x2, x4, x6, x8 (+4 more)
+      {  // species operation
+        const double t0 = fma(r1, shared[0][lane], 1.0);
+        const double t1 = t0 * t0;
+        const double t2 = t1 * SINGE_CONST(20);
+        const double t3 = t2 * shared[17][lane];
+        const double t4 = fma(r1, shared[2][lane], 1.0);
+        const double t5 = t4 * t4;
+        const double t6 = t5 * SINGE_CONST(21);
+        const double t7 = fma(t6, shared[18][lane], t3);
+        const double t8 = fma(r1, shared[3][lane], 1.0);
+        const double t9 = t8 * t8;
+        const double t10 = t9 * SINGE_CONST(22);
+        const double t11 = fma(t10, shared[19][lane], t7);
+        const double t12 = fma(r1, shared[5][lane], 1.0);
+        const double t13 = t12 * t12;
+        const double t14 = t13 * SINGE_CONST(23);
+        const double t15 = fma(t14, shared[20][lane], t11);
+        const double t16 = fma(r1, shared[6][lane], 1.0);
+        const double t17 = t16 * t16;
+        const double t18 = t17 * SINGE_CONST(24);
+        const double t19 = fma(t18, shared[21][lane], t15);
+        const double t20 = fma(r1, shared[8][lane], 1.0);
+        const double t21 = t20 * t20;
+        const double t22 = t21 * SINGE_CONST(25);
+        const double t23 = fma(t22, shared[22][lane], t19);
+        const double t24 = fma(r1, shared[10][lane], 1.0);
+        const double t25 = t24 * t24;
+        const double t26 = t25 * SINGE_CONST(26);
+        const double t27 = fma(t26, shared[23][lane], t23);
+        const double t28 = fma(r1, shared[12][lane], 1.0);
+        const double t29 = t28 * t28;
+        const double t30 = t29 * SINGE_CONST(27);
+        const double t31 = fma(t30, shared[24][lane], t27);
+        const double t32 = fma(r1, shared[13][lane], 1.0);
+        const double t33 = t32 * t32;
+        const double t34 = t33 * SINGE_CONST(28);
+        const double t35 = fma(t34, shared[25][lane], t31);
+        const double t36 = fma(r1, shared[15][lane], 1.0);
+        const double t37 = t36 * t36;
+        const double t38 = t37 * SINGE_CONST(29);
+        const double t39 = fma(t38, shared[26][lane], t35);
+        const double t40 = r1 * r1;
+        const double t41 = t40 * SINGE_CONST(30);
+        const double t42 = shared[25][lane] * t41;
+        const double t43 = t42 / t39;
+        const double t44 = t43;
+        r0 = t44;
+      }
+      {  // species operation
+        const double t0 = fma(shared[14][lane], shared[0][lane], 1.0);
+        const double t1 = t0 * t0;
+        const double t2 = t1 * SINGE_CONST(31);
+        const double t3 = t2 * shared[17][lane];
+        const double t4 = fma(shared[14][lane], shared[2][lane], 1.0);
+        const double t5 = t4 * t4;
+        const double t6 = t5 * SINGE_CONST(32);
+        const double t7 = fma(t6, shared[18][lane], t3);
+        const double t8 = fma(shared[14][lane], shared[3][lane], 1.0);
+        const double t9 = t8 * t8;
+        const double t10 = t9 * SINGE_CONST(33);
+        const double t11 = fma(t10, shared[19][lane], t7);
+        const double t12 = fma(shared[14][lane], shared[5][lane], 1.0);
+        const double t13 = t12 * t12;
+        const double t14 = t13 * SINGE_CONST(34);
+        const double t15 = fma(t14, shared[20][lane], t11);
+        const double t16 = fma(shared[14][lane], shared[6][lane], 1.0);
+        const double t17 = t16 * t16;
+        const double t18 = t17 * SINGE_CONST(35);
+        const double t19 = fma(t18, shared[21][lane], t15);
+        const double t20 = fma(shared[14][lane], shared[8][lane], 1.0);
+        const double t21 = t20 * t20;
+        const double t22 = t21 * SINGE_CONST(36);
+        const double t23 = fma(t22, shared[22][lane], t19);
+        const double t24 = fma(shared[14][lane], shared[10][lane], 1.0);
+        const double t25 = t24 * t24;
+        const double t26 = t25 * SINGE_CONST(37);
+        const double t27 = fma(t26, shared[23][lane], t23);
+        const double t28 = fma(shared[14][lane], shared[12][lane], 1.0);
+        const double t29 = t28 * t28;
+        const double t30 = t29 * SINGE_CONST(38);
+        const double t31 = fma(t30, shared[24][lane], t27);
+        const double t32 = fma(shared[14][lane], shared[13][lane], 1.0);
+        const double t33 = t32 * t32;
+        const double t34 = t33 * SINGE_CONST(39);
+        const double t35 = fma(t34, shared[25][lane], t31);
+        const double t36 = fma(shared[14][lane], shared[15][lane], 1.0);
+        const double t37 = t36 * t36;
+        const double t38 = t37 * SINGE_CONST(28);
+        const double t39 = fma(t38, shared[26][lane], t35);
+        const double t40 = shared[14][lane] * shared[14][lane];
+        const double t41 = t40 * SINGE_CONST(40);
+        const double t42 = shared[26][lane] * t41;
+        const double t43 = t42 / t39;
+        const double t44 = r0 + t43;
+        shared[28][lane] = t44;
+      }
+      break;
+    }
+    case 3: {
+      {  // species operation
+        const double t0 = __ldg(&mass_fractions[2 * species_stride + point]);
+        const double t1 = t0 * SINGE_CONST(6);
+        const double t2 = r1 + t1;
         r0 = t2;
+      }
+      {  // species operation
+        const double t0 = __ldg(&mass_fractions[3 * species_stride + point]);
+        const double t1 = t0 * SINGE_CONST(7);
+        const double t2 = r0 + t1;
+        r1 = t2;
+      }
+      {  // species operation
+        const double t0 = __ldg(&mass_fractions[4 * species_stride + point]);
+        const double t1 = t0 * SINGE_CONST(8);
+        const double t2 = r1 + t1;
+        r0 = t2;
+      }
+      {  // species operation
+        const double t0 = __ldg(&mass_fractions[5 * species_stride + point]);
+        const double t1 = t0 * SINGE_CONST(9);
+        const double t2 = r0 + t1;
+        r1 = t2;
+      }
+      {  // species operation
+        const double t0 = __ldg(&mass_fractions[6 * species_stride + point]);
+        const double t1 = t0 * SINGE_CONST(10);
+        const double t2 = r1 + t1;
+        r0 = t2;
+      }
+      {  // species operation
+        const double t0 = __ldg(&mass_fractions[7 * species_stride + point]);
+        const double t1 = t0 * SINGE_CONST(11);
+        const double t2 = r0 + t1;
+        r1 = t2;
+      }
+      break;
+    }
+    default: break;
+    }
+    if ((1u << warp_id) & 0x00000006u) {  // warps 1, 2
+      SINGE_BAR_ARRIVE(3, 96);  // point 2: mixture_viscosity@w1.3, mixture_viscosity@w2.1
+      SINGE_BAR_SYNC(0, 128);  // all warps: end of slab: the next slab reuses shared memory and barriers
+    }
+    switch (warp_id) {
+    case 0: {
+      {  // reduction operation
+        const double t0 = r1 + shared[27][lane];
+        const double t1 = t0 + shared[28][lane];
+        r0 = t1;
       }
       {  // output operation
         if (valid) viscosity[0 * species_stride + point] = r0;
@@ -915,183 +872,48 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
       SINGE_BAR_SYNC(0, 128);  // all warps: end of slab: the next slab reuses shared memory and barriers
       break;
     }
-    default: break;
-    }
-    if ((1u << warp_id) & 0x00000004u) {  // warps 2
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[0 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(0);
-        const double t2 = t1 * shared[0][lane];
-        const double t3 = fmax(t2, 1e-20);
-        shared[11][lane] = t3;
-      }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[1 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(1);
-        const double t2 = t1 * shared[0][lane];
-        const double t3 = fmax(t2, 1e-20);
-        shared[12][lane] = t3;
-      }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[2 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(2);
-        const double t2 = t1 * shared[0][lane];
-        const double t3 = fmax(t2, 1e-20);
-        shared[13][lane] = t3;
-      }
-      SINGE_BAR_SYNC(1, 128);  // point 0: inverse_moles, x0, x1, x2, g1, g3 (+8 more)
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[6 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(6);
-        const double t2 = t1 * shared[0][lane];
-        const double t3 = fmax(t2, 1e-20);
-        shared[17][lane] = t3;
-      }
+    case 3: {
       {  // species operation
         const double t0 = __ldg(&mass_fractions[8 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(8);
-        const double t2 = t1 * shared[0][lane];
+        const double t1 = t0 * SINGE_CONST(12);
+        const double t2 = r1 + t1;
+        r0 = t2;
+      }
+      {  // species operation
+        const double t0 = __ldg(&mass_fractions[9 * species_stride + point]);
+        const double t1 = t0 * SINGE_CONST(13);
+        const double t2 = r0 + t1;
+        r1 = t2;
+      }
+      {  // reduction operation
+        const double t0 = r1;
+        r0 = t0;
+      }
+      break;
+    }
+    default: break;
+    }
+    if ((1u << warp_id) & 0x00000008u) {  // warps 3
+      {  // mixture operation
+        const double t0 = 1.0 / r0;
+        shared[16][lane] = t0;
+      }
+      SINGE_BAR_ARRIVE(1, 128);  // point 0: inverse_moles, inv_s9, inv_s1, inv_s4, s1, inv_s3 (+8 more)
+      {  // species operation
+        const double t0 = __ldg(&mass_fractions[8 * species_stride + point]);
+        const double t1 = t0 * SINGE_CONST(12);
+        const double t2 = t1 * shared[16][lane];
         const double t3 = fmax(t2, 1e-20);
-        shared[19][lane] = t3;
-      }
-      SINGE_BAR_SYNC(2, 128);  // point 1: x3, x4, x5, x7, x6, x8 (+1 more)
-      {  // species operation
-        const double t0 = shared[5][lane] - shared[1][lane];
-        const double t1 = singe_exp(t0);
-        const double t2 = t1 + 1.0;
-        const double t3 = t2 * t2;
-        const double t4 = t3 * SINGE_CONST(30);
-        const double t5 = t4 * shared[11][lane];
-        const double t6 = shared[5][lane] - shared[2][lane];
-        const double t7 = singe_exp(t6);
-        const double t8 = t7 + 1.0;
-        const double t9 = t8 * t8;
-        const double t10 = t9 * SINGE_CONST(31);
-        const double t11 = fma(t10, shared[12][lane], t5);
-        const double t12 = shared[5][lane] - shared[3][lane];
-        const double t13 = singe_exp(t12);
-        const double t14 = t13 + 1.0;
-        const double t15 = t14 * t14;
-        const double t16 = t15 * SINGE_CONST(32);
-        const double t17 = fma(t16, shared[13][lane], t11);
-        const double t18 = shared[5][lane] - shared[4][lane];
-        const double t19 = singe_exp(t18);
-        const double t20 = t19 + 1.0;
-        const double t21 = t20 * t20;
-        const double t22 = t21 * SINGE_CONST(33);
-        const double t23 = fma(t22, shared[14][lane], t17);
-        const double t24 = shared[5][lane] - shared[5][lane];
-        const double t25 = singe_exp(t24);
-        const double t26 = t25 + 1.0;
-        const double t27 = t26 * t26;
-        const double t28 = t27 * SINGE_CONST(34);
-        const double t29 = fma(t28, shared[15][lane], t23);
-        const double t30 = shared[5][lane] - shared[6][lane];
-        const double t31 = singe_exp(t30);
-        const double t32 = t31 + 1.0;
-        const double t33 = t32 * t32;
-        const double t34 = t33 * SINGE_CONST(35);
-        const double t35 = fma(t34, shared[16][lane], t29);
-        const double t36 = shared[5][lane] - shared[7][lane];
-        const double t37 = singe_exp(t36);
-        const double t38 = t37 + 1.0;
-        const double t39 = t38 * t38;
-        const double t40 = t39 * SINGE_CONST(36);
-        const double t41 = fma(t40, shared[17][lane], t35);
-        const double t42 = shared[5][lane] - shared[8][lane];
-        const double t43 = singe_exp(t42);
-        const double t44 = t43 + 1.0;
-        const double t45 = t44 * t44;
-        const double t46 = t45 * SINGE_CONST(37);
-        const double t47 = fma(t46, shared[18][lane], t41);
-        const double t48 = shared[5][lane] - shared[9][lane];
-        const double t49 = singe_exp(t48);
-        const double t50 = t49 + 1.0;
-        const double t51 = t50 * t50;
-        const double t52 = t51 * SINGE_CONST(38);
-        const double t53 = fma(t52, shared[19][lane], t47);
-        const double t54 = shared[5][lane] - shared[10][lane];
-        const double t55 = singe_exp(t54);
-        const double t56 = t55 + 1.0;
-        const double t57 = t56 * t56;
-        const double t58 = t57 * SINGE_CONST(39);
-        const double t59 = fma(t58, shared[20][lane], t53);
-        const double t60 = fma(shared[5][lane], 2.0, SINGE_CONST(40));
-        const double t61 = singe_exp(t60);
-        const double t62 = shared[15][lane] * t61;
-        const double t63 = t62 / t59;
-        const double t64 = t63;
-        r0 = t64;
+        shared[25][lane] = t3;
       }
       {  // species operation
-        const double t0 = shared[6][lane] - shared[1][lane];
-        const double t1 = singe_exp(t0);
-        const double t2 = t1 + 1.0;
-        const double t3 = t2 * t2;
-        const double t4 = t3 * SINGE_CONST(41);
-        const double t5 = t4 * shared[11][lane];
-        const double t6 = shared[6][lane] - shared[2][lane];
-        const double t7 = singe_exp(t6);
-        const double t8 = t7 + 1.0;
-        const double t9 = t8 * t8;
-        const double t10 = t9 * SINGE_CONST(42);
-        const double t11 = fma(t10, shared[12][lane], t5);
-        const double t12 = shared[6][lane] - shared[3][lane];
-        const double t13 = singe_exp(t12);
-        const double t14 = t13 + 1.0;
-        const double t15 = t14 * t14;
-        const double t16 = t15 * SINGE_CONST(43);
-        const double t17 = fma(t16, shared[13][lane], t11);
-        const double t18 = shared[6][lane] - shared[4][lane];
-        const double t19 = singe_exp(t18);
-        const double t20 = t19 + 1.0;
-        const double t21 = t20 * t20;
-        const double t22 = t21 * SINGE_CONST(44);
-        const double t23 = fma(t22, shared[14][lane], t17);
-        const double t24 = shared[6][lane] - shared[5][lane];
-        const double t25 = singe_exp(t24);
-        const double t26 = t25 + 1.0;
-        const double t27 = t26 * t26;
-        const double t28 = t27 * SINGE_CONST(45);
-        const double t29 = fma(t28, shared[15][lane], t23);
-        const double t30 = shared[6][lane] - shared[6][lane];
-        const double t31 = singe_exp(t30);
-        const double t32 = t31 + 1.0;
-        const double t33 = t32 * t32;
-        const double t34 = t33 * SINGE_CONST(34);
-        const double t35 = fma(t34, shared[16][lane], t29);
-        const double t36 = shared[6][lane] - shared[7][lane];
-        const double t37 = singe_exp(t36);
-        const double t38 = t37 + 1.0;
-        const double t39 = t38 * t38;
-        const double t40 = t39 * SINGE_CONST(46);
-        const double t41 = fma(t40, shared[17][lane], t35);
-        const double t42 = shared[6][lane] - shared[8][lane];
-        const double t43 = singe_exp(t42);
-        const double t44 = t43 + 1.0;
-        const double t45 = t44 * t44;
-        const double t46 = t45 * SINGE_CONST(47);
-        const double t47 = fma(t46, shared[18][lane], t41);
-        const double t48 = shared[6][lane] - shared[9][lane];
-        const double t49 = singe_exp(t48);
-        const double t50 = t49 + 1.0;
-        const double t51 = t50 * t50;
-        const double t52 = t51 * SINGE_CONST(48);
-        const double t53 = fma(t52, shared[19][lane], t47);
-        const double t54 = shared[6][lane] - shared[10][lane];
-        const double t55 = singe_exp(t54);
-        const double t56 = t55 + 1.0;
-        const double t57 = t56 * t56;
-        const double t58 = t57 * SINGE_CONST(49);
-        const double t59 = fma(t58, shared[20][lane], t53);
-        const double t60 = fma(shared[6][lane], 2.0, SINGE_CONST(50));
-        const double t61 = singe_exp(t60);
-        const double t62 = shared[16][lane] * t61;
-        const double t63 = t62 / t59;
-        const double t64 = r0 + t63;
-        shared[21][lane] = t64;
+        const double t0 = __ldg(&mass_fractions[9 * species_stride + point]);
+        const double t1 = t0 * SINGE_CONST(13);
+        const double t2 = t1 * shared[16][lane];
+        const double t3 = fmax(t2, 1e-20);
+        shared[26][lane] = t3;
       }
-      SINGE_BAR_ARRIVE(3, 128);  // point 2: mixture_viscosity@w0.2, mixture_viscosity@w1.2, mixture_viscosity@w2.1
+      SINGE_BAR_ARRIVE(2, 128);  // point 1: x0, x1, x2, x4, x6, x8 (+4 more)
       SINGE_BAR_SYNC(0, 128);  // all warps: end of slab: the next slab reuses shared memory and barriers
     }
   }
@@ -1101,8 +923,8 @@ extern "C" int h2o2_viscosity(const double *temperature, const double *mass_frac
 {
   if (n_points <= 0) return 0;
   const int n_slabs = (n_points + 31) / 32;
-  SINGE_SET_SHARED(h2o2_viscosity_kernel, 6144);
-  SINGE_LAUNCH(h2o2_viscosity_kernel, n_slabs, 128, 6144, stream, temperature, mass_fractions, viscosity, n_points, species_stride);
+  SINGE_SET_SHARED(h2o2_viscosity_kernel, 7424);
+  SINGE_LAUNCH(h2o2_viscosity_kernel, n_slabs, 128, 7424, stream, temperature, mass_fractions, viscosity, n_points, species_stride);
   return SINGE_LAUNCH_STATUS();
 }
 // singe-signature: {"entry": "h2o2_viscosity", "kernel": "viscosity", "style": "warp-specialized", "species": ["H2", "H", "O", "O2", "OH", "H2O", "HO2", "H2O2", "AR", "N2"], "parameters": [{"field": "temperature", "output": false, "rows": "point"}, {"field": "mass_fractions", "output": false, "rows": "species"}, {"field": "viscosity", "output": true, "rows": "point"}]}

@@ -1,0 +1,328 @@
+"""The generated kernels measured on the CUDA device present (the paper's 128^3 points).
+
+    python -m autotune.gpu_bench [--mechanisms dme,heptane] [--kernels viscosity,diffusion,chemistry]
+        [--settings paper,defaults] [--sweep-best FILE ...] [--styles warp-specialized,baseline]
+        [--points 2097152] [--warmup 3] [--repeats 10] [--arch sm_90] [--compile-only] [--no-sanitizer]
+        [--json gpu_bench.json] [--plot gpu_bench.png]
+
+For every mechanism x kernel x setting x style: generate, build with nvcc for
+the device's architecture (singe.gpu; ptxas registers and spills are
+reported), run at ``--points`` points (distinct random states tiled) with
+CUDA events — ``--warmup`` launches, then the median of ``--repeats`` (>= 10)
+— check the first points against ``singe.reference`` (1e-9 relative, per
+point for species-major outputs), and print Mpoints/s, GFLOP/s by the graph's
+FLOP count and the fraction of the device's FP64 peak.  Where
+``compute-sanitizer`` is on PATH, racecheck and synccheck run once per kernel
+(a small launch in a child process).  Settings: 'paper' (the paper's command
+lines, ``bench.DEFAULT_CONFIG``), 'defaults' (``singe``'s defaults), and the
+command line of each ``--sweep-best`` file (``sweep.py`` writes
+``*.best.txt``).  Without a GPU (or with ``--compile-only``) everything is
+compiled, nothing is timed, and the script says so and exits 0.
+``autotune/bench.py --gpu-bench FILE`` puts the timing model beside these
+measurements.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import pathlib
+import re
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+import numpy as np  # noqa: E402
+
+import singe  # noqa: E402
+from autotune.bench import DEFAULT_CONFIG, mechanism_path, parse_config  # noqa: E402
+from singe import CompileOptions, SingeError, compile_kernel, generate, generate_baseline, gpu  # noqa: E402
+from singe.host import compiled_fields  # noqa: E402
+from singe.statefile import draw_states, reference_values  # noqa: E402
+from singe.timing import PRESET_OF_ARCH, PRESETS, model, model_baseline  # noqa: E402
+
+PAPER_POINTS = 128 ** 3
+DISTINCT_STATES = 4096  # tiled over the points; the first ones are checked
+CHECKED = 1024
+TOLERANCE = 1e-9
+STYLES = ("warp-specialized", "baseline")
+SETTINGS = ("paper", "defaults")
+SANITIZER_TOOLS = ("racecheck", "synccheck")
+
+
+@dataclasses.dataclass
+class Config:
+    mechanism: str
+    kernel: str
+    setting: str
+    options: CompileOptions
+
+    def label(self) -> str:
+        o = self.options
+        return f"{self.mechanism} {self.kernel} {self.setting} ({o.warps}x{o.ctas_per_sm}" + \
+            (f"q{o.qssa_warps})" if self.kernel == "chemistry" else ")")
+
+
+# -- configurations --------------------------------------------------------------------------
+
+def settings_from_sweep(path: str) -> tuple[str, str, dict]:
+    """(mechanism, kernel, options) of the ``singe`` command line a sweep wrote."""
+    from singe.cli import _options, build_parser
+
+    words = shlex.split(pathlib.Path(path).read_text().strip().splitlines()[-1])
+    args = build_parser().parse_args(words[1:] if words and words[0].endswith("singe") else words)
+    kernel = (args.kernels or ["chemistry"])[0]
+    return pathlib.Path(args.mechanism).stem, kernel, dataclasses.asdict(_options(args, kernel))
+
+
+def configurations(args, arch: str) -> list[Config]:
+    paper = parse_config(DEFAULT_CONFIG)
+    result = []
+    for name in args.mechanisms.split(","):
+        mech = singe.load_mechanism(mechanism_path(name))
+        kernels = [k for k in args.kernels.split(",") if k == "chemistry" or mech.has_transport]
+        for kernel in kernels:
+            for setting in filter(None, args.settings.split(",")):
+                options = paper[kernel] if setting == "paper" else {}
+                result.append(Config(name, kernel, setting, CompileOptions(arch=arch, **options)))
+    for path in args.sweep_best or []:
+        name, kernel, options = settings_from_sweep(path)
+        options = {**options, "arch": arch, "weights": tuple(options["weights"])}
+        result.append(Config(name, kernel, f"sweep:{path}", CompileOptions(**options)))
+    return result
+
+
+# -- compiling -------------------------------------------------------------------------------
+
+def build_styles(config: Config, styles, arch: str, mechanisms: dict) -> tuple[object, dict, dict]:
+    """The compiled kernel, {style: GpuBuild}, and {style: a record of the build}."""
+    mech = mechanisms.setdefault(config.mechanism, singe.load_mechanism(mechanism_path(config.mechanism)))
+    compiled = compile_kernel(mech, config.kernel, options=config.options)
+    builds, records = {}, {}
+    for style in styles:
+        generated = generate(compiled) if style == "warp-specialized" else generate_baseline(compiled)
+        start = time.perf_counter()
+        built = gpu.build(generated, arch)
+        entry = next(e for e in built.entries if generated.name in e.function)
+        builds[style] = (generated, built)
+        records[style] = {"registers": entry.registers, "spill_stores": entry.spill_stores,
+                          "spill_loads": entry.spill_loads, "build_s": time.perf_counter() - start}
+    return compiled, builds, records
+
+
+# -- measuring -------------------------------------------------------------------------------
+
+def time_launches(kernel: gpu.GpuKernel, inputs: dict, outputs: dict, n: int, warmup: int, repeats: int):
+    """Milliseconds of each of ``repeats`` launches (CUDA events), after ``warmup``."""
+    cupy = gpu.cupy_module()
+    for _ in range(warmup):
+        kernel.launch(inputs, outputs, n)
+    cupy.cuda.get_current_stream().synchronize()
+    times = []
+    for _ in range(repeats):
+        start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+        start.record()
+        kernel.launch(inputs, outputs, n)
+        stop.record()
+        stop.synchronize()
+        times.append(cupy.cuda.get_elapsed_time(start, stop))
+    return times
+
+
+def largest_error(ours: np.ndarray, truth: np.ndarray) -> float:
+    """Relative to each point's largest |value| (species-major) or to the value."""
+    scale = np.abs(truth).max(axis=0)
+    return float(np.max(np.abs(ours - truth) / np.where(scale > 0, scale, 1.0)))
+
+
+def measure(compiled, generated, built, args, device: gpu.Device) -> dict:
+    cupy = gpu.cupy_module()
+    mech = compiled.mechanism
+    T, P, Y = draw_states(mech, DISTINCT_STATES)
+    reps = -(-args.points // DISTINCT_STATES)
+    tiled = [np.tile(a, reps)[..., :args.points] for a in (T, P, Y)]
+    kernel = gpu.GpuKernel(gpu.kernel_source(generated), built)
+    fields, n = compiled_fields(kernel.source, *tiled)
+    inputs, outputs = kernel.device_inputs(fields, n), kernel.device_outputs(n)
+    times = time_launches(kernel, inputs, outputs, n, args.warmup, args.repeats)
+    result = cupy.asnumpy(outputs[compiled.spec.output.name][:, :CHECKED])
+    error = largest_error(result, reference_values(mech, compiled.kernel, T[:CHECKED], P[:CHECKED], Y[:, :CHECKED]))
+    median = statistics.median(times) / 1e3
+    rate = n / median
+    peak = fp64_peak(device)
+    record = {"points": n, "times_ms": times, "median_ms": median * 1e3, "mpoints_per_s": rate / 1e6,
+              "gflops": rate * compiled.graph.flops / 1e9, "flops_per_point": compiled.graph.flops,
+              "checked_points": CHECKED, "max_error": error, "correct": error <= TOLERANCE}
+    record["fp64_fraction"] = rate * compiled.graph.flops / peak if peak else None
+    return record
+
+
+def fp64_peak(device: gpu.Device) -> float | None:
+    """The device's FP64 peak [FLOP/s]: the timing preset's FP64 FMA lanes per SM
+    of its architecture, times its SMs and clock (None for an arch without preset)."""
+    preset = PRESETS.get(PRESET_OF_ARCH.get(device.arch, ""))
+    return 2.0 * preset.fp64_fma * device.sms * device.clock_hz if preset and device.clock_hz else None
+
+
+def sanitize(config: Config, style: str) -> dict:
+    """racecheck and synccheck of one small launch (a child gpu_bench run)."""
+    child = [sys.executable, str(pathlib.Path(__file__).resolve()), "--mechanisms", config.mechanism,
+             "--kernels", config.kernel, "--styles", style, "--points", "4096", "--warmup", "0", "--repeats", "10",
+             "--no-sanitizer", "--json", "", "--plot", ""]
+    sweep = config.setting.startswith("sweep:")
+    child += ["--settings", "", "--sweep-best", config.setting[len("sweep:"):]] if sweep else \
+        ["--settings", config.setting]
+    results = {}
+    for tool in SANITIZER_TOOLS:
+        done = subprocess.run(["compute-sanitizer", "--tool", tool, "--error-exitcode", "97", *child],
+                              capture_output=True, text=True)
+        summary = re.findall(r"ERROR SUMMARY: .*|RACECHECK SUMMARY: .*", done.stdout + done.stderr)
+        results[tool] = {"clean": done.returncode == 0, "summary": summary[-1] if summary else
+                         (done.stdout + done.stderr).strip()[-300:]}
+    return results
+
+
+# -- reporting -------------------------------------------------------------------------------
+
+def row_line(record: dict) -> str:
+    head = f"{record['label']:40} {record['style']:16} {record['registers']:4d}r {record['spill_stores']:5d}B"
+    if "mpoints_per_s" not in record:
+        return head
+    fraction = f"{record['fp64_fraction']:6.1%}" if record["fp64_fraction"] is not None else "   n/a"
+    return (f"{head} {record['median_ms']:9.3f} ms {record['mpoints_per_s']:9.2f} {record['gflops']:8.1f} {fraction} "
+            f"{record['max_error']:8.1e} {'ok' if record['correct'] else 'WRONG'}"
+            + "".join(f" {t}:{'clean' if r['clean'] else 'FAIL'}" for t, r in record.get("sanitizer", {}).items()))
+
+
+def write_plot(records: list[dict], path: str, device: str) -> str:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "no plot: matplotlib is not installed (pip install 'singe[plots]')"
+    timed = [r for r in records if "mpoints_per_s" in r]
+    figure, axes = plt.subplots(figsize=(max(6, 0.5 * len(timed)), 4))
+    colors = ["tab:blue" if r["style"] == "warp-specialized" else "tab:gray" for r in timed]
+    axes.bar(range(len(timed)), [r["mpoints_per_s"] for r in timed], color=colors)
+    axes.set_xticks(range(len(timed)), [f"{r['label']}\n{r['style']}" for r in timed], rotation=90, fontsize=6)
+    axes.set_ylabel("Mpoints/s")
+    axes.set_title(f"singe kernels on {device} (blue: warp-specialized, gray: baseline)")
+    figure.tight_layout()
+    figure.savefig(path, dpi=150)
+    return f"wrote {path}"
+
+
+def model_comparison_lines(records: list[dict]) -> list[str]:
+    """The timing model beside each measured configuration: model / measured."""
+    lines = ["The timing model against gpu_bench.py's measurements (Mpoints/s; model/measured)"]
+    mechanisms: dict = {}
+    for record in records:
+        if "mpoints_per_s" not in record:
+            continue
+        preset = PRESET_OF_ARCH.get(record["arch"])
+        if preset is None:
+            lines.append(f"  {record['label']} {record['style']}: no model preset for {record['arch']}")
+            continue
+        mech = mechanisms.setdefault(record["mechanism"], singe.load_mechanism(mechanism_path(record["mechanism"])))
+        options = CompileOptions(**{**record["options"], "weights": tuple(record["options"]["weights"])})
+        compiled = compile_kernel(mech, record["kernel"], options=options)
+        entry = {k: record[k] for k in ("registers", "spill_stores", "spill_loads")}
+        rule = model if record["style"] == "warp-specialized" else model_baseline
+        modeled = rule(compiled, preset, ptxas=entry).points_per_second / 1e6
+        measured = record["mpoints_per_s"]
+        lines.append(f"  {record['label']:40} {record['style']:16} model {modeled:9.2f} measured "
+                     f"{measured:9.2f} ({record['device']})  ratio {modeled / measured:.3g}")
+    return lines
+
+
+def parse_arguments(argv):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mechanisms", default="dme,heptane")
+    parser.add_argument("--kernels", default="viscosity,diffusion,chemistry")
+    parser.add_argument("--settings", default="paper,defaults", help="paper, defaults (comma-separated; '' for none)")
+    parser.add_argument("--sweep-best", action="append", metavar="FILE", help="a sweep's best command line")
+    parser.add_argument("--styles", default=",".join(STYLES))
+    parser.add_argument("--points", type=int, default=PAPER_POINTS)
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--arch", help="compile for this arch (default: the device's, else sm_90)")
+    parser.add_argument("--compile-only", action="store_true", help="compile, time nothing")
+    parser.add_argument("--no-sanitizer", action="store_true")
+    parser.add_argument("--json", default="gpu_bench.json", help="results ('' for none)")
+    parser.add_argument("--plot", default="gpu_bench.png", help="bar chart ('' for none)")
+    args = parser.parse_args(argv)
+    if args.repeats < 10:
+        parser.error("--repeats must be at least 10 (the median of >= 10 runs)")
+    unknown = set(filter(None, args.settings.split(","))) - set(SETTINGS)
+    if unknown:
+        parser.error(f"unknown settings {', '.join(sorted(unknown))}: choose from {', '.join(SETTINGS)}")
+    return args
+
+
+def find_device(args) -> tuple[gpu.Device | None, str]:
+    """The device to time on, or None and why not."""
+    if args.compile_only:
+        return None, "--compile-only"
+    try:
+        return gpu.current_device(), ""
+    except gpu.GpuUnavailableError as error:
+        return None, str(error)
+
+
+def run_config(config: Config, args, arch: str, device, mechanisms: dict) -> list[dict]:
+    compiled, builds, built_records = build_styles(config, args.styles.split(","), arch, mechanisms)
+    records = []
+    for style, (generated, built) in builds.items():
+        record = {"label": config.label(), "mechanism": config.mechanism, "kernel": config.kernel,
+                  "setting": config.setting, "style": style, "arch": arch,
+                  "options": dataclasses.asdict(config.options),
+                  "device": device.name if device else None, **built_records[style]}
+        if device is not None:
+            record.update(measure(compiled, generated, built, args, device))
+            if not args.no_sanitizer and shutil.which("compute-sanitizer"):
+                record["sanitizer"] = sanitize(config, style)
+        records.append(record)
+    return records
+
+
+def main(argv=None) -> int:
+    args = parse_arguments(argv)
+    device, why = find_device(args)
+    arch = args.arch or (device.arch if device else "sm_90")
+    print(f"device: {device.name} ({device.arch}, {device.sms} SMs)" if device else
+          f"no GPU ({why}): compiling for {arch}, nothing will be timed")
+    head = f"{'configuration':40} {'style':16} {'regs':>5} {'spill':>6}"
+    if device:
+        head += f" {'median':>12} {'Mpoints/s':>9} {'GFLOP/s':>8} {'FP64':>6} {'error':>8}"
+    print(head)
+    records, mechanisms = [], {}
+    for config in configurations(args, arch):
+        try:
+            new = run_config(config, args, arch, device, mechanisms)
+        except SingeError as error:
+            print(f"{config.label()}: {str(error).splitlines()[0]}")
+            if isinstance(error, gpu.GpuUnavailableError) and "nvcc not found" in str(error):
+                break
+            continue
+        for record in new:
+            print(row_line(record))
+        records.extend(new)
+    if device is None:
+        print(f"compiled {len(records)} kernels; nothing was timed (no GPU: {why})")
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps(records, indent=1))
+    if args.plot and device is not None:
+        print(write_plot(records, args.plot, device.name))
+    return 1 if any(r.get("correct") is False for r in records) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,805 @@
+"""SASS view of compiled kernels: registers, spills, static instructions and
+instructions issued per point, by class, with control flow evaluated per warp.
+
+    python -m autotune.sass KERNEL.cu [--arch sm_90] [--warps N] [--baseline]
+
+``nvcc -cubin`` compiles the file; ``nvdisasm`` (pip package
+``nvidia-cuda-nvdisasm``) disassembles it and ``cuobjdump -elf`` (package
+``nvidia-cuda-cuobjdump``) gives the jump tables and the parameter layout.
+
+Issued counts come from a walk of the SASS per warp: the integer and
+predicate instructions that control flow depends on (thread and block ids,
+kernel parameters, jump tables, loop counters) are evaluated concretely for
+lane 0 of each warp, everything else only counted.  A branch whose predicate
+is not known (it depends on floating-point data, e.g. the slow paths of the
+CUDA library's division) is taken as not taken, the fast path; ``BRA.DIV``
+(the divergent-warp path of a shuffle) is never taken.  Predicated
+instructions count as issued whatever their predicate.  The warp-specialized
+kernels loop over slabs of 32 points, one per lane: the walk runs one and two
+slabs, and the difference, summed over the warps, is the lane-instructions
+issued per point.  A data-parallel kernel (one thread per point) issues, per
+point, what one warp issues.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+CLASSES = ("fp64", "mufu", "lds", "sts", "ldg", "stg", "ldl", "stl", "bar", "shfl", "branch", "other")
+PARAMETER_BASE = {"sm_90": 0x210, "sm_90a": 0x210, "sm_80": 0x160, "sm_86": 0x160, "sm_89": 0x160}
+STEP_LIMIT = 50_000_000
+LOCAL_BASE = 0x10000  # the stack pointer's value (c[0x0][0x28]): spill slots get concrete addresses
+_MASK = 0xFFFFFFFF
+_LINE = re.compile(r"^\s*/\*([0-9a-f]+)\*/\s+(@!?U?P[0-6T]\s+)?([A-Z0-9_.]+)\s*(.*?)\s*;")
+_LABEL = re.compile(r"^([.$\w]+):\s*$")
+_FUNCTION = re.compile(r"^\s*\.type\s+([.$\w]+),@function")
+_TARGET = re.compile(r"`\(([.$\w]+)\)")
+_TARGETS = re.compile(r"BRANCH_TARGETS ([^\"]+)\"")
+_CONSTANT = re.compile(r"^c\[0x([0-9a-f]+)\]\[(.*)\]$")
+
+
+def tool(name: str) -> str | None:
+    """Path of a CUDA binary tool: on PATH, in the CUDA toolkit, or in the pip ``nvidia`` packages."""
+    found = shutil.which(name) or shutil.which(f"/usr/local/cuda/bin/{name}")
+    if found:
+        return found
+    try:
+        import nvidia
+    except ImportError:
+        return None
+    for root in nvidia.__path__:
+        for candidate in sorted(pathlib.Path(root).glob(f"*/bin/{name}")):
+            if os.access(candidate, os.X_OK):
+                return str(candidate)
+    return None
+
+
+def missing_tools() -> list[str]:
+    """The tools this view needs that are not installed."""
+    return [name for name in ("nvcc", "nvdisasm", "cuobjdump") if tool(name) is None]
+
+
+# -- the listing ---------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Instruction:
+    address: int
+    guard: str  # '', 'P0', '!P0', 'UP1', ...
+    opcode: str  # with modifiers: 'ISETP.GE.AND'
+    operands: tuple[str, ...]
+    text: str
+
+    @property
+    def base(self) -> str:
+        return self.opcode.split(".")[0]
+
+    def instruction_class(self) -> str:
+        return classify(self.opcode)
+
+
+def classify(opcode: str) -> str:
+    base = opcode.split(".")[0]
+    if base in ("DADD", "DMUL", "DFMA", "DSETP", "DMNMX", "DSEL") or ".F64" in opcode or "64H" in opcode:
+        return "mufu" if base == "MUFU" else "fp64"
+    if base == "MUFU":
+        return "mufu"
+    simple = {"LDS": "lds", "STS": "sts", "LDG": "ldg", "STG": "stg", "LDL": "ldl", "STL": "stl",
+              "BAR": "bar", "SHFL": "shfl"}
+    if base in simple:
+        return simple[base]
+    if base in ("BRA", "BRX", "JMP", "JMX", "CALL", "RET", "EXIT"):
+        return "branch"
+    return "other"
+
+
+@dataclass
+class Listing:
+    """One cubin's code: instructions by address, labels, function entries."""
+
+    instructions: dict[int, Instruction] = field(default_factory=dict)
+    order: list[int] = field(default_factory=list)
+    labels: dict[str, int] = field(default_factory=dict)
+    functions: dict[str, tuple[int, int]] = field(default_factory=dict)  # name -> (first, end) address
+
+    def next_address(self, address: int) -> int:
+        return address + 16
+
+
+def split_operands(text: str) -> tuple[str, ...]:
+    text = text.split("(*")[0].strip()
+    parts, depth, current = [], 0, ""
+    for ch in text:
+        if ch in "[(":
+            depth += 1
+        elif ch in "])":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(current.strip())
+            current = ""
+        else:
+            current += ch
+    if current.strip():
+        parts.append(current.strip())
+    return tuple(parts)
+
+
+def parse_listing(text: str) -> Listing:
+    """An ``nvdisasm -c`` listing (several functions: addresses are per
+    section; functions are laid out one after another, so each is kept by
+    its label and its own addresses are offset to be unique)."""
+    listing = Listing()
+    offset = 0
+    current = None
+    pending_labels: list[str] = []
+    highest = -16
+    for line in text.splitlines():
+        if m := _FUNCTION.match(line):
+            current = m.group(1)
+            continue
+        if m := _LABEL.match(line.strip()):
+            pending_labels.append(m.group(1))
+            continue
+        m = _LINE.match(line)
+        if not m:
+            continue
+        raw = int(m.group(1), 16)
+        if raw == 0 and highest >= 0:  # a new section starts at 0
+            offset = highest + 16
+        address = raw + offset
+        highest = max(highest, address)
+        guard = (m.group(2) or "").strip().lstrip("@")
+        instruction = Instruction(address, guard, m.group(3), split_operands(m.group(4)), line.strip())
+        listing.instructions[address] = instruction
+        listing.order.append(address)
+        for label in pending_labels:
+            listing.labels[label] = address
+        pending_labels = []
+        if current is not None:
+            first = listing.functions.get(current, (address, address))[0]
+            listing.functions[current] = (first, address + 16)
+    return listing
+
+
+def static_count(listing: Listing, function: str) -> int:
+    """Instructions of ``function`` without the NOP padding and the final self-branch."""
+    first, end = listing.functions[function]
+    body = [listing.instructions[a] for a in listing.order if first <= a < end]
+    while body and (body[-1].base == "NOP" or (body[-1].base == "BRA" and _TARGET.search(body[-1].text)
+                                                and listing.labels.get(_TARGET.search(body[-1].text).group(1))
+                                                == body[-1].address)):
+        body.pop()
+    return len(body)
+
+
+# -- the walk ----------------------------------------------------------------
+
+@dataclass
+class Machine:
+    """What a warp's lane 0 sees: special registers, constant banks (bank 0: parameters and launch sizes)."""
+
+    tid: int
+    ctaid: int = 0
+    block_dim: int = 32
+    grid_dim: int = 1
+    banks: dict[int, dict[int, int]] = field(default_factory=dict)  # bank -> byte offset -> 32-bit word
+
+
+@dataclass
+class Walk:
+    counts: Counter = field(default_factory=Counter)  # class -> issued
+    opcodes: Counter = field(default_factory=Counter)
+    unknown_branches: int = 0
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+
+class _Lane:
+    """Concrete evaluation of the integer / predicate instructions of one lane."""
+
+    def __init__(self, listing: Listing, machine: Machine):
+        self.listing = listing
+        self.machine = machine
+        self.regs: dict[str, int | None] = {"RZ": 0, "URZ": 0}
+        self.preds: dict[str, bool | None] = {"PT": True, "UPT": True}
+        self.local: dict[int, int | None] = {}  # spilled words by local address
+
+    # operand values
+    def value(self, operand: str) -> int | None:
+        negate = operand.startswith("-")
+        invert = operand.startswith("~")
+        operand = operand.lstrip("-~").replace(".reuse", "")
+        if operand.startswith("|"):
+            return None
+        if m := _CONSTANT.match(operand):
+            result = self.constant(int(m.group(1), 16), m.group(2))
+        elif re.fullmatch(r"U?R(Z|\d+)", operand.split(".")[0]):
+            result = self.regs.get(operand.split(".")[0])
+        elif re.fullmatch(r"-?0x[0-9a-f]+", operand):
+            result = int(operand, 16) & _MASK
+        elif re.fullmatch(r"-?\d+", operand):
+            result = int(operand) & _MASK
+        else:
+            return None
+        if result is None:
+            return None
+        if negate:
+            result = -result & _MASK
+        if invert:
+            result = ~result & _MASK
+        return result
+
+    def constant(self, bank: int, inside: str, word: int = 0) -> int | None:
+        offset = 0
+        for term in inside.replace("-", "+-").split("+"):
+            term = term.strip()
+            if not term:
+                continue
+            if term.lstrip("-").startswith("0x"):
+                offset += int(term, 16)
+            else:
+                v = self.value(term)
+                if v is None:
+                    return None
+                offset += v
+        return self.machine.banks.get(bank, {}).get(offset + 4 * word)
+
+    def predicate(self, name: str) -> bool | None:
+        negate = name.startswith("!")
+        value = self.preds.get(name.lstrip("!"))
+        return None if value is None else (value != negate)
+
+    def set(self, name: str, value: int | None, wide: bool = False) -> None:
+        name = name.split(".")[0]
+        if name in ("RZ", "URZ") or not re.fullmatch(r"U?R\d+", name):
+            if re.fullmatch(r"U?P[0-6]", name):
+                self.preds[name] = None
+            return
+        self.regs[name] = None if value is None else value & _MASK
+        if wide:
+            prefix, number = re.fullmatch(r"(U?R)(\d+)", name).groups()
+            high = None if value is None else (value >> 32) & _MASK
+            self.regs[f"{prefix}{int(number) + 1}"] = high
+
+    def guard(self, instruction: Instruction) -> bool | None:
+        return True if not instruction.guard else self.predicate(instruction.guard)
+
+    # execution
+    def execute(self, ins: Instruction) -> None:
+        taken = self.guard(ins)
+        if taken is False:
+            return
+        before = (dict(self.regs), dict(self.preds)) if taken is None else None
+        handler = _HANDLERS.get(ins.base.lstrip("U") if ins.base not in ("UMOV",) else "MOV")
+        if handler is None:
+            self.clobber(ins)
+        else:
+            handler(self, ins)
+        if before is not None:  # unknown guard: whatever it wrote is unknown
+            for name in set(self.regs) | set(before[0]):
+                if self.regs.get(name) != before[0].get(name):
+                    self.regs[name] = None
+            for name in set(self.preds) | set(before[1]):
+                if self.preds.get(name) != before[1].get(name):
+                    self.preds[name] = None
+
+    def clobber(self, ins: Instruction) -> None:
+        """Destinations of an instruction not evaluated become unknown."""
+        if ins.base in _NO_DESTINATION or not ins.operands:
+            return
+        wide = _writes_64_bits(ins.opcode)
+        for operand in ins.operands[:2]:
+            name = operand.split(".")[0]
+            if re.fullmatch(r"U?P[0-6]", name):
+                self.preds[name] = None
+            elif re.fullmatch(r"U?R\d+", name):
+                self.set(name, None, wide)
+                if ".128" in ins.opcode:
+                    prefix, number = re.fullmatch(r"(U?R)(\d+)", name).groups()
+                    self.set(f"{prefix}{int(number) + 2}", None, True)
+                break
+            else:
+                break
+
+
+def _writes_64_bits(opcode: str) -> bool:
+    """Does the instruction write a register pair (a double, a 64-bit load)?"""
+    base = opcode.split(".")[0]
+    if base in ("DADD", "DMUL", "DFMA", "DMNMX", "DSEL") or ".64" in opcode or ".128" in opcode:
+        return True
+    return base in ("I2F", "F2F", "FRND") and opcode.split(".")[1:2] == ["F64"]
+
+
+_NO_DESTINATION = {"STG", "STS", "ST", "BAR", "BRA", "BRX", "EXIT", "WARPSYNC", "BSSY", "BSYNC", "RED",
+                   "NOP", "DEPBAR", "MEMBAR", "CALL", "RET", "ENDCOLLECTIVE", "CCTL", "ERRBAR", "FENCE", "JMP"}
+
+
+def _mov(lane: _Lane, ins: Instruction) -> None:
+    lane.set(ins.operands[0], lane.value(ins.operands[1]))
+
+
+def _special(lane: _Lane, ins: Instruction) -> None:
+    m = lane.machine
+    values = {"SR_TID.X": m.tid, "SR_CTAID.X": m.ctaid, "SR_LANEID": m.tid & 31, "SR_TID.Y": 0, "SR_TID.Z": 0,
+              "SR_CTAID.Y": 0, "SR_CTAID.Z": 0}
+    lane.set(ins.operands[0], values.get(ins.operands[1]))
+
+
+def _imad(lane: _Lane, ins: Instruction) -> None:
+    a, b, c = (lane.value(x) for x in ins.operands[1:4])
+    if ".HI" in ins.opcode or ".X" in ins.opcode.split(".") or None in (a, b, c):
+        lane.set(ins.operands[0], None, ".WIDE" in ins.opcode)
+        return
+    if ".WIDE" in ins.opcode:
+        signed = ".U32" not in ins.opcode
+        sa = a - (1 << 32) if signed and a >> 31 else a
+        sb = b - (1 << 32) if signed and b >> 31 else b
+        c_high = lane.value(_next_register(ins.operands[3]))
+        full_c = c if c_high is None else c | (c_high << 32)
+        lane.set(ins.operands[0], (sa * sb + full_c) & 0xFFFFFFFFFFFFFFFF, True)
+    else:
+        lane.set(ins.operands[0], a * b + c)
+
+
+def _next_register(operand: str) -> str:
+    m = re.fullmatch(r"(U?R)(\d+)(.*)", operand.lstrip("-"))
+    return f"{m.group(1)}{int(m.group(2)) + 1}" if m else "RZ"
+
+
+def _iadd3(lane: _Lane, ins: Instruction) -> None:
+    operands = [x for x in ins.operands[1:] if not re.fullmatch(r"!?U?P[0-6T]", x)]
+    if ".X" in ins.opcode.split("."):
+        lane.set(ins.operands[0], None)
+        return
+    values = [lane.value(x) for x in operands]
+    lane.set(ins.operands[0], None if None in values else sum(values))
+    for operand in ins.operands[1:]:
+        if re.fullmatch(r"U?P[0-6]", operand):
+            lane.preds[operand] = None  # carry out
+
+
+def _viadd(lane: _Lane, ins: Instruction) -> None:
+    a, b = lane.value(ins.operands[1]), lane.value(ins.operands[2])
+    lane.set(ins.operands[0], None if None in (a, b) else a + b)
+
+
+def _lut(function: int, a: int, b: int, c: int) -> int:
+    result = 0
+    for bit in range(32):
+        index = (((a >> bit) & 1) << 2) | (((b >> bit) & 1) << 1) | ((c >> bit) & 1)
+        result |= ((function >> index) & 1) << bit
+    return result
+
+
+def _lop3(lane: _Lane, ins: Instruction) -> None:
+    operands = list(ins.operands)
+    output_predicate = None
+    if re.fullmatch(r"U?P[0-6T]", operands[0]):
+        output_predicate = operands.pop(0)
+    a, b, c, function = (lane.value(x) for x in operands[1:5])
+    result = None if None in (a, b, c, function) else _lut(function, a, b, c)
+    lane.set(operands[0], result)
+    if output_predicate and output_predicate != "PT":
+        lane.preds[output_predicate] = None if result is None else result != 0
+
+
+def _shf(lane: _Lane, ins: Instruction) -> None:
+    low, shift, high = (lane.value(x) for x in ins.operands[1:4])
+    if None in (low, shift, high) or ".64" in ins.opcode:
+        lane.set(ins.operands[0], None)
+        return
+    shift &= 31
+    if ".L" in ins.opcode:
+        result = ((high << 32 | low) << shift) >> 32 if ".HI" in ins.opcode else low << shift
+    elif ".S32" in ins.opcode:
+        signed = high - (1 << 32) if high >> 31 else high
+        result = signed >> shift if ".HI" in ins.opcode else (((high << 32) | low) >> shift)
+    else:
+        result = high >> shift if ".HI" in ins.opcode else ((high << 32) | low) >> shift
+    lane.set(ins.operands[0], result)
+
+
+def _lea(lane: _Lane, ins: Instruction) -> None:
+    operands = [x for x in ins.operands if not re.fullmatch(r"!?U?P[0-6T]", x)]
+    a, b, shift = (lane.value(x) for x in operands[1:4])
+    if ".HI" in ins.opcode or ".X" in ins.opcode.split(".") or None in (a, b, shift):
+        lane.set(operands[0], None)
+    else:
+        lane.set(operands[0], (a << shift) + b)
+    for operand in ins.operands[1:]:
+        if re.fullmatch(r"U?P[0-6]", operand):
+            lane.preds[operand] = None
+
+
+def _signed(x: int) -> int:
+    return x - (1 << 32) if x >> 31 else x
+
+
+def _compare(kind: str, a: int, b: int, unsigned: bool) -> bool:
+    if not unsigned:
+        a, b = _signed(a), _signed(b)
+    return {"EQ": a == b, "NE": a != b, "LT": a < b, "LE": a <= b, "GT": a > b, "GE": a >= b}[kind]
+
+
+def _isetp(lane: _Lane, ins: Instruction) -> None:
+    parts = ins.opcode.split(".")
+    first, second, a, b = ins.operands[:4]
+    chain = lane.predicate(ins.operands[4]) if len(ins.operands) > 4 else True
+    a, b = lane.value(a), lane.value(b)
+    if "EX" in parts or None in (a, b) or chain is None:
+        lane.preds[first] = lane.preds[second] = None
+    else:
+        result = _compare(parts[1], a, b, "U32" in parts)
+        combine = (lambda x, y: x and y) if "AND" in parts else (lambda x, y: x or y) if "OR" in parts else \
+            (lambda x, y: x != y)
+        lane.preds[first] = combine(result, chain)
+        lane.preds[second] = combine(not result, chain)
+    lane.preds["PT"] = lane.preds["UPT"] = True
+
+
+def _sel(lane: _Lane, ins: Instruction) -> None:
+    p = lane.predicate(ins.operands[3])
+    a, b = lane.value(ins.operands[1]), lane.value(ins.operands[2])
+    lane.set(ins.operands[0], None if p is None else (a if p else b))
+
+
+def _minmax(lane: _Lane, ins: Instruction) -> None:
+    a, b = lane.value(ins.operands[1]), lane.value(ins.operands[2])
+    use_min = lane.predicate(ins.operands[3]) if len(ins.operands) > 3 else None
+    if None in (a, b, use_min):
+        lane.set(ins.operands[0], None)
+        return
+    if ".U32" not in ins.opcode:
+        a, b = _signed(a), _signed(b)
+    lane.set(ins.operands[0], min(a, b) if use_min else max(a, b))
+
+
+def _viaddmnmx(lane: _Lane, ins: Instruction) -> None:
+    """min (PT) or max (!PT) of a + b and c."""
+    a, b, c = (lane.value(x) for x in ins.operands[1:4])
+    use_min = lane.predicate(ins.operands[4]) if len(ins.operands) > 4 else None
+    if None in (a, b, c, use_min):
+        lane.set(ins.operands[0], None)
+        return
+    total = (a + b) & _MASK
+    if ".U32" not in ins.opcode:
+        total, c = _signed(total), _signed(c)
+    lane.set(ins.operands[0], min(total, c) if use_min else max(total, c))
+
+
+def _local_address(lane: _Lane, operand: str) -> int | None:
+    """Address of a local-memory operand such as ``[R1+0x68]``."""
+    inside = operand.strip("[]")
+    total = 0
+    for term in inside.replace("-", "+-").split("+"):
+        term = term.strip()
+        if not term:
+            continue
+        value = int(term, 16) if term.lstrip("-").startswith("0x") else lane.value(term)
+        if value is None:
+            return None
+        total += value
+    return total & _MASK
+
+
+def _words(opcode: str) -> int:
+    return 4 if ".128" in opcode else 2 if ".64" in opcode else 1
+
+
+def _stl(lane: _Lane, ins: Instruction) -> None:
+    """A spill store: the words it writes are remembered for the refill."""
+    address = _local_address(lane, ins.operands[0])
+    m = re.fullmatch(r"(R)(\d+|Z)", ins.operands[1].split(".")[0])
+    if address is None:
+        lane.local.clear()  # somewhere unknown: forget everything
+        return
+    for i in range(_words(ins.opcode)):
+        register = "RZ" if m is None or m.group(2) == "Z" else f"R{int(m.group(2)) + i}"
+        lane.local[address + 4 * i] = lane.regs.get(register)
+
+
+def _ldl(lane: _Lane, ins: Instruction) -> None:
+    """A refill: the words stored there, where known."""
+    address = _local_address(lane, ins.operands[1])
+    m = re.fullmatch(r"R(\d+)", ins.operands[0].split(".")[0])
+    if m is None:
+        return
+    for i in range(_words(ins.opcode)):
+        value = None if address is None else lane.local.get(address + 4 * i)
+        lane.set(f"R{int(m.group(1)) + i}", value)
+
+
+def _ldc(lane: _Lane, ins: Instruction) -> None:
+    m = _CONSTANT.match(ins.operands[1])
+    wide = ".64" in ins.opcode
+    if not m:
+        lane.set(ins.operands[0], None, wide)
+        return
+    bank, inside = int(m.group(1), 16), m.group(2)
+    low = lane.constant(bank, inside)
+    high = lane.constant(bank, inside, 1) if wide else 0
+    value = None if low is None or high is None else low | (high << 32)
+    lane.set(ins.operands[0], value, wide)
+
+
+def _plop3(lane: _Lane, ins: Instruction) -> None:
+    outputs = [x for x in ins.operands[:2]]
+    inputs = [lane.predicate(x) for x in ins.operands[2:5]]
+    function = lane.value(ins.operands[5]) if len(ins.operands) > 5 else None
+    if None in inputs or function is None:
+        for name in outputs:
+            if name not in ("PT", "UPT"):
+                lane.preds[name] = None
+        return
+    a, b, c = (int(x) for x in inputs)
+    index = (a << 2) | (b << 1) | c
+    result = bool((function >> index) & 1)
+    if outputs[0] not in ("PT", "UPT"):
+        lane.preds[outputs[0]] = result
+    if outputs[1] not in ("PT", "UPT"):
+        lane.preds[outputs[1]] = None
+
+
+_HANDLERS = {"MOV": _mov, "S2R": _special, "S2UR": _special, "CS2R": None, "IMAD": _imad, "IADD3": _iadd3,
+             "VIADD": _viadd, "IADD": _viadd, "LOP3": _lop3, "SHF": _shf, "LEA": _lea, "ISETP": _isetp,
+             "SEL": _sel, "VIMNMX": _minmax, "IMNMX": _minmax, "VIADDMNMX": _viaddmnmx, "STL": _stl, "LDL": _ldl, "LDC": _ldc, "PLOP3": _plop3}
+_HANDLERS = {k: v for k, v in _HANDLERS.items() if v is not None}
+
+
+def walk(listing: Listing, entry: str, machine: Machine) -> Walk:
+    """Issued instructions of one warp (lane 0 decides the control flow) from ``entry`` to EXIT."""
+    lane = _Lane(listing, machine)
+    result = Walk()
+    address = listing.functions[entry][0]
+    calls: list[int] = []
+    for _ in range(STEP_LIMIT):
+        ins = listing.instructions[address]
+        result.counts[ins.instruction_class()] += 1
+        result.opcodes[ins.opcode] += 1
+        following = listing.next_address(address)
+        base = ins.base
+        if base in ("BRA", "BRX", "EXIT", "CALL", "RET", "JMP", "JMX"):
+            taken = _branch_condition(lane, ins)
+            if ".DIV" in ins.opcode:
+                taken = False
+            elif taken is None:
+                result.unknown_branches += 1
+                taken = _falls_into_call(listing, following)
+            if not taken:
+                address = following
+                continue
+            if base == "EXIT":
+                if calls:
+                    raise ValueError(f"EXIT inside a call at {address:#x}")
+                return result
+            if base == "RET":
+                address = calls.pop()
+                continue
+            if base == "CALL":
+                calls.append(following)
+            address = _branch_target(listing, lane, ins, following)
+            continue
+        lane.execute(ins)
+        address = following
+    raise ValueError(f"{entry}: no EXIT within {STEP_LIMIT} instructions (a loop whose count is not known?)")
+
+
+def _branch_condition(lane: _Lane, ins: Instruction) -> bool | None:
+    """Guard and, for ``@P0 BRA P1, target``, the second predicate."""
+    conditions = [lane.guard(ins)]
+    if ins.operands and re.fullmatch(r"!?U?P[0-6T]", ins.operands[0]):
+        conditions.append(lane.predicate(ins.operands[0]))
+    if False in conditions:
+        return False
+    return None if None in conditions else True
+
+
+def _falls_into_call(listing: Listing, address: int) -> bool:
+    """Does the code from ``address`` reach a CALL (a library slow path) before any other branch?
+    An unknown branch is resolved toward the path without the call."""
+    while address in listing.instructions:
+        base = listing.instructions[address].base
+        if base == "CALL":
+            return True
+        if base in ("BRA", "BRX", "EXIT", "RET", "JMP", "JMX"):
+            return False
+        address = listing.next_address(address)
+    return False
+
+
+def _branch_target(listing: Listing, lane: _Lane, ins: Instruction, following: int) -> int:
+    if ins.base in ("BRX", "JMX"):
+        words = " ".join(ins.operands).split()  # 'R2 -0x290'
+        register = lane.value(words[0])
+        if register is None:
+            raise ValueError(f"indirect branch on an unknown value at {ins.address:#x}: {ins.text}")
+        offset = int(words[1], 16) if len(words) > 1 else 0
+        return following + offset + _signed(register)
+    m = _TARGET.search(ins.text)
+    if not m:
+        raise ValueError(f"branch without a target at {ins.address:#x}: {ins.text}")
+    return listing.labels[m.group(1)]
+
+
+# -- the cubin ---------------------------------------------------------------
+
+def constant_sections(elf_dump: str) -> dict[str, list[int]]:
+    """Words of every ``.nv.constantN...`` section printed by ``cuobjdump -elf``."""
+    sections: dict[str, list[int]] = {}
+    current = None
+    for line in elf_dump.splitlines():
+        stripped = line.strip()
+        if re.fullmatch(r"\.nv\.constant\d[.\w$]*", stripped):
+            current = stripped
+            sections[current] = []
+        elif current and re.fullmatch(r"(0x[0-9a-f]{8}\s*)+", stripped):
+            sections[current] += [int(w, 16) for w in stripped.split()]
+        elif current and stripped:
+            current = None
+    return sections
+
+
+def parameter_offsets(elf_dump: str, function: str) -> list[tuple[int, int]]:
+    """(offset, size) of each parameter of ``function``, in order (EIATTR_KPARAM_INFO of its .nv.info)."""
+    block = elf_dump.split(f".nv.info.{function}")[-1] if f".nv.info.{function}" in elf_dump else elf_dump
+    params = re.findall(r"Ordinal\s*:\s*0x([0-9a-f]+)\s+Offset\s*:\s*0x([0-9a-f]+)\s+Size\s*:\s*0x([0-9a-f]+)",
+                        block)
+    seen = {}
+    for ordinal, offset, size in params:
+        seen.setdefault(int(ordinal, 16), (int(offset, 16), int(size, 16)))
+    return [seen[k] for k in sorted(seen)]
+
+
+@dataclass
+class KernelSass:
+    """One kernel's SASS view."""
+
+    function: str
+    arch: str
+    static: int
+    registers: int
+    spill_stores: int
+    spill_loads: int
+    warps: list[Walk]  # per warp, one slab (warp-specialized) or one point (data-parallel, one warp)
+    per_point: Counter
+    nvcc_s: float = 0.0
+
+    @property
+    def total(self) -> int:
+        return sum(self.per_point.values())
+
+    @property
+    def imbalance(self) -> float:
+        totals = [w.total for w in self.warps]
+        return max(totals) / (sum(totals) / len(totals)) if totals and sum(totals) else 1.0
+
+
+def _banks(elf_dump: str, function: str, arch: str, last_ints: dict[int, int], block_dim: int) -> dict:
+    sections = constant_sections(elf_dump)
+    banks: dict[int, dict[int, int]] = {}
+    for name, words in sections.items():
+        bank = int(name[len(".nv.constant")])
+        if bank == 0 or (name.count(".") > 2 and function not in name):
+            continue
+        banks.setdefault(bank, {}).update({4 * i: w for i, w in enumerate(words)})
+    params = parameter_offsets(elf_dump, function)
+    base = PARAMETER_BASE.get(arch, 0x210)
+    bank0 = {0x0: block_dim, 0x4: 1, 0x8: 1, 0xC: 1, 0x10: 1, 0x14: 1, 0x28: LOCAL_BASE}
+    for index, value in last_ints.items():
+        offset, _ = params[index]
+        bank0[base + offset] = value & _MASK
+    banks[0] = bank0
+    return banks
+
+
+def count_kernel(listing: Listing, elf_dump: str, function: str, arch: str, warps: int,
+                 data_parallel: bool = False) -> list[Walk]:
+    """Per warp issued counts for one slab of 32 points (the difference of two
+    slabs and one), or for one warp of a data-parallel kernel."""
+    params = parameter_offsets(elf_dump, function)
+    n_index, stride_index = len(params) - 2, len(params) - 1  # ..., n_points, species_stride
+    if data_parallel:
+        banks = _banks(elf_dump, function, arch, {n_index: 1 << 20, stride_index: 1 << 20}, 32 * warps)
+        return [walk(listing, function, Machine(tid=0, block_dim=32 * warps, grid_dim=1 << 15, banks=banks))]
+    result = []
+    for w in range(warps):
+        walks = []
+        for slabs in (1, 2):
+            banks = _banks(elf_dump, function, arch, {n_index: 32 * slabs, stride_index: 32 * slabs}, 32 * warps)
+            walks.append(walk(listing, function, Machine(tid=32 * w, block_dim=32 * warps, banks=banks)))
+        difference = Walk(walks[1].counts - walks[0].counts, walks[1].opcodes - walks[0].opcodes,
+                          walks[1].unknown_branches - walks[0].unknown_branches)
+        result.append(difference)
+    return result
+
+
+def analyse(source: str | os.PathLike, arch: str = "sm_90", warps: int | None = None,
+            data_parallel: bool = False, extra: list[str] | None = None, keep: str | None = None) -> KernelSass:
+    """Compile ``source`` to a cubin and return the SASS view of its kernel
+    (``warps``: warps per CTA, read from the generated file when not given)."""
+    missing = missing_tools()
+    if missing:
+        raise RuntimeError(f"SASS view needs {', '.join(missing)} (pip install nvidia-cuda-nvdisasm "
+                           f"nvidia-cuda-cuobjdump; nvcc from the CUDA toolkit)")
+    source = pathlib.Path(source)
+    if warps is None:
+        m = re.search(r"__launch_bounds__\((\d+)", source.read_text())
+        warps = int(m.group(1)) // 32 if m else 1
+    with tempfile.TemporaryDirectory() as scratch:
+        cubin = pathlib.Path(scratch) / "kernel.cubin"
+        command = [tool("nvcc"), f"-arch={arch}", "-O3", "-cubin", "-Xptxas", "-v", str(source), "-o", str(cubin),
+                   f"-I{source.parent}"] + list(extra or [])
+        start = time.perf_counter()
+        built = subprocess.run(command, capture_output=True, text=True)
+        seconds = time.perf_counter() - start
+        if built.returncode:
+            raise RuntimeError(f"nvcc failed on {source}:\n{built.stdout}{built.stderr}")
+        text = subprocess.run([tool("nvdisasm"), "-c", str(cubin)], capture_output=True, text=True, check=True).stdout
+        elf_dump = subprocess.run([tool("cuobjdump"), "-elf", str(cubin)], capture_output=True, text=True,
+                                  check=True).stdout
+    if keep:  # the disassembly, the ELF dump and ptxas's log, to read or to analyse again with view()
+        stem = pathlib.Path(keep) / source.stem
+        for suffix, content in ((".sass", text), (".elf", elf_dump), (".ptxas", built.stdout + built.stderr)):
+            stem.with_suffix(suffix).write_text(content)
+    result = view(text, elf_dump, built.stdout + built.stderr, arch, warps, data_parallel)
+    result.nvcc_s = seconds
+    return result
+
+
+def view(listing_text: str, elf_dump: str, ptxas_log: str, arch: str, warps: int,
+         data_parallel: bool = False) -> KernelSass:
+    """The SASS view from the disassembly, the ELF dump and ptxas's log."""
+    from singe.codegen.nvcc import parse_ptxas
+
+    listing = parse_listing(listing_text)
+    kernel = next(name for name in listing.functions if not name.startswith("$"))  # not a library subroutine
+    entries, _ = parse_ptxas(ptxas_log)
+    entry = next((e for e in entries if e.function == kernel), None)
+    walks = count_kernel(listing, elf_dump, kernel, arch, warps, data_parallel)
+    per_point = Counter()
+    for w in walks:
+        per_point.update(w.counts)
+    return KernelSass(kernel, arch, static_count(listing, kernel), entry.registers if entry else 0,
+                      entry.spill_stores if entry else 0, entry.spill_loads if entry else 0, walks, per_point)
+
+
+def format_view(name: str, sass: KernelSass) -> str:
+    """One line per kernel: resources and issued lane-instructions per point by class."""
+    classes = " ".join(f"{c}={sass.per_point[c]}" for c in CLASSES if sass.per_point[c])
+    return (f"{name}: {sass.arch} {sass.registers} registers, spills {sass.spill_stores}/{sass.spill_loads} B, "
+            f"{sass.static} static SASS, issued/point {sass.total} ({classes}), "
+            f"warp imbalance {sass.imbalance:.2f}, nvcc {sass.nvcc_s:.1f} s")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("sources", nargs="+")
+    parser.add_argument("--arch", default="sm_90")
+    parser.add_argument("--warps", type=int)
+    parser.add_argument("--baseline", action="store_true", help="data-parallel kernels (one thread per point)")
+    parser.add_argument("--keep", metavar="DIR", help="write each kernel's .sass, .elf and .ptxas there")
+    args = parser.parse_args(argv)
+    missing = missing_tools()
+    if missing:
+        print(f"skipped: SASS view needs {', '.join(missing)}")
+        return 0
+    for source in args.sources:
+        sass = analyse(source, args.arch, args.warps, args.baseline or "baseline" in pathlib.Path(source).name,
+                       keep=args.keep)
+        print(format_view(pathlib.Path(source).name, sass))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

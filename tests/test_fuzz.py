@@ -1,0 +1,83 @@
+"""Mutated mechanism files: no escape, hang or NaN (issue 14, section 3).
+
+The default run loads 2,000 seeded mutants of the bundled and shared
+mechanisms (chemistry, thermo, transport and QSS files) on two worker
+processes; ``pytest -m exhaustive`` runs 10,000.  A failure lists each
+mutant by mechanism, file kind and seed: ``python tests/fuzz_mechanisms.py``
+and ``fuzz_mechanisms.run_mutant(name, kind, seed)`` reproduce it.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+import fuzz_mechanisms as fuzz
+
+
+def _check(count: int, seed: int) -> None:
+    verdicts = fuzz.campaign(count, workers=2, seed=seed)
+    report = fuzz.summary(verdicts)
+    print(report)
+    assert len(verdicts) == count
+    failures = [v for v in verdicts if v.outcome in fuzz.FAILURES]
+    assert not failures, report
+    outcomes = {v.outcome for v in verdicts}
+    assert {"accepted", "rejected"} <= outcomes, report  # the mutations neither break nor spare every file
+    assert {v.mechanism for v in verdicts} == {m.name for m in fuzz.MECHANISMS if m.available}
+
+
+def test_two_thousand_mutants_load_or_are_rejected_with_a_location():
+    _check(2000, seed=14)
+
+
+@pytest.mark.exhaustive
+def test_ten_thousand_mutants_load_or_are_rejected_with_a_location():
+    _check(10_000, seed=1414)
+
+
+def test_mutants_are_reproducible_from_their_seed(tmp_path):
+    mechanism = fuzz.MECHANISMS[0]
+    first = fuzz.write_mutant(mechanism, "chem", 7, tmp_path)[0].read_bytes()
+    again = fuzz.write_mutant(mechanism, "chem", 7, tmp_path)[0].read_bytes()
+    other = fuzz.write_mutant(mechanism, "chem", 8, tmp_path)[0].read_bytes()
+    assert first == again != other
+
+
+def test_a_rejection_without_file_and_line_is_a_failure():
+    from singe.errors import SingeInputError
+
+    assert fuzz._judge_rejection(SingeInputError("something is wrong somewhere"), ".")[0] == "unlocated"
+
+
+def test_a_hang_is_caught_by_the_time_limit(monkeypatch):
+    import time
+
+    monkeypatch.setattr(fuzz, "TIME_LIMIT_S", 1)
+    monkeypatch.setattr(fuzz, "_judge", lambda *args: time.sleep(5))
+    verdict = fuzz.run_mutant("h2o2", "chem", 3)
+    assert verdict.outcome == "hang" and verdict.seconds < 4
+
+
+def test_an_escape_is_reported_with_its_traceback(monkeypatch):
+    def broken(*args):
+        raise IndexError("string index out of range")
+
+    monkeypatch.setattr(fuzz, "_judge", broken)
+    verdict = fuzz.run_mutant("h2o2", "thermo", 3)
+    assert verdict.outcome == "escape" and "IndexError" in verdict.detail
+
+
+def _crash_on_seed_5(name, kind, seed):
+    if seed % 1000 == 5:
+        os._exit(3)  # a crash inside a worker, as a segfault in a C extension would be
+    return fuzz.Verdict(name, kind, seed, "rejected")
+
+
+def test_a_worker_that_dies_costs_one_mutant_only(monkeypatch):
+    monkeypatch.setattr(fuzz, "run_mutant", _crash_on_seed_5)
+    verdicts = fuzz.campaign(30, workers=2, batch=10, seed=0)
+    assert len(verdicts) == 30
+    escapes = [v for v in verdicts if v.outcome == "escape"]
+    assert [v.seed % 1000 for v in escapes] == [5] and "the process died" in escapes[0].detail

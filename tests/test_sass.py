@@ -1,0 +1,162 @@
+"""The SASS view of autotune/sass.py: the per-warp walk of a listing against
+hand counts (a hand-written listing with a warp-id branch, a jump table, a
+loop over slabs, an unknown branch around a library call and a divergence
+branch), and the counts of a tiny compiled kernel (skipped without nvcc and
+nvdisasm)."""
+
+from __future__ import annotations
+
+import pathlib
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+from autotune import sass  # noqa: E402
+
+LISTING = """
+        .type           k_kernel,@function
+k_kernel:
+        /*0000*/                   S2R R0, SR_TID.X ;
+        /*0010*/                   SHF.R.U32.HI R0, RZ, 0x5, R0 ;
+        /*0020*/                   MOV R1, RZ ;
+        /*0030*/                   ULDC UR4, c[0x0][0x218] ;
+        /*0040*/                   UIADD3 UR4, UR4, 0x1f, URZ ;
+        /*0050*/                   USHF.R.S32.HI UR4, URZ, 0x5, UR4 ;
+.L_x_0:
+        /*0060*/                   ISETP.GE.AND P0, PT, R1, UR4, PT ;
+        /*0070*/               @P0 EXIT ;
+        /*0080*/                   DMUL R2, R4, R4 ;
+        /*0090*/                   ISETP.NE.AND P1, PT, R0, RZ, PT ;
+        /*00a0*/               @P1 BRA `(.L_x_1) ;
+        /*00b0*/                   DFMA R2, R2, R4, R2 ;
+        /*00c0*/                   DFMA R2, R2, R4, R2 ;
+        /*00d0*/                   BRA `(.L_x_3) ;
+.L_x_1:
+        /*00e0*/                   IMAD.SHL.U32 R6, R0, 0x4, RZ ;
+        /*00f0*/                   LDC R7, c[0x2][R6+-0x4] ;
+        /*0100*/                   BRX R7 -0x110                                        (*"BRANCH_TARGETS .L_x_4,.L_x_5"*);
+.L_x_4:
+        /*0110*/                   MUFU.RCP64H R3, R3 ;
+        /*0120*/                   BRA `(.L_x_3) ;
+.L_x_5:
+        /*0130*/                   BAR.SYNC.DEFER_BLOCKING 0x1, 0x40 ;
+        /*0140*/                   SHFL.IDX PT, R5, R4, RZ, 0x1f ;
+        /*0150*/                   SHFL.IDX PT, R5, R4, 0x1, 0x1f ;
+.L_x_3:
+        /*0160*/                   DSETP.GT.AND P2, PT, R2, R4, PT ;
+        /*0170*/               @P2 BRA `(.L_x_6) ;
+        /*0180*/                   CALL.REL.NOINC `($__internal_0_$slowpath) ;
+.L_x_6:
+        /*0190*/                   BRA.DIV UR4, `(.L_x_7) ;
+        /*01a0*/                   IADD3 R1, R1, 0x1, RZ ;
+        /*01b0*/                   BRA `(.L_x_0) ;
+.L_x_7:
+        /*01c0*/                   BRA `(.L_x_7) ;
+        .type           $__internal_0_$slowpath,@function
+$__internal_0_$slowpath:
+        /*01d0*/                   DADD R2, R2, R2 ;
+        /*01e0*/                   RET.REL.NODEC R20 `(k_kernel) ;
+"""
+
+ELF = """
+.nv.constant2.k_kernel
+0x00000110 0x00000130
+
+	Value:	Index : 0x0	Ordinal : 0x2	Offset  : 0xc	Size    : 0x4
+	Value:	Index : 0x0	Ordinal : 0x1	Offset  : 0x8	Size    : 0x4
+	Value:	Index : 0x0	Ordinal : 0x0	Offset  : 0x0	Size    : 0x8
+"""
+
+# per warp and slab: ISETP, EXIT (not taken), DMUL, ISETP, BRA; then
+#   warp 0: DFMA, DFMA, BRA
+#   warp 1: IMAD, LDC, BRX, MUFU, BRA (jump table entry 0)
+#   warp 2: IMAD, LDC, BRX, BAR, SHFL, SHFL (entry 1, falls through to the join)
+# join: DSETP, BRA taken round the call (unknown predicate), BRA.DIV not taken, IADD3, BRA
+HAND = [
+    {"fp64": 4, "branch": 6, "other": 3},
+    {"fp64": 2, "mufu": 1, "branch": 7, "other": 5},
+    {"fp64": 2, "bar": 1, "shfl": 2, "branch": 6, "other": 5},
+]
+
+
+def test_walk_matches_a_hand_count_per_warp():
+    listing = sass.parse_listing(LISTING)
+    walks = sass.count_kernel(listing, ELF, "k_kernel", "sm_90", warps=3)
+    assert [dict(w.counts) for w in walks] == HAND
+    assert all(w.unknown_branches == 1 for w in walks)
+    assert sass.static_count(listing, "k_kernel") == 28  # the self-branch at the end is padding
+
+
+def test_walk_follows_the_slab_loop():
+    """Three slabs issue the loop body three times (and the prologue once)."""
+    listing = sass.parse_listing(LISTING)
+    banks = sass._banks(ELF, "k_kernel", "sm_90", {1: 96, 2: 96}, 96)
+    walk = sass.walk(listing, "k_kernel", sass.Machine(tid=0, block_dim=96, banks=banks))
+    assert walk.total == 6 + 3 * 13 + 2  # prologue, three slabs, the last loop test and EXIT
+
+
+def test_a_wrong_jump_table_is_caught():
+    """The companion: with the table's entries swapped warps 1 and 2 trade paths."""
+    listing = sass.parse_listing(LISTING)
+    swapped = ELF.replace("0x00000110 0x00000130", "0x00000130 0x00000110")
+    walks = sass.count_kernel(listing, swapped, "k_kernel", "sm_90", warps=3)
+    assert [dict(w.counts) for w in walks] != HAND
+
+
+TINY = r"""
+extern "C" __global__ void __launch_bounds__(96) tiny_kernel(const double *x, double *y, const int n_points,
+                                                              const int species_stride)
+{
+  const int warp_id = threadIdx.x >> 5;
+  const int lane = threadIdx.x & 31;
+  const int n_slabs = (n_points + 31) >> 5;
+#pragma unroll 1
+  for (int slab = blockIdx.x; slab < n_slabs; slab += gridDim.x) {
+    const int point = min(slab * 32 + lane, n_points - 1);
+    const double v = x[point];
+    double acc = v;
+#pragma unroll 1
+    for (int i = 0; i <= warp_id; i++) acc = fma(acc, v, 1.5);
+    y[warp_id * species_stride + point] = acc;
+  }
+}
+"""
+
+
+@pytest.mark.skipif(bool(sass.missing_tools()), reason=f"SASS view needs {', '.join(sass.missing_tools())}")
+def test_compiled_kernel_issues_the_hand_counted_fp64(tmp_path):
+    """Warp w runs w + 1 fused multiply-adds in a loop (a trip count known per warp only)."""
+    source = tmp_path / "tiny.cu"
+    source.write_text(TINY)
+    view = sass.analyse(source, "sm_90", warps=3)
+    for w, walk in enumerate(view.warps):
+        assert walk.opcodes["DFMA"] == walk.counts["fp64"] == w + 1
+        assert walk.counts["ldg"] == 1 and walk.counts["stg"] == 1
+    assert view.per_point["fp64"] == 1 + 2 + 3
+    assert view.spill_stores == 0 and view.registers > 0
+
+
+SPILLED = """
+        .type           s_kernel,@function
+s_kernel:
+        /*0000*/                   LDC R1, c[0x0][0x28] ;
+        /*0010*/                   S2R R4, SR_TID.X ;
+        /*0020*/                   SHF.R.U32.HI R4, RZ, 0x5, R4 ;
+        /*0030*/                   STL [R1+0x68], R4 ;
+        /*0040*/                   DADD R4, R6, R8 ;
+        /*0050*/                   LDL.LU R4, [R1+0x68] ;
+        /*0060*/                   ISETP.NE.AND P0, PT, R4, RZ, PT ;
+        /*0070*/               @P0 EXIT ;
+        /*0080*/                   DMUL R6, R6, R6 ;
+        /*0090*/                   EXIT ;
+"""
+
+
+def test_a_spilled_warp_id_is_refilled():
+    """The warp id spilled to local memory and refilled decides the branch (warp 0 runs the DMUL)."""
+    listing = sass.parse_listing(SPILLED)
+    banks = sass._banks(ELF, "s_kernel", "sm_90", {}, 64)
+    walks = [sass.walk(listing, "s_kernel", sass.Machine(tid=32 * w, block_dim=64, banks=banks)) for w in (0, 1)]
+    assert [w.opcodes["DMUL"] for w in walks] == [1, 0]
+    assert walks[0].counts["stl"] == walks[0].counts["ldl"] == 1
+    assert walks[0].unknown_branches == walks[1].unknown_branches == 0

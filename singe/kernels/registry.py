@@ -76,8 +76,13 @@ def field_doc(name: str) -> str:
 
 
 def relative_errors(ours: np.ndarray, theirs: np.ndarray) -> np.ndarray:
-    """|ours - theirs| / |theirs|, per point (the largest over species)."""
-    error = np.abs(ours - theirs) / np.abs(theirs)
+    """|ours - theirs| / |theirs|, per point (the largest over species).
+
+    Equal values count 0 even where both are 0 (a species absent at a point);
+    a non-zero value against a zero reference counts inf, never NaN."""
+    difference = np.abs(ours - theirs)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        error = np.where(difference == 0.0, 0.0, difference / np.abs(theirs))
     return error if error.ndim == 1 else error.max(axis=0)
 
 

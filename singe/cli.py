@@ -69,7 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
         parser.add_argument(f"--{kernel}-warps", type=int, metavar="N", help=f"warps of the {kernel} kernel")
     parser.add_argument("--qssa-warps", type=int, default=1, metavar="N",
                         help="warps of the chemistry kernel that take the QSSA computation (default 1)")
-    parser.add_argument("--ctas-per-sm", type=int, default=2, help="target CTAs per SM (default 2)")
+    parser.add_argument("--ctas-per-sm", type=int, default=None,
+                        help="target CTAs per SM (default: the most the register plan and shared memory allow "
+                             "without spills)")
     parser.add_argument("--arch", choices=sorted(TARGETS), default="sm_90")
     parser.add_argument("--weights", type=_weights, default=CompileOptions().weights,
                         help="mapping weights flops,registers,locality (default 1,0.5,1)")
@@ -121,9 +123,19 @@ def kernel_line(compiled, generated, seconds: float) -> str:
             f"{programs.shared_bytes} B shared, {info['stripes']} constants per thread "
             f"({info['register_stripes']} in registers), ~{programs.plan.predicted} registers "
             f"[{seconds:.2f} s]")
-    for warning in programs.warnings:
+    for warning in programs.plan.warnings(programs.warps, _more_warps(compiled)):
         line += f"\n  warning: {warning}"
     return line
+
+
+def _more_warps(compiled) -> int | None:
+    """Warps per CTA that avoid the predicted spills, when fewer CTAs per SM do not (else None)."""
+    from singe.compiler import warps_avoiding_spills
+
+    plan = compiled.programs.plan
+    if not plan.spilled or plan.ctas_avoiding_spills() is not None:
+        return None
+    return warps_avoiding_spills(compiled)
 
 
 def _compile_all(mech: Mechanism, args) -> None:

@@ -20,7 +20,8 @@ from singe.kernels.ir import DataflowGraph
 from singe.kernels.registry import POINT, KernelSpec, kernel_spec, state_arrays
 from singe.mapping import Mapping, map_graph
 from singe.mechanism import Mechanism
-from singe.options import CompileOptions
+from singe.errors import OptionError
+from singe.options import MAX_WARPS, CompileOptions
 from singe.programs import WarpPrograms
 from singe.schedule import schedule
 
@@ -107,9 +108,52 @@ class CompiledKernel:
 
 def compile_kernel(mech: Mechanism, kernel: str, warps: int = 8, **options) -> CompiledKernel:
     """Compile ``kernel`` of ``mech`` for ``warps`` warps; ``options`` are the
-    fields of ``CompileOptions`` (ctas_per_sm, arch, weights, placement ...)."""
+    fields of ``CompileOptions`` (ctas_per_sm, arch, weights, placement ...).
+    Without ``ctas_per_sm`` the CTAs per SM are chosen (``choose_ctas_per_sm``)."""
     config = options.pop("options", None) or CompileOptions(warps=warps, **options)
     graph = build_graph(mech, kernel)
+    if config.ctas_per_sm is None:
+        return choose_ctas_per_sm(mech, kernel, graph, config)
+    return _compile_graph(mech, kernel, graph, config)
+
+
+def _compile_graph(mech: Mechanism, kernel: str, graph: DataflowGraph, config: CompileOptions) -> CompiledKernel:
     mapping = map_graph(graph, config)
     programs = schedule(mapping)
     return CompiledKernel(mech, kernel, config, graph, mapping, programs)
+
+
+def choose_ctas_per_sm(mech: Mechanism, kernel: str, graph: DataflowGraph, config: CompileOptions) -> CompiledKernel:
+    """``graph`` compiled at the most CTAs per SM (``config.cta_candidates()``)
+    whose register budget covers the register plan's need and whose shared
+    memory holds the mapping, so that nothing is predicted to spill; at 1 CTA
+    per SM when none does (the plan's warning then says so).
+
+    One CTA per SM is compiled first (the most registers and shared memory):
+    its plan's floor (``RegisterPlan.floor``) rules out the counts whose
+    budget is smaller; the others are compiled most first until one fits."""
+    first = _compile_graph(mech, kernel, graph, config.replace(ctas_per_sm=1))
+    target, threads = config.target, first.programs.threads
+    for ctas in config.cta_candidates():
+        if ctas == 1:
+            break
+        if target.register_budget(threads, ctas) < first.programs.plan.floor:
+            continue
+        try:
+            compiled = _compile_graph(mech, kernel, graph, config.replace(ctas_per_sm=ctas))
+        except OptionError:  # the mapping does not fit this CTA's shared memory
+            continue
+        if not compiled.programs.plan.spilled:
+            return compiled
+    return first
+
+
+def warps_avoiding_spills(compiled: CompiledKernel) -> int | None:
+    """The fewest warps per CTA, more than ``compiled``'s, at which the kernel
+    compiles (CTAs per SM chosen) without predicted spills; None if none does."""
+    options = compiled.options
+    for warps in range(options.warps + 1, MAX_WARPS + 1):
+        trial = options.replace(warps=warps, ctas_per_sm=None, qssa_warps=min(options.qssa_warps, warps))
+        if not compile_kernel(compiled.mechanism, compiled.kernel, options=trial).programs.plan.spilled:
+            return warps
+    return None

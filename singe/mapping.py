@@ -346,7 +346,9 @@ def _mode(graph: DataflowGraph, options: CompileOptions, cross: dict, widely_rea
 
 
 def map_graph(graph: DataflowGraph, options: CompileOptions) -> Mapping:
-    """Assign operations to warps, split reductions, place values."""
+    """Assign operations to warps, split reductions, place values (at
+    ``options.planned()``'s CTAs per SM)."""
+    options = options.planned()
     warp_of = assign_warps(graph, options)
     lowered, chains = split_reductions(graph, warp_of)
     budget = options.target.shared_budget(options.ctas_per_sm) // SLOT_BYTES

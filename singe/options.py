@@ -10,6 +10,10 @@ from singe.targets import TARGETS, Target
 
 PLACEMENTS = ("auto", "store", "buffer", "mixed")
 MAX_WARPS = 32  # 1024 threads per CTA
+MAX_CTAS_PER_SM = 16
+STAGE_CTAS_PER_SM = 2
+"""CTAs per SM the stages plan for when called directly with options that leave
+the count to ``compile_kernel`` (which chooses it before mapping)."""
 
 
 @dataclass(frozen=True)
@@ -20,11 +24,13 @@ class CompileOptions:
     weights.  ``placement``: where cross-warp values live ('store': a shared
     slot each; 'buffer': registers, exchanged through reused shared slots;
     'mixed': widely read values stored, the rest buffered; 'auto': store if
-    it fits, else mixed, else buffer).
+    it fits, else mixed, else buffer).  ``ctas_per_sm``: the occupancy target;
+    None lets ``compile_kernel`` choose it from the register plan and shared
+    memory (``choose_ctas_per_sm``), and the compiled kernel's options carry the choice.
     """
 
     warps: int = 8
-    ctas_per_sm: int = 2
+    ctas_per_sm: int | None = None
     arch: str = "sm_90"
     weights: tuple[float, float, float] = (1.0, 0.5, 1.0)
     placement: str = "auto"
@@ -37,8 +43,9 @@ class CompileOptions:
     def validate(self) -> None:
         if not isinstance(self.warps, int) or not 1 <= self.warps <= MAX_WARPS:
             raise OptionError(f"--warps must be an integer from 1 to {MAX_WARPS}, got {self.warps!r}")
-        if not isinstance(self.ctas_per_sm, int) or not 1 <= self.ctas_per_sm <= 16:
-            raise OptionError(f"--ctas-per-sm must be an integer from 1 to 16, got {self.ctas_per_sm!r}")
+        if self.ctas_per_sm is not None and (not isinstance(self.ctas_per_sm, int)
+                                             or not 1 <= self.ctas_per_sm <= MAX_CTAS_PER_SM):
+            raise OptionError(f"--ctas-per-sm must be an integer from 1 to {MAX_CTAS_PER_SM}, got {self.ctas_per_sm!r}")
         if self.arch not in TARGETS:
             raise OptionError(f"--arch must be one of {', '.join(TARGETS)}, got {self.arch!r}")
         if len(self.weights) != 3 or any(not w >= 0 for w in self.weights) or sum(self.weights) == 0:
@@ -48,10 +55,27 @@ class CompileOptions:
         if not isinstance(self.qssa_warps, int) or not 1 <= self.qssa_warps <= self.warps:
             raise OptionError(f"--qssa-warps must be from 1 to the number of warps ({self.warps}), "
                               f"got {self.qssa_warps!r}")
+        if self.ctas_per_sm is None:
+            return
         if self.warps * 32 * self.ctas_per_sm > 2048:
             raise OptionError(f"{self.warps} warps x {self.ctas_per_sm} CTAs per SM exceed 2048 threads per SM")
         if self.barrier_limit < 2:
             raise OptionError(f"{self.ctas_per_sm} CTAs per SM leave fewer than 2 named barriers per CTA")
+
+    def cta_candidates(self) -> range:
+        """CTAs per SM these options allow, most first: what ``--ctas-per-sm`` gives,
+        or, when it is None, every count the threads per SM and the named barriers
+        (at least 2 per CTA) allow."""
+        if self.ctas_per_sm is not None:
+            return range(self.ctas_per_sm, self.ctas_per_sm - 1, -1)
+        target = self.target
+        most = min(MAX_CTAS_PER_SM, target.max_ctas_per_sm, target.max_threads_per_sm // (32 * self.warps),
+                   target.named_barriers // 2)
+        return range(most, 0, -1)
+
+    def planned(self) -> "CompileOptions":
+        """These options with a CTA count: as given, else ``STAGE_CTAS_PER_SM``."""
+        return self if self.ctas_per_sm is not None else self.replace(ctas_per_sm=STAGE_CTAS_PER_SM)
 
     @property
     def target(self) -> Target:
@@ -60,7 +84,7 @@ class CompileOptions:
     @property
     def barrier_limit(self) -> int:
         """Named barrier ids per CTA: the target's per-SM barriers shared by the CTAs on it."""
-        return self.target.barrier_limit(self.ctas_per_sm)
+        return self.target.barrier_limit(self.planned().ctas_per_sm)
 
     def replace(self, **changes) -> "CompileOptions":
         return dataclasses.replace(self, **changes)
@@ -68,5 +92,6 @@ class CompileOptions:
     def key(self) -> str:
         """Stable text naming these options (file names, caches, autotune records)."""
         weights = "-".join(f"{w:g}" for w in self.weights)
-        return (f"w{self.warps}-c{self.ctas_per_sm}-{self.arch}-mw{weights}-{self.placement}"
+        ctas = "auto" if self.ctas_per_sm is None else self.ctas_per_sm
+        return (f"w{self.warps}-c{ctas}-{self.arch}-mw{weights}-{self.placement}"
                 f"-q{self.qssa_warps}{'' if self.group_barriers else '-nogroup'}")

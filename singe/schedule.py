@@ -332,5 +332,4 @@ def schedule(mapping: Mapping) -> WarpPrograms:
         sync_points=tuple(placed.point for placed in scheduler.points),
         shared_slots=len(scheduler.slots), barrier_limit=scheduler.limit,
     )
-    budget = options.target.register_budget(programs.threads, options.ctas_per_sm)
-    return dataclasses.replace(programs, plan=plan_registers(programs, budget, options.ctas_per_sm))
+    return dataclasses.replace(programs, plan=plan_registers(programs, options.target, options.ctas_per_sm))

@@ -44,6 +44,7 @@ class RegisterPlan:
     overhead: int = REGISTER_OVERHEAD
     margin: int = REGISTER_MARGIN
     ctas_per_sm: int = 1
+    fewer_ctas_budgets: tuple[int, ...] = ()  # the budget at 1, 2, ... ctas_per_sm - 1 CTAs per SM
 
     @property
     def per_warp(self) -> tuple[int, ...]:
@@ -72,6 +73,17 @@ class RegisterPlan:
         return max(self.per_warp, default=self.overhead) - 2 * moved + self.margin
 
     @property
+    def floor(self) -> int:
+        """Registers per thread the kernel needs with every constant stripe
+        loaded where used: a budget of at least this many spills nothing."""
+        return max(self.per_warp, default=self.overhead) - 2 * self.stripes + self.margin
+
+    def ctas_avoiding_spills(self) -> int | None:
+        """The most CTAs per SM, fewer than the plan's, whose budget covers the floor (None: none does)."""
+        fitting = [k + 1 for k, budget in enumerate(self.fewer_ctas_budgets) if budget >= self.floor]
+        return max(fitting, default=None)
+
+    @property
     def predicted(self) -> int:
         """Registers per thread ptxas is predicted to use: the need, capped by the launch bounds."""
         return min(self.need, self.budget)
@@ -81,14 +93,23 @@ class RegisterPlan:
         """Registers per thread predicted to spill (the need beyond the budget)."""
         return max(0, self.need - self.budget)
 
-    def warnings(self, warps: int) -> tuple[str, ...]:
-        """The spill warning, when the need exceeds the budget."""
+    def warnings(self, warps: int, more_warps: int | None = None) -> tuple[str, ...]:
+        """The spill warning, when the need exceeds the budget, with the setting
+        that avoids it: fewer CTAs per SM when one fits, else ``more_warps``
+        (``singe.compiler.warps_avoiding_spills``) when given."""
         if not self.spilled:
             return ()
         over = sum(1 for r in self.per_warp if r - 2 * (self.stripes - self.stripes_in_registers()) + self.margin
                    > self.budget)
+        ctas = self.ctas_avoiding_spills()
+        if ctas:
+            remedy = f"--ctas-per-sm {ctas} would avoid them"
+        elif more_warps:
+            remedy = f"--warps {more_warps} would avoid them"
+        else:
+            remedy = f"more warps per CTA than {warps} (--warps) may avoid them"
         return (f"{over} of {warps} warps need up to ~{self.need} registers per thread, {self.budget} "
-                f"available at {self.ctas_per_sm} CTAs per SM: registers will spill",)
+                f"available at {self.ctas_per_sm} CTAs per SM: registers will spill; {remedy}",)
 
     def __str__(self) -> str:
         return (f"~{self.predicted} registers (need {self.need}, budget {self.budget}; "
@@ -116,8 +137,10 @@ def live_doubles(program) -> int:
     return peak
 
 
-def plan_registers(programs, budget: int, ctas_per_sm: int) -> RegisterPlan:
-    """The plan of ``programs`` (a ``WarpPrograms``) under a register ``budget`` per thread."""
+def plan_registers(programs, target, ctas_per_sm: int) -> RegisterPlan:
+    """The plan of ``programs`` (a ``WarpPrograms``) on ``target`` (``singe.targets.Target``)
+    at ``ctas_per_sm`` CTAs per SM."""
     stripes = tuple(-(-len(set(programs.constants(w))) // WARP_SIZE) for w in range(programs.warps))
-    return RegisterPlan(budget, tuple(live_doubles(p) for p in programs.programs), stripes,
-                        ctas_per_sm=ctas_per_sm)
+    budgets = tuple(target.register_budget(programs.threads, k) for k in range(1, ctas_per_sm + 1))
+    return RegisterPlan(budgets[-1], tuple(live_doubles(p) for p in programs.programs), stripes,
+                        ctas_per_sm=ctas_per_sm, fewer_ctas_budgets=budgets[:-1])

@@ -1,0 +1,142 @@
+"""Spill table: the register plan against ptxas for every kernel of every mechanism.
+
+    python -m autotune.spills [--mechanisms gri30,h2o2,dme,...] [--arch sm_80,sm_90] [--warps 8]
+        [--settings defaults|paper] [--kernels viscosity,diffusion,chemistry] [--json FILE]
+
+Per mechanism x kernel x arch: the settings (warps, CTAs per SM: chosen by
+the compiler from the register plan unless ``--ctas-per-sm`` is given),
+the plan's printed estimate (``~N``), its need and budget, ptxas's registers
+and spill bytes, and the estimate's error against ptxas.  ``--settings
+paper`` compiles the paper's kernels (DME, n-heptane) at the published
+settings instead of the defaults.
+
+Mechanisms: the bundled ones (gri30, h2o2), the shared ones (dme, heptane,
+dodecane: ../shared/mechanisms), and ``cantera:NAME`` for a mechanism of
+Cantera's bundled data converted to CHEMKIN with ``yaml2ck`` (those with
+transport data: gri30_highT, air, alzueta = example_data/ammonia-CO-H2-Alzueta-2023).
+One nvcc at a time; the n-heptane kernels take minutes, so run it niced.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import sys
+import tempfile
+import time
+
+import singe
+from singe import SingeError, compile_kernel
+from singe.codegen import generate
+from singe.codegen.nvcc import compile_cuda, find_nvcc
+from singe.kernels.registry import kernel_spec
+
+from autotune.bench import mechanism_path
+
+DEFAULT_MECHANISMS = "gri30,h2o2,dme,heptane,dodecane,cantera:gri30_highT,cantera:air,cantera:alzueta"
+CANTERA_FILES = {"gri30_highT": ("gri30_highT.yaml", None), "air": ("air.yaml", None),
+                 "alzueta": ("example_data/ammonia-CO-H2-Alzueta-2023.yaml", "baseline")}
+#: the paper's settings: kernel -> (warps, QSSA warps, CTAs per SM), per mechanism
+PAPER_SETTINGS = {"dme": {"viscosity": (15, 1, 3), "diffusion": (10, 1, 3), "chemistry": (8, 4, 2)},
+                  "heptane": {"viscosity": (13, 1, 3), "diffusion": (13, 1, 3), "chemistry": (16, 2, 1)}}
+
+
+def load(name: str, scratch: pathlib.Path) -> singe.Mechanism:
+    """A mechanism by name: bundled, shared, or ``cantera:NAME`` converted with yaml2ck into ``scratch``."""
+    if not name.startswith("cantera:"):
+        return singe.load_mechanism(mechanism_path(name))
+    import cantera as ct
+    from cantera.yaml2ck import convert
+
+    file, phase = CANTERA_FILES[name.split(":", 1)[1]]
+    gas = ct.Solution(file, phase) if phase else ct.Solution(file)
+    stem = scratch / name.split(":", 1)[1]
+    convert(gas, mechanism_path=stem.with_suffix(".inp"), thermo_path=stem.with_suffix(".therm"),
+            transport_path=stem.with_suffix(".tran"), overwrite=True)
+    return singe.load_mechanism(stem.with_suffix(".inp"), thermo=stem.with_suffix(".therm"),
+                                transport=stem.with_suffix(".tran"))
+
+
+def kernels_of(mech: singe.Mechanism, wanted: list[str]) -> list[str]:
+    """The kernels of ``wanted`` the mechanism supports (transport kernels need transport data)."""
+    return [k for k in wanted if kernel_spec(k).supports(mech)]
+
+
+def settings(mechanism: str, kernel: str, which: str, warps: int, ctas: int | None) -> dict | None:
+    """Compile options of one row: the defaults (``warps``, CTAs chosen unless given) or the paper's."""
+    if which == "paper":
+        paper = PAPER_SETTINGS.get(mechanism, {}).get(kernel)
+        if paper is None:
+            return None
+        return {"warps": paper[0], "qssa_warps": paper[1], "ctas_per_sm": paper[2]}
+    return {"warps": warps, "ctas_per_sm": ctas}
+
+
+def row(name: str, mech, kernel: str, options: dict, arch: str, scratch: pathlib.Path) -> dict:
+    """One kernel compiled by singe and by nvcc for ``arch``."""
+    start = time.perf_counter()
+    compiled = compile_kernel(mech, kernel, arch=arch, **options)
+    plan = compiled.programs.plan
+    generated = generate(compiled)
+    path = generated.write(scratch / f"{name.replace(':', '_')}_{arch}")[0]
+    nvcc_start = time.perf_counter()
+    entry = compile_cuda(path, arch).entry(generated.name)
+    return {"mechanism": name, "kernel": kernel, "arch": arch, "warps": compiled.options.warps,
+            "qssa_warps": compiled.options.qssa_warps, "ctas_per_sm": compiled.options.ctas_per_sm,
+            "predicted": plan.predicted, "need": plan.need, "budget": plan.budget,
+            "registers": entry.registers, "spill_stores": entry.spill_stores, "spill_loads": entry.spill_loads,
+            "error": (plan.predicted - entry.registers) / entry.registers,
+            "singe_s": nvcc_start - start, "nvcc_s": time.perf_counter() - nvcc_start}
+
+
+def format_row(r: dict) -> str:
+    setting = f"{r['warps']}w x {r['ctas_per_sm']}" + (f" q{r['qssa_warps']}" if r["kernel"] == "chemistry" else "")
+    return (f"{r['mechanism']:20} {r['kernel']:11} {r['arch']:6} {setting:>11} {r['predicted']:5} {r['need']:5} "
+            f"{r['budget']:6} {r['registers']:6} {r['spill_stores']:6}/{r['spill_loads']:<6} {r['error']:+7.1%} "
+            f"{r['nvcc_s']:6.1f}s")
+
+
+HEADER = (f"{'mechanism':20} {'kernel':11} {'arch':6} {'warps x CTA':>11} {'~plan':>5} {'need':>5} {'budget':>6} "
+          f"{'ptxas':>6} {'spill st/ld B':>13} {'error':>7} {'nvcc':>7}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mechanisms", default=DEFAULT_MECHANISMS)
+    parser.add_argument("--kernels", default="viscosity,diffusion,chemistry")
+    parser.add_argument("--arch", default="sm_80,sm_90")
+    parser.add_argument("--warps", type=int, default=8)
+    parser.add_argument("--ctas-per-sm", type=int, help="CTAs per SM (default: chosen from the register plan)")
+    parser.add_argument("--settings", choices=("defaults", "paper"), default="defaults")
+    parser.add_argument("--json", help="also write the rows as JSON here")
+    args = parser.parse_args(argv)
+    if find_nvcc() is None:
+        print("skipped: nvcc (CUDA toolkit) not installed")
+        return 0
+    rows = []
+    print(HEADER, flush=True)
+    with tempfile.TemporaryDirectory() as folder:
+        scratch = pathlib.Path(folder)
+        for name in args.mechanisms.split(","):
+            mech = load(name, scratch)
+            for kernel in kernels_of(mech, args.kernels.split(",")):
+                options = settings(name, kernel, args.settings, args.warps, args.ctas_per_sm)
+                for arch in args.arch.split(",") if options is not None else ():
+                    try:
+                        rows.append(row(name, mech, kernel, options, arch, scratch))
+                    except SingeError as error:
+                        print(f"{name} {kernel} {arch}: {str(error).splitlines()[0]}", flush=True)
+                        continue
+                    print(format_row(rows[-1]), flush=True)
+    spilled = [r for r in rows if r["spill_stores"] or r["spill_loads"]]
+    errors = [abs(r["error"]) for r in rows]
+    print(f"{len(rows)} kernels, {len(spilled)} with spills; plan vs ptxas: largest error "
+          f"{max(errors, default=0):.1%}, mean {sum(errors) / max(len(errors), 1):.1%}")
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

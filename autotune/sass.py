@@ -782,6 +782,27 @@ def format_view(name: str, sass: KernelSass) -> str:
             f"warp imbalance {sass.imbalance:.2f}, nvcc {sass.nvcc_s:.1f} s")
 
 
+def model_check(compiled, arch: str = "sm_90") -> list[tuple[int, int, int]]:
+    """(warp, the timing model's issued instructions per slab, the compiled
+    kernel's per-warp issued count) for every warp of ``compiled`` (a
+    ``singe.CompiledKernel``): ``singe.timing.issued_per_warp`` against this
+    view's walk of the SASS nvcc makes of the generated kernel."""
+    from singe.codegen import generate
+    from singe.timing import issued_per_warp
+
+    modeled = issued_per_warp(compiled.programs)
+    generated = generate(compiled)
+    with tempfile.TemporaryDirectory() as scratch:
+        sass = analyse(generated.write(scratch)[0], arch, compiled.programs.warps)
+    return [(w, sum(m.values()), walk.total) for w, (m, walk) in enumerate(zip(modeled, sass.warps))]
+
+
+def format_model_check(name: str, rows: list[tuple[int, int, int]]) -> str:
+    """One line: per warp 'model/SASS' and the largest relative difference."""
+    worst = max((abs(m - s) / s for _, m, s in rows if s), default=0.0)
+    return f"{name}: per warp model/SASS " + " ".join(f"{m}/{s}" for _, m, s in rows) + f"; largest {worst:.1%}"
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("sources", nargs="+")

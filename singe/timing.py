@@ -69,10 +69,12 @@ Occupancy
       (per-warp allocation in units of 256 registers), shared memory (with
       the allocation granularity and, on sm_80+, 1 KB reserved per CTA) and
       named barriers (16 per SM shared by the CTAs, as ``CompileOptions.barrier_limit``).
-    * Registers: ptxas's count when given; else the register plan's need
-      (``programs.plan``: the same estimate the command prints and codegen
-      follows), capped by the launch bounds' budget.  An estimate beyond the budget spills the excess: one 4-byte
-      store and load per spilled register per slab.  With ptxas, the spill
+    * Registers: ptxas's count when given; else the register plan's
+      prediction (``programs.plan``: the same estimate the command prints and
+      codegen follows, capped by the launch bounds' budget); its floor beyond
+      the budget spills (``RegisterPlan.spilled``; the baseline's: its
+      estimate less the scheduling margin beyond 255): one 4-byte store and
+      load per spilled register per slab.  With ptxas, the spill
       bytes it reports (static, taken as once per slab).  Spill traffic costs
       issue slots and bandwidth, not latency: L2 bandwidth when the spilled
       bytes of every resident thread fit the L2, else DRAM bandwidth.
@@ -102,6 +104,7 @@ from singe.errors import SingeInternalError
 from singe.kernels.ir import OPCODES, Const, DataflowGraph, Reg
 from singe.programs import (FULL_BARRIER_ID, WARP_SIZE, Arrive, Compute, FullSync, SharedLoad, SharedStore, Sync,
                             WarpPrograms)
+from singe.programs.lowering import ComputeUnit, LoadUnit, StoreUnit, live_instructions, program_units
 from singe.programs.plan import REGISTER_MARGIN, REGISTER_OVERHEAD, RegisterPlan
 from singe.sim.barriers import NamedBarriers
 from singe.targets import A100, H100, K20C, TARGETS, Latencies, Target
@@ -312,10 +315,12 @@ class _SegmentBuilder:
         if done > self.end:
             self.end = done
 
-    def operation(self, op, loaded: set) -> None:
-        """Every instruction of ``op``; ``loaded``: global rows already read from
-        DRAM this slab (a load of one of them hits the caches), updated."""
-        decoded = self._decoded(op)
+    def operation(self, op, loaded: set, in_registers=None, needed=None) -> None:
+        """Every instruction of ``op`` codegen emits (``needed``: the values read
+        after it, None: all); ``loaded``: global rows already read from DRAM this
+        slab (a load of one of them hits the caches), updated; ``in_registers``:
+        the constants the warp keeps in registers (None: all)."""
+        decoded = self._decoded(op, in_registers, needed)
         for row in decoded.rows:
             self._issue(*row)
         demand = self.demand
@@ -326,15 +331,17 @@ class _SegmentBuilder:
         demand["dram"] += WARP_BYTES * (len(fresh) + decoded.stores)
         self.stall += decoded.stall
 
-    def _decoded(self, op) -> "_DecodedOperation":
-        key = (id(op), self.preset.name, self.constant_stall)
+    def _decoded(self, op, in_registers, needed) -> "_DecodedOperation":
+        key = (id(op), self.preset.name, self.constant_stall, id(in_registers),
+               None if needed is None else frozenset(needed))
         hit = _DECODED.get(key)
-        if hit is not None and hit[0] is op:
-            return hit[1]
+        if hit is not None and hit[0] is op and hit[1] is in_registers:
+            return hit[2]
         if len(_DECODED) > 50_000:
             _DECODED.clear()
-        decoded = _decode_operation(op, self.latency, self.span, self.constant_stall, self.expansions)
-        _DECODED[key] = (op, decoded)
+        decoded = _decode_operation(op, self.latency, self.span, self.constant_stall, self.expansions,
+                                    in_registers, needed)
+        _DECODED[key] = (op, in_registers, decoded)
         return decoded
 
     def shared(self, value: str, load: bool) -> None:
@@ -359,72 +366,209 @@ class _SegmentBuilder:
 class _DecodedOperation:
     """An operation as the segment builder needs it: per IR instruction the
     arguments of ``_SegmentBuilder._issue``; its demand (DRAM aside), constant
-    stalls [cycles], the global rows it loads and how many it stores."""
+    stalls [cycles], the global rows it loads, how many it stores, and its
+    machine instructions by ``ISSUE_CLASSES``."""
 
     rows: tuple
     demand: tuple
     stall: float
     loads: tuple
     stores: int
+    classes: tuple = ()
 
 
-_DECODED: dict = {}  # (id(op), preset, constant stall) -> (op, _DecodedOperation)
+_DECODED: dict = {}  # (id(op), preset, constant stall, id(in_registers)) -> (op, in_registers, _DecodedOperation)
+
+
+def instruction_classes(instr, expansion: Expansion, in_registers, constant_stall: float | None) -> dict:
+    """Machine instructions of one IR instruction by ``ISSUE_CLASSES``, as
+    codegen emits it: its expansion, and per ``Const`` operand two ``SHFL``
+    when the warp keeps it in its register stripes (``in_registers``: the
+    values it keeps, None: all), else one warp-uniform load of the constant
+    table; none in the baseline (``constant_stall`` set: a constant-bank operand)."""
+    classes = {"fp64": expansion.fp64, "mufu": expansion.mufu, "other": expansion.alu}
+    if expansion.memory:
+        classes["ldg" if expansion.memory == "load" else "stg"] = 1
+    if constant_stall is None:
+        for source in instr.srcs:
+            if isinstance(source, Const):
+                if in_registers is None or source.value in in_registers:
+                    classes["shfl"] = classes.get("shfl", 0) + SHUFFLES_PER_CONSTANT
+                else:
+                    classes["ldg"] = classes.get("ldg", 0) + 1
+    return classes
 
 
 def _decode_operation(op, latency: dict, span: dict, constant_stall: float | None,
-                      expansions: dict = EXPANSIONS) -> _DecodedOperation:
+                      expansions: dict = EXPANSIONS, in_registers=None, needed=None) -> _DecodedOperation:
     """``op`` decoded once per preset: ``latency`` and ``span`` per opcode [cycles];
-    ``constant_stall``: cycles per constant use (baseline), None to shuffle them;
-    ``expansions``: the machine instructions of each opcode in this style."""
+    ``constant_stall``: cycles per constant use (baseline), None to shuffle them
+    or load them (``in_registers``: the constants the warp keeps in registers,
+    None: all); ``expansions``: the machine instructions of each opcode in this
+    style; ``needed``: the values read after it (codegen emits only the
+    instructions that contribute to them or to a global store; None: all)."""
     demand = dict.fromkeys(PARTITION_RESOURCES + ("shuffle",), 0.0)
+    counts: dict[str, int] = {}
     rows, loads, stores, stall = [], [], 0, 0.0
-    for instr in op.instrs:
+    instrs = op.instrs if needed is None else live_instructions(op.instrs, needed)
+    for instr in instrs:
         expansion = expansions[instr.opcode]
-        demand["issue"] += expansion.issue
+        classes = instruction_classes(instr, expansion, in_registers, constant_stall)
+        for name, n in classes.items():
+            counts[name] = counts.get(name, 0) + n
+        demand["issue"] += sum(classes.values())
         demand["fp64"] += expansion.fp64
         demand["mufu"] += expansion.mufu
+        demand["shuffle"] += classes.get("shfl", 0)
         if instr.opcode == "ldg":
             loads.append((instr.field, instr.index))
         elif instr.opcode == "stg":
             stores += 1
-        constants = sum(isinstance(s, Const) for s in instr.srcs)
-        if constants and constant_stall is None:
-            demand["issue"] += SHUFFLES_PER_CONSTANT * constants
-            demand["shuffle"] += SHUFFLES_PER_CONSTANT * constants
-        elif constants:
-            stall += constant_stall * constants
+        if constant_stall is not None:
+            stall += constant_stall * sum(isinstance(s, Const) for s in instr.srcs)
         sources = tuple(s.name for s in instr.srcs if isinstance(s, Reg))
         rows.append((sources, latency[instr.opcode], instr.dst, expansion.issue, span[instr.opcode]))
     return _DecodedOperation(tuple(rows), tuple((k, v) for k, v in demand.items() if v), stall, tuple(loads),
-                             stores)
+                             stores, tuple(sorted(counts.items())))
+
+
+ISSUE_CLASSES = ("fp64", "mufu", "lds", "sts", "ldg", "stg", "bar", "shfl", "branch", "other")
+"""Classes of issued machine instructions, as ``autotune/sass.py`` counts them."""
+SLAB_LOOP = {"other": 6, "branch": 1}
+"""Per warp per slab: the slab loop's compare and increment, ``valid`` and ``point`` (SASS of the paper kernels)."""
+MASK_DISPATCH = {"other": 1, "branch": 1}
+"""Per warp per masked block: the warp-bit test (LOP3/ISETP) and the branch past it."""
+SWITCH_DISPATCH = {"other": 2, "branch": 2}
+"""Per warp per ``switch (warp_id)`` block: ptxas's jump-table lookup and indirect branch, and the branch out."""
+
+
+@dataclass(frozen=True)
+class WarpCode:
+    """What codegen emits for one warp: its units (``singe.programs.lowering``),
+    the constants it keeps in register stripes and its share of the overlay's
+    dispatch and the slab loop per slab (machine instructions by
+    ``ISSUE_CLASSES``).  ``rendered`` False for hand-built programs without a
+    plan, which codegen never renders: every instruction of every operation
+    counts, every constant is in registers, no dispatch."""
+
+    units: tuple
+    in_registers: frozenset | None
+    dispatch: tuple
+    rendered: bool = True
+
+    def needed(self, unit) -> set | None:
+        """The values of a compute unit read after it (codegen emits what they need), None: all."""
+        return set(unit.keep) | set(unit.stores) if self.rendered else None
+
+
+def warp_code(programs: WarpPrograms) -> list[WarpCode]:
+    """Each warp's code as codegen lowers it: the overlay (``singe.codegen.overlay``)
+    gives the per-warp constant tables (the first ``plan.slots_in_registers``
+    slots are register stripes) and the dispatch blocks."""
+    units = [tuple(program_units(p)) for p in programs.programs]
+    if programs.plan is None:
+        return [WarpCode(u, None, (), rendered=False) for u in units]
+    from singe.codegen.overlay import overlay
+
+    overlaid = overlay(programs)
+    slots = len(overlaid.constants[0]) if overlaid.constants else 0
+    kept = programs.plan.slots_in_registers(slots)
+    result = []
+    for w in range(programs.warps):
+        dispatch = dict(SLAB_LOOP)
+        for block in overlaid.blocks:
+            extra = {"mask": MASK_DISPATCH, "switch": SWITCH_DISPATCH}.get(block.kind, {})
+            for name, n in extra.items():
+                dispatch[name] = dispatch.get(name, 0) + n
+        table = overlaid.constants[w] if overlaid.constants else []
+        result.append(WarpCode(units[w], frozenset(table[:kept]), tuple(dispatch.items())))
+    return result
+
+
+def issued_per_warp(programs: WarpPrograms) -> list[dict]:
+    """Machine instructions each warp issues per slab, by ``ISSUE_CLASSES``:
+    what the timing model charges, from the units codegen emits (compare with
+    ``autotune/sass.py``'s per-warp counts of the compiled kernel)."""
+    latency = {op: 0.0 for op in EXPANSIONS}
+    result = []
+    for code in warp_code(programs):
+        counts = dict.fromkeys(ISSUE_CLASSES, 0)
+        for name, n in code.dispatch:
+            counts[name] += n
+        for unit in code.units:
+            for name, n in _unit_classes(unit, code, latency).items():
+                counts[name] += n
+        result.append(counts)
+    return result
+
+
+def _unit_classes(unit, code: WarpCode, latency: dict) -> dict:
+    """Machine instructions of one unit of ``code`` by class (see ``issued_per_warp``)."""
+    if isinstance(unit, ComputeUnit):
+        decoded = _decode_operation(unit.op, latency, latency, None, EXPANSIONS, code.in_registers,
+                                    code.needed(unit))
+        return dict(decoded.classes) | {"lds": len(unit.loads), "sts": len(unit.stores)}
+    if isinstance(unit, LoadUnit):
+        return {"lds": 1}
+    if isinstance(unit, StoreUnit):
+        return {"sts": 1}
+    return {"bar": 1}
 
 
 def warp_steps(programs: WarpPrograms, preset: Preset) -> list[list]:
-    """Each warp's program as Segments and Barriers (warp-specialized kernel)."""
+    """Each warp's program as Segments and Barriers (warp-specialized kernel),
+    from the units codegen emits (``warp_code``)."""
     builder = _SegmentBuilder(preset, None)
     loaded: set = set()  # global rows already read from DRAM this slab (by an earlier warp)
     result = []
-    for program in programs.programs:
+    for code in warp_code(programs):
         steps: list = []
-        for item in program.items:
-            if isinstance(item, Compute):
-                builder.operation(item.op, loaded)
-            elif isinstance(item, (SharedStore, SharedLoad)):
-                builder.shared(item.value, isinstance(item, SharedLoad))
-            elif isinstance(item, (Arrive, Sync, FullSync)):
+        for unit in code.units:
+            if isinstance(unit, ComputeUnit):
+                for value in unit.loads:
+                    builder.shared(value, True)
+                builder.operation(unit.op, loaded, code.in_registers, code.needed(unit))
+                for value in unit.stores:
+                    builder.shared(value, False)
+            elif isinstance(unit, (LoadUnit, StoreUnit)):
+                builder.shared(unit.value, isinstance(unit, LoadUnit))
+            else:
                 segment = builder.flush(extra_issue=1)
                 if segment:
                     steps.append(segment)
-                if isinstance(item, FullSync):
-                    steps.append(Barrier(FULL_BARRIER_ID, programs.threads, True))
-                else:
-                    steps.append(Barrier(item.barrier_id, item.threads, isinstance(item, Sync)))
-            else:
-                raise SingeInternalError(f"timing model: unknown warp-program item {item!r}")
+                steps.append(_barrier_step(unit.item, programs.threads))
         segment = builder.flush()
         if segment:
             steps.append(segment)
-        result.append(steps)
+        result.append(spread_issue(steps, sum(n for _, n in code.dispatch), {}))
+    return result
+
+
+def _barrier_step(item, threads: int) -> Barrier:
+    if isinstance(item, FullSync):
+        return Barrier(FULL_BARRIER_ID, threads, True)
+    if isinstance(item, (Arrive, Sync)):
+        return Barrier(item.barrier_id, item.threads, isinstance(item, Sync))
+    raise SingeInternalError(f"timing model: unknown warp-program item {item!r}")
+
+
+def spread_issue(steps: list, instructions: float, demand: dict) -> list:
+    """A warp's steps with ``instructions`` more issued and ``demand`` more of
+    other resources, spread over its segments in proportion to their issued
+    instructions."""
+    if not instructions and not demand:
+        return steps
+    total = sum(dict(s.demand).get("issue", 0.0) for s in steps if isinstance(s, Segment)) or 1.0
+    result = []
+    for step in steps:
+        if isinstance(step, Segment):
+            share = dict(step.demand).get("issue", 0.0) / total
+            more = dict(step.demand)
+            more["issue"] = more.get("issue", 0.0) + instructions * share
+            for resource, amount in demand.items():
+                more[resource] = more.get(resource, 0.0) + amount * share
+            step = Segment(max(step.cycles, more["issue"]), tuple(more.items()))
+        result.append(step)
     return result
 
 
@@ -447,18 +591,7 @@ def add_spills(steps: list, spills: Spills, resource: str) -> list:
     per spill instruction, 256 B per warp on ``resource``)."""
     if not spills.traffic:
         return steps
-    total = sum(dict(s.demand)["issue"] for s in steps if isinstance(s, Segment)) or 1.0
-    instructions = spills.traffic / 8.0
-    result = []
-    for step in steps:
-        if isinstance(step, Segment):
-            demand = dict(step.demand)
-            share = demand["issue"] / total
-            demand["issue"] += instructions * share
-            demand[resource] = demand.get(resource, 0.0) + spills.traffic * WARP_SIZE * share
-            step = Segment(max(step.cycles, demand["issue"]), tuple(demand.items()))
-        result.append(step)
-    return result
+    return spread_issue(steps, spills.traffic / 8.0, {resource: spills.traffic * WARP_SIZE})
 
 
 # --------------------------------------------------------------------------- the event-driven CTA
@@ -721,16 +854,15 @@ def fp64_roofline(preset: Preset, flops_per_point: float) -> float:
     return preset.peak_flops / flops_per_point if flops_per_point else math.inf
 
 
-def _registers(need: int, budget: int, ptxas) -> tuple[int, Spills, str]:
-    """(registers per thread, spills, source): ptxas's numbers, or the estimate
-    ``need`` capped by ``budget`` with the excess spilled (a 4-byte store and
+def _registers(estimate: int, spilled: int, ptxas) -> tuple[int, Spills, str]:
+    """(registers per thread, spills, source): ptxas's numbers, or the
+    estimate with ``spilled`` registers per thread spilled (a 4-byte store and
     load per spilled register per slab)."""
     if ptxas is not None:
         get = ptxas.get if isinstance(ptxas, dict) else lambda key, default=0: getattr(ptxas, key, default)
         stores, loads = float(get("spill_stores", 0) or 0), float(get("spill_loads", 0) or 0)
         return int(get("registers", 0)), Spills(stores + loads, stores), "ptxas"
-    excess = max(0, need - budget)
-    return min(need, budget), Spills(8.0 * excess, 4.0 * excess), "estimate"
+    return estimate, Spills(8.0 * spilled, 4.0 * spilled), "estimate"
 
 
 def register_need(programs: WarpPrograms) -> int:
@@ -764,7 +896,7 @@ def model(compiled, preset: "str | Preset | None" = None, ptxas=None, slabs: int
     programs = compiled.programs
     options = compiled.options
     plan = _plan_for(programs, preset.register_budget(programs.threads, options.ctas_per_sm))
-    registers, spills, source = _registers(plan.need, plan.budget, ptxas)
+    registers, spills, source = _registers(plan.predicted, plan.spilled, ptxas)
     ids = len({p.barrier_id for p in programs.sync_points} | {FULL_BARRIER_ID})
     occ = occupancy(preset, programs.warps, registers, programs.shared_bytes, ids)
     timing = None
@@ -827,7 +959,8 @@ def model_baseline(compiled, preset: "str | Preset | None" = None, ptxas=None, s
     graph = compiled.graph
     warps = BASELINE_THREADS // WARP_SIZE
     budget = preset.max_registers_per_thread
-    registers, spills, source = _registers(baseline_register_estimate(graph), budget, ptxas)
+    need = baseline_register_estimate(graph)
+    registers, spills, source = _registers(min(need, budget), max(0, need - REGISTER_MARGIN - budget), ptxas)
     occ = occupancy(preset, warps, registers)
     timing = None
     if occ.ctas:

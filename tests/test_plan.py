@@ -25,11 +25,40 @@ def test_predicted_registers_are_the_need_capped_by_the_budget():
     plan = RegisterPlan(budget=64, live_doubles=(10, 30), constant_stripes=(1, 2))
     assert plan.per_warp == (24 + 20 + 2, 24 + 60 + 4)
     assert plan.stripes_in_registers() == 0  # 64 - (88 - 4) - 32 < 0: every stripe is loaded where used
-    assert plan.need == 88 - 4 + 32 and plan.predicted == 64 and plan.spilled == 116 - 64
-    assert "2 of 2 warps need up to ~116 registers" in plan.warnings(2)[0]
+    assert plan.need == 88 - 4 + 32 and plan.predicted == 64
+    assert plan.floor == 84 and plan.full == 88 + 32
+    assert plan.spilled == 84 - 64  # the floor, not the need with its scheduling margin, spills
+    assert "1 of 2 warps need at least ~84 registers" in plan.warnings(2)[0]  # warp 0: 24 + 20 = 44
     roomy = dataclasses.replace(plan, budget=255)
     assert roomy.stripes_in_registers() == 2 and roomy.predicted == roomy.need == 88 + 32
     assert roomy.warnings(2) == ()
+    tight = dataclasses.replace(plan, budget=88)  # the margin goes first: no spill above the floor
+    assert tight.predicted == 88 and tight.spilled == 0 and tight.warnings(2) == ()
+
+
+def test_the_spill_warning_names_the_setting_that_avoids_it():
+    plan = RegisterPlan(budget=64, live_doubles=(10, 30), constant_stripes=(1, 2), ctas_per_sm=3,
+                        fewer_ctas_budgets=(168, 96))
+    assert plan.ctas_avoiding_spills() == 2
+    assert plan.warnings(2)[0].endswith("--ctas-per-sm 2 would avoid them")
+    alone = dataclasses.replace(plan, ctas_per_sm=1, fewer_ctas_budgets=())
+    assert alone.warnings(2, more_warps=12)[0].endswith("--warps 12 would avoid them")
+
+
+def test_ctas_per_sm_are_chosen_so_that_nothing_spills():
+    """Without --ctas-per-sm the compiler picks the most CTAs per SM whose budget
+    holds the plan; with an explicit count that spills, the warning names the fix."""
+    mech = load("h2o2")
+    chosen = compile_kernel(mech, "chemistry", warps=2)
+    plan = chosen.programs.plan
+    assert chosen.options.ctas_per_sm is not None and not plan.spilled
+    target = chosen.options.target
+    more = chosen.options.ctas_per_sm + 1
+    if more <= 8:  # one CTA more would not hold the plan's full need
+        assert target.register_budget(chosen.programs.threads, more) < plan.full or \
+            target.register_budget(chosen.programs.threads, more) < plan.floor
+    forced = compile_kernel(load("dme"), "chemistry", warps=8, qssa_warps=4, ctas_per_sm=2)
+    assert forced.programs.plan.spilled and "--ctas-per-sm 1 would avoid them" in forced.programs.warnings[0]
 
 
 def test_codegen_command_and_timing_read_the_same_plan():

@@ -16,8 +16,8 @@ from singe.errors import SingeInternalError
 from singe.kernels.registry import KERNELS
 from singe.kernels.ir import Imm, Instr, Operation, Reg
 from singe.programs import Arrive, Compute, FullSync, SharedLoad, SharedStore, Sync, WarpProgram, WarpPrograms
-from singe.timing import (A100, H100, K20C, cta_timing, model, model_baseline, occupancy, preset_for, speedup,
-                          warp_steps)
+from singe.timing import (A100, H100, K20C, cta_timing, issued_per_warp, model, model_baseline, occupancy, preset_for,
+                          speedup, warp_steps)
 from conftest import load
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -143,8 +143,10 @@ def test_baseline_occupancy_follows_its_registers(h2o2_viscosity):
 
 def test_model_walks_the_programs_the_simulator_counts(h2o2_viscosity):
     """Per warp: one barrier step per arrive/sync, 256 B of shared traffic per
-    shared load or store, two shuffles per constant use, as the simulator counts."""
+    shared load or store, per constant use two shuffles (in the register
+    stripes) or one load of the constant table, as the simulator counts."""
     steps = warp_steps(h2o2_viscosity.programs, K20C)
+    issued = issued_per_warp(h2o2_viscosity.programs)
     for warp, counts in enumerate(h2o2_viscosity.counts):
         barriers = [s for s in steps[warp] if not hasattr(s, "demand")]
         assert len(barriers) == counts["arrive"] + counts["sync"] + counts["full_sync"]
@@ -153,7 +155,8 @@ def test_model_walks_the_programs_the_simulator_counts(h2o2_viscosity):
             for resource, amount in getattr(step, "demand", ()):
                 demand[resource] = demand.get(resource, 0) + amount
         assert demand.get("shared", 0) == 256 * (counts["shared_load"] + counts["shared_store"])
-        assert demand.get("shuffle", 0) == 2 * counts["shuffle"]
+        constant_loads = issued[warp]["ldg"] - counts["global_load"]
+        assert demand.get("shuffle", 0) + 2 * constant_loads == 2 * counts["shuffle"]
 
 
 def test_model_reports_throughput_and_speedup(h2o2_viscosity):
@@ -222,3 +225,36 @@ def test_chemistry_is_modeled_like_the_transport_kernels():
     ws, base = model(compiled), model_baseline(compiled)
     assert ws.preset == base.preset == "A100"
     assert 0 < ws.points_per_second <= ws.roofline and 0 < base.points_per_second <= base.roofline
+
+
+SASS_TOLERANCE = 0.10  # relative, per warp: the model's issued instructions per slab against the compiled kernel's
+
+
+def _sass_tools_missing() -> list[str]:
+    from autotune import sass
+
+    return sass.missing_tools()
+
+
+@pytest.mark.skipif(bool(_sass_tools_missing()), reason="needs nvcc, nvdisasm and cuobjdump (pip install "
+                                                        "nvidia-cuda-nvdisasm nvidia-cuda-cuobjdump)")
+@pytest.mark.parametrize("kernel,warps", [("viscosity", 4), ("diffusion", 3), ("chemistry", 4)])
+def test_model_issues_what_the_compiled_kernel_issues_per_warp(kernel, warps):
+    """The timing model's per-warp instruction counts (from the units codegen
+    emits) against nvdisasm's count of the compiled H2/O2 kernel (sm_90), warp by warp."""
+    from autotune import sass
+
+    compiled = compile_kernel(load("h2o2"), kernel, warps=warps, ctas_per_sm=2)
+    rows = sass.model_check(compiled, "sm_90")
+    print("\n" + sass.format_model_check(f"h2o2 {kernel}", rows))
+    for warp, modeled, issued in rows:
+        assert abs(modeled - issued) <= SASS_TOLERANCE * issued, (warp, modeled, issued)
+
+
+def test_the_sass_check_fails_on_a_wrong_count():
+    """The check above would catch a model that leaves out the constants' shuffles."""
+    compiled = compile_kernel(load("h2o2"), "viscosity", warps=4, ctas_per_sm=2)
+    counts = issued_per_warp(compiled.programs)
+    without_shuffles = [sum(c.values()) - c["shfl"] for c in counts]
+    assert all(c["shfl"] > 0 for c in counts)
+    assert any(abs(w - sum(c.values())) > SASS_TOLERANCE * sum(c.values()) for w, c in zip(without_shuffles, counts))

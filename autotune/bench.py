@@ -46,6 +46,9 @@ PAPER_K20C = {("dme", "viscosity"): 17.06, ("dme", "diffusion"): 24.94, ("dme", 
 #: the paper's speedups over its tuned data-parallel kernels (Fermi and Kepler, all problem sizes)
 PAPER_SPEEDUP = {"viscosity": (1.2, 3.75), "diffusion": (1.33, 2.58), "chemistry": (1.01, 1.50)}
 DEFAULT_CONFIG = "viscosity=15x2,diffusion=10x2,chemistry=8x2q4"
+#: the paper's settings: mechanism -> kernel -> (warps, QSSA warps, CTAs per SM)
+PAPER_SETTINGS = {"dme": {"viscosity": (15, 1, 3), "diffusion": (10, 1, 3), "chemistry": (8, 4, 2)},
+                  "heptane": {"viscosity": (13, 1, 3), "diffusion": (13, 1, 3), "chemistry": (16, 2, 1)}}
 
 
 def parse_config(text: str) -> dict[str, dict]:

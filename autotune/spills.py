@@ -32,14 +32,11 @@ from singe.codegen import generate
 from singe.codegen.nvcc import compile_cuda, find_nvcc
 from singe.kernels.registry import kernel_spec
 
-from autotune.bench import mechanism_path
+from autotune.bench import PAPER_SETTINGS, mechanism_path
 
 DEFAULT_MECHANISMS = "gri30,h2o2,dme,heptane,dodecane,cantera:gri30_highT,cantera:air,cantera:alzueta"
 CANTERA_FILES = {"gri30_highT": ("gri30_highT.yaml", None), "air": ("air.yaml", None),
                  "alzueta": ("example_data/ammonia-CO-H2-Alzueta-2023.yaml", "baseline")}
-#: the paper's settings: kernel -> (warps, QSSA warps, CTAs per SM), per mechanism
-PAPER_SETTINGS = {"dme": {"viscosity": (15, 1, 3), "diffusion": (10, 1, 3), "chemistry": (8, 4, 2)},
-                  "heptane": {"viscosity": (13, 1, 3), "diffusion": (13, 1, 3), "chemistry": (16, 2, 1)}}
 
 
 def load(name: str, scratch: pathlib.Path) -> singe.Mechanism:

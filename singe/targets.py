@@ -73,6 +73,8 @@ class Target:
     reorder_window: int = 32  # machine instructions the compiler may reorder over
     l2_bytes: int = 1536 * 1024  # [B]
     l2_gb_per_s: float = 500.0  # [GB/s], whole GPU
+    instruction_cache: int = 128 * 1024  # [B] per SM: the L1 instruction cache (Jia et al. 2018 measure 128 KB
+    # on Volta, behind 12 KB L0 caches per partition; NVIDIA publishes none for Ampere or Hopper, taken the same)
 
     def register_budget(self, threads: int, ctas_per_sm: int) -> int:
         """Registers per thread available when ``ctas_per_sm`` CTAs of ``threads`` share an SM."""

@@ -29,9 +29,19 @@ Instructions (``EXPANSIONS``)
       part of them that is a dependence chain; exp is singe_exp's sequence
       in the warp-specialized kernels and the library's fast path in the
       baseline (``BASELINE_EXPANSIONS``), as each is emitted.
-    * A warp-specialized ``Const`` operand is two ``SHFL`` (hi and lo word)
-      from the lane holding it; constants have no data dependence, so the
-      shuffles cost issue slots and shuffle throughput but never latency.  A
+    * What a warp issues comes from the units codegen emits
+      (``singe.programs.lowering.program_units``; ``warp_code``,
+      ``issued_per_warp``): the instructions of an operation that feed a
+      value read later or a global store, a ``LDS`` per shared value read in
+      place and a ``STS`` per value written in place, the overlay's dispatch
+      (``MASK_DISPATCH``, ``SWITCH_DISPATCH``) and ``SLAB_OVERHEAD`` per slab.
+      Checked against nvdisasm's per-warp counts of the compiled kernels
+      (tests/test_timing.py; ``python -m autotune.sass --model``).
+    * A warp-specialized ``Const`` operand in the warp's register stripes
+      (the first ``plan.slots_in_registers`` slots of its constant table)
+      is two ``SHFL`` (hi and lo word) from the lane holding it, otherwise
+      one warp-uniform load of the table (an L1 hit); constants have no data
+      dependence, so they cost issue slots and shuffle throughput but never latency.  A
       baseline ``Const`` is a constant-bank operand: free on a hit, a stall of
       ``constant_miss`` cycles on a miss; the miss rate is the part of the
       kernel's constant footprint that does not fit the constant cache,
@@ -85,10 +95,15 @@ Baseline (``model_baseline``)
       DRAM; no shared memory, no barriers; registers from ptxas, or a
       liveness estimate over that order.
 
-Not modeled: the instruction cache (codegen overlays the warps' code), the
-overlay's warp-mask branches, address arithmetic, constants read with
-``__ldg`` past the register stripes (costed as shuffles), dual issue,
-L1 hits of spilled values, and the grid's tail.
+Code size
+    * The static code (``static_instructions``: the warps' issued total,
+      the code being unrolled) beyond the SM's instruction cache
+      (``Target.instruction_cache``, 128 KB) streams from L2 once per slab,
+      shared by the resident CTAs (``instruction_fetch``): L2 bandwidth,
+      spread over the warps' segments.
+
+Not modeled: instruction-fetch latency, dual issue, L1 hits of spilled
+values, and the grid's tail.
 """
 
 from __future__ import annotations
@@ -178,8 +193,12 @@ EXPANSIONS: dict[str, Expansion] = {
     "mov": Expansion(alu=1),
     "add": Expansion(fp64=1), "sub": Expansion(fp64=1), "mul": Expansion(fp64=1), "fma": Expansion(fp64=1),
     "max": Expansion(fp64=1), "min": Expansion(fp64=1),
-    "sel": Expansion(fp64=1, alu=2, chain=(1, 1, 0)),  # DSETP, then FSEL of both words
-    "div": Expansion(fp64=8, alu=3, mufu=1, chain=(8, 1, 1)),  # RCP64H, Newton steps, correction
+    # sel: DSETP, then FSEL of both words, and (SASS of the H2/O2 chemistry kernel, sm_90) about 7 more
+    # integer instructions per select where singe_select's operands are constants (moves, SEL of the words)
+    "sel": Expansion(fp64=1, alu=9, chain=(1, 1, 0)),
+    # div: RCP64H, Newton steps, correction; the range checks of the library's fast path add about 16
+    # integer instructions per division (SASS of the H2/O2 kernels, sm_90)
+    "div": Expansion(fp64=8, alu=19, mufu=1, chain=(8, 1, 1)),
     "rcp": Expansion(fp64=5, alu=2, mufu=1, chain=(5, 1, 1)),
     # singe_exp (templates/common.cuh.j2), as ptxas emits it for sm_90 (tests/test_exp.py): DSETP, the
     # k and reduction DFMA/DADD, 11 DFMA of the polynomial, the final DMUL; clamp and exponent bits on the ALU
@@ -435,8 +454,14 @@ def _decode_operation(op, latency: dict, span: dict, constant_stall: float | Non
 ISSUE_CLASSES = ("fp64", "mufu", "lds", "sts", "ldg", "stg", "bar", "shfl", "branch", "other")
 """Classes of issued machine instructions, as ``autotune/sass.py`` counts them."""
 INSTRUCTION_BYTES = 16  # one SASS instruction on sm_70 and later
-SLAB_LOOP = {"other": 6, "branch": 1}
-"""Per warp per slab: the slab loop's compare and increment, ``valid`` and ``point`` (SASS of the paper kernels)."""
+SLAB_OVERHEAD = {"other": 153, "branch": 1}
+"""Per warp per slab, besides its units: the slab loop, ``valid`` and ``point``, the
+addresses of global and shared accesses, the register moves and convergence
+barriers (BSSY/BSYNC) around the shuffles of masked blocks.  Measured: the
+least-squares intercept of the SASS count (sm_90) less the rest of this
+model over the 11 warps of the H2/O2 viscosity (4 warps), diffusion (3) and
+chemistry (4) kernels, with the select and division counts above; checked on
+the DME kernels (tests/test_timing.py)."""
 MASK_DISPATCH = {"other": 1, "branch": 1}
 """Per warp per masked block: the warp-bit test (LOP3/ISETP) and the branch past it."""
 SWITCH_DISPATCH = {"other": 2, "branch": 2}
@@ -476,7 +501,7 @@ def warp_code(programs: WarpPrograms) -> list[WarpCode]:
     kept = programs.plan.slots_in_registers(slots)
     result = []
     for w in range(programs.warps):
-        dispatch = dict(SLAB_LOOP)
+        dispatch = dict(SLAB_OVERHEAD)
         for block in overlaid.blocks:
             extra = {"mask": MASK_DISPATCH, "switch": SWITCH_DISPATCH}.get(block.kind, {})
             for name, n in extra.items():

@@ -36,7 +36,7 @@ Instructions (``EXPANSIONS``)
       place and a ``STS`` per value written in place, the overlay's dispatch
       (``MASK_DISPATCH``, ``SWITCH_DISPATCH``) and ``SLAB_OVERHEAD`` per slab.
       Checked against nvdisasm's per-warp counts of the compiled kernels
-      (tests/test_timing.py; ``python -m autotune.sass --model``).
+      (tests/test_timing.py, ``autotune.sass.model_check``).
     * A warp-specialized ``Const`` operand in the warp's register stripes
       (the first ``plan.slots_in_registers`` slots of its constant table)
       is two ``SHFL`` (hi and lo word) from the lane holding it, otherwise

@@ -19,6 +19,8 @@ PTXAS_TOLERANCE = 0.15  # relative, printed estimate against ptxas's register co
 # The paper's kernels (DME): viscosity at 15 warps and diffusion at 10 warps with 3 CTAs per SM,
 # chemistry at 8 warps with 4 QSSA warps and 2 CTAs per SM.
 PAPER = [("viscosity", 15, 1, 3), ("diffusion", 10, 1, 3), ("chemistry", 8, 4, 2)]
+# The command's defaults (--warps 8, CTAs per SM chosen from the plan).
+DEFAULTS = [("viscosity", 8, 1, None), ("diffusion", 8, 1, None), ("chemistry", 8, 1, None)]
 
 
 def test_predicted_registers_are_the_need_capped_by_the_budget():
@@ -72,16 +74,32 @@ def test_codegen_command_and_timing_read_the_same_plan():
 
 
 @pytest.mark.skipif(find_nvcc() is None, reason="nvcc (CUDA toolkit) not installed")
-def test_printed_estimate_predicts_ptxas_for_the_paper_kernels(tmp_path):
-    """sm_90, one nvcc run per kernel: within 15 % of ptxas's registers."""
+@pytest.mark.parametrize("settings", [PAPER, DEFAULTS], ids=["paper", "defaults"])
+def test_printed_estimate_predicts_ptxas_for_the_paper_kernels(tmp_path, settings):
+    """sm_90, one nvcc run per kernel: within 15 % of ptxas's registers, and
+    where the compiler chose the CTAs per SM, no spills."""
     mech = load("dme")
     report = []
-    for kernel, warps, qssa, ctas in PAPER:
+    for kernel, warps, qssa, ctas in settings:
         compiled = compile_kernel(mech, kernel, warps=warps, qssa_warps=qssa, ctas_per_sm=ctas)
         generated = generate(compiled)
         entry = compile_cuda(generated.write(tmp_path / kernel)[0], "sm_90").entry(generated.name)
         predicted = compiled.programs.plan.predicted
-        report.append(f"{kernel} {warps} warps {ctas} CTAs/SM: printed ~{predicted}, ptxas {entry.registers} "
+        report.append(f"{kernel} {warps} warps {compiled.options.ctas_per_sm} CTAs/SM: printed ~{predicted}, ptxas {entry.registers} "
                       f"({entry.spill_stores} B spill stores)")
         print("\n" + report[-1])
         assert abs(predicted - entry.registers) <= PTXAS_TOLERANCE * entry.registers, report[-1]
+        if ctas is None:
+            assert entry.spill_stores == entry.spill_loads == 0, report[-1]
+
+
+def test_the_command_names_the_warps_that_avoid_spills_when_ctas_cannot():
+    """DME chemistry on one warp spills even at 1 CTA per SM: the command's
+    warning names the warp count at which the plan fits (found by compiling)."""
+    compiled = compile_kernel(load("dme"), "chemistry", warps=1, ctas_per_sm=1)
+    assert compiled.programs.plan.spilled and compiled.programs.plan.ctas_avoiding_spills() is None
+    line = kernel_line(compiled, generate(compiled), 0.0)
+    warps = int(line.split("--warps ")[1].split()[0])
+    assert warps > 1 and not compile_kernel(load("dme"), "chemistry", warps=warps).programs.plan.spilled
+    if warps - 1 > 1:  # the fewest: one warp less still spills
+        assert compile_kernel(load("dme"), "chemistry", warps=warps - 1).programs.plan.spilled

@@ -36,3 +36,14 @@ def test_target_and_barrier_limit_come_from_the_target_table():
     options = CompileOptions(arch="sm_80", ctas_per_sm=4)
     assert options.target is TARGETS["sm_80"]
     assert options.barrier_limit == TARGETS["sm_80"].named_barriers // 4 == 4
+
+
+def test_ctas_per_sm_left_to_the_compiler():
+    """None (the default) lets compile_kernel choose; the candidates respect the
+    threads per SM and at least 2 named barriers per CTA."""
+    auto = CompileOptions(warps=8)
+    assert auto.ctas_per_sm is None and "-cauto-" in auto.key()
+    assert list(auto.cta_candidates()) == [8, 7, 6, 5, 4, 3, 2, 1]  # 2048 threads / 256; 16 barriers / 2
+    assert list(CompileOptions(warps=16).cta_candidates()) == [4, 3, 2, 1]
+    assert list(CompileOptions(warps=8, ctas_per_sm=3).cta_candidates()) == [3]
+    assert auto.planned().ctas_per_sm == 2 and auto.barrier_limit == 8

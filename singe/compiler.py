@@ -26,6 +26,12 @@ from singe.programs import WarpPrograms
 from singe.schedule import schedule
 
 
+SPILL_HEADROOM = 8
+"""Registers per thread the chosen CTAs per SM leave above the plan's floor:
+one allocation granule (ptxas allocates 256 registers per warp at a time),
+so that an estimate a little short of ptxas's count does not spill."""
+
+
 @dataclass(frozen=True)
 class CompiledKernel:
     """A kernel of a mechanism compiled with some options, with every IR."""
@@ -124,29 +130,30 @@ def _compile_graph(mech: Mechanism, kernel: str, graph: DataflowGraph, config: C
 
 
 def choose_ctas_per_sm(mech: Mechanism, kernel: str, graph: DataflowGraph, config: CompileOptions) -> CompiledKernel:
-    """``graph`` compiled at the CTAs per SM the register plan and shared memory
-    choose among ``config.cta_candidates()``: the most whose register budget
-    holds the plan's full need (every constant stripe in registers, with the
-    scheduling margin: ``RegisterPlan.full``), else the most whose budget
-    covers its floor (nothing spills, constants loaded where used), and whose
-    shared memory holds the mapping; 1 CTA per SM when none does (the plan's
-    warning then says so).
+    """``graph`` compiled at the most CTAs per SM (``config.cta_candidates()``)
+    whose register budget covers the register plan's floor with
+    ``SPILL_HEADROOM`` registers to spare and whose shared memory holds the
+    mapping: the highest occupancy at which nothing is predicted to spill
+    (the plan keeps as many constant stripes in registers as the budget then
+    leaves); 1 CTA per SM when none does (the plan's warning then says so).
 
     One CTA per SM is compiled first (the most registers and shared memory);
-    its plan rules out the counts whose budget is too small, and the others
-    are compiled, most first, until one fits."""
+    its plan's floor rules out the counts whose budget is smaller, and the
+    others are compiled, most first, until one fits."""
     first = _compile_graph(mech, kernel, graph, config.replace(ctas_per_sm=1))
-    target, threads, plan = config.target, first.programs.threads, first.programs.plan
-    for registers in (plan.full, plan.floor):
-        for ctas in config.cta_candidates():
-            if ctas == 1 or target.register_budget(threads, ctas) < registers:
-                continue
-            try:
-                compiled = _compile_graph(mech, kernel, graph, config.replace(ctas_per_sm=ctas))
-            except OptionError:  # the mapping does not fit this CTA's shared memory
-                continue
-            if not compiled.programs.plan.spilled:
-                return compiled
+    target, threads = config.target, first.programs.threads
+    for ctas in config.cta_candidates():
+        if ctas == 1:
+            break
+        if target.register_budget(threads, ctas) < first.programs.plan.floor + SPILL_HEADROOM:
+            continue
+        try:
+            compiled = _compile_graph(mech, kernel, graph, config.replace(ctas_per_sm=ctas))
+        except OptionError:  # the mapping does not fit this CTA's shared memory
+            continue
+        plan = compiled.programs.plan
+        if plan.floor + SPILL_HEADROOM <= plan.budget:
+            return compiled
     return first
 
 

@@ -49,16 +49,18 @@ def test_the_spill_warning_names_the_setting_that_avoids_it():
 
 def test_ctas_per_sm_are_chosen_so_that_nothing_spills():
     """Without --ctas-per-sm the compiler picks the most CTAs per SM whose budget
-    holds the plan; with an explicit count that spills, the warning names the fix."""
-    mech = load("h2o2")
-    chosen = compile_kernel(mech, "chemistry", warps=2)
-    plan = chosen.programs.plan
-    assert chosen.options.ctas_per_sm is not None and not plan.spilled
-    target = chosen.options.target
-    more = chosen.options.ctas_per_sm + 1
-    if more <= 8:  # one CTA more would not hold the plan's full need
-        assert target.register_budget(chosen.programs.threads, more) < plan.full or \
-            target.register_budget(chosen.programs.threads, more) < plan.floor
+    covers the plan's floor with headroom; with an explicit count that spills,
+    the warning names the fix."""
+    from singe.compiler import SPILL_HEADROOM
+
+    chosen = compile_kernel(load("h2o2"), "chemistry", warps=2)
+    plan, options = chosen.programs.plan, chosen.options
+    assert options.ctas_per_sm is not None and not plan.spilled
+    assert plan.floor + SPILL_HEADROOM <= plan.budget
+    more = options.ctas_per_sm + 1
+    if more in options.replace(ctas_per_sm=None).cta_candidates():  # one CTA more would leave too few
+        assert compile_kernel(load("h2o2"), "chemistry", warps=2, ctas_per_sm=more).programs.plan.floor \
+            + SPILL_HEADROOM > options.target.register_budget(chosen.programs.threads, more)
     forced = compile_kernel(load("dme"), "chemistry", warps=8, qssa_warps=4, ctas_per_sm=2)
     assert forced.programs.plan.spilled and "--ctas-per-sm 1 would avoid them" in forced.programs.warnings[0]
 

@@ -118,7 +118,8 @@ def kernel_line(compiled, generated, seconds: float) -> str:
     """One line per kernel: the numbers a GPU engineer checks first."""
     programs = compiled.programs
     info = generated.info
-    line = (f"{generated.cu_name}: {programs.warps} warps x {compiled.options.ctas_per_sm} CTAs per SM, "
+    ctas = compiled.options.ctas_per_sm
+    line = (f"{generated.cu_name}: {programs.warps} warps x {ctas} CTA{'s' if ctas != 1 else ''} per SM, "
             f"{len(compiled.graph.operations)} operations, "
             f"{len(programs.barrier_ids)} named barriers ({len(programs.sync_points)} sync points), "
             f"{programs.shared_bytes} B shared, {info['stripes']} constants per thread "

@@ -102,7 +102,7 @@ def sass_pair(compiled) -> dict:
     """The SASS view (autotune/sass.py) of both styles of ``compiled`` for PTXAS_ARCH."""
     from singe.codegen import generate, generate_baseline
 
-    import sass
+    from autotune import sass
 
     views = {}
     for style, generated in (("ws", generate(compiled)), ("baseline", generate_baseline(compiled))):
@@ -117,7 +117,7 @@ def sass_pair(compiled) -> dict:
 
 
 def sass_table(rows: list[dict]) -> list[str]:
-    import sass
+    from autotune import sass
 
     head = f"{'mechanism':9} {'kernel':9} {'style':8} {'regs':>4} {'spill':>6} {'static':>7} {'issued/pt':>9} " + \
         " ".join(f"{c:>6}" for c in sass.CLASSES) + f" {'imbal':>5} {'nvcc':>6}"

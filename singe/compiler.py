@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from singe.frontend.kernel_inputs import check_transport_kernel
 from singe.kernels import build_graph
 from singe.kernels.ir import DataflowGraph
 from singe.kernels.registry import POINT, KernelSpec, kernel_spec, state_arrays
@@ -109,6 +110,8 @@ def compile_kernel(mech: Mechanism, kernel: str, warps: int = 8, **options) -> C
     """Compile ``kernel`` of ``mech`` for ``warps`` warps; ``options`` are the
     fields of ``CompileOptions`` (ctas_per_sm, arch, weights, placement ...)."""
     config = options.pop("options", None) or CompileOptions(warps=warps, **options)
+    if kernel_spec(kernel).transport:
+        check_transport_kernel(mech, kernel)
     graph = build_graph(mech, kernel)
     mapping = map_graph(graph, config)
     programs = schedule(mapping)

@@ -920,6 +920,4 @@ def chemistry_graph(mech: Mechanism) -> DataflowGraph:
                   if "stiffness" in plan.stages(j)]
     items += output_items(plan)
     operations = _finish(items)
-    info = {"qssa_species": len(mech.qss_species), "stiff_species": len(plan.stiff_active),
-            "reactions": len(mech.reactions)}
-    return DataflowGraph("chemistry", mech.name, tuple(operations), len(mech.transported_species), info)
+    return DataflowGraph("chemistry", mech.name, tuple(operations), len(mech.transported_species))

@@ -23,6 +23,7 @@ from singe.mapping import Mapping, map_graph
 from singe.mechanism import Mechanism
 from singe.options import CompileOptions
 from singe.programs import WarpPrograms
+from singe.programs.verify import check_programs
 from singe.schedule import schedule
 
 
@@ -46,7 +47,7 @@ class CompiledKernel:
         """Check every IR's invariants (graph, mapping, the barrier proof of the programs)."""
         self.graph.verify()
         self.mapping.verify()
-        self.programs.verify()
+        check_programs(self.programs)
 
     def simulation_inputs(self, T, P, Y, dt=None, diffusion_source=None) -> tuple[dict[str, np.ndarray], int]:
         """Global-memory arrays of the kernel's inputs: T [K] (n,), P [Pa] (n,),

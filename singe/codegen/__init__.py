@@ -42,8 +42,8 @@ class CodegenInfo:
     them held in registers (the register plan's choice); ``variables``: the
     overlaid register variables; ``blocks``: code blocks of the overlay;
     ``index_rows``: rows of the per-lane index table; ``shared_fraction``:
-    the share of the overlay's units several warps run.  The data-parallel
-    baseline has only ``threads``.
+    the share of the warps' units emitted once as code several warps share.
+    The data-parallel baseline has only ``threads``.
     """
 
     threads: int

@@ -1,5 +1,9 @@
 """Rate tables of a mechanism's reactions, built once per mechanism.
 
+The frontend guarantees the reactions' structure (parameter counts, known
+rate laws and falloff functions, a third body where the kind needs one);
+a table meeting anything else raises ``SingeInternalError``.
+
 ``kinetics_tables`` holds, as arrays, everything a rate evaluation needs:
 the stacked Arrhenius parameters (with their evaluation), the falloff
 tables (Troe and SRI parameters), the PLOG and Chebyshev rates, third-body
@@ -17,6 +21,7 @@ import numpy as np
 
 from singe.constants import SMALL_NUMBER
 from singe.derived.stoichiometry import reaction_stoichiometry
+from singe.errors import SingeInternalError
 from singe.mechanism import Arrhenius, ChebyshevRate, Mechanism, PlogRate
 from singe.memo import per_mechanism
 
@@ -139,7 +144,7 @@ class FalloffTable:
                 sri.append(position)
                 sri_params.append(_sri_parameters(function.params))
             elif kind != "lindemann":
-                raise ValueError(f"reaction {r.index} ({r.equation}): unknown falloff function {kind!r}")
+                raise SingeInternalError(f"reaction {r.index} ({r.equation}): unknown falloff function {kind!r}")
         return FalloffTable(
             np.array([r.index for r in rows], dtype=np.intp),
             np.array([r.kind == "chemically-activated" for r in rows], dtype=bool),
@@ -152,7 +157,7 @@ class FalloffTable:
 
 def _troe_parameters(params: tuple[float, ...]) -> tuple[float, float, float, float]:
     if len(params) not in (3, 4):
-        raise ValueError(f"Troe falloff takes 3 or 4 parameters, got {len(params)}")
+        raise SingeInternalError(f"Troe falloff takes 3 or 4 parameters, got {len(params)}")
 
     def reciprocal(t: float) -> float:
         return np.inf if abs(t) < SMALL_NUMBER else 1.0 / t
@@ -165,7 +170,7 @@ def _sri_parameters(params: tuple[float, ...]) -> tuple[float, float, float, flo
         return params[0], params[1], params[2], 1.0, 0.0
     if len(params) == 5:
         return tuple(params)  # type: ignore[return-value]
-    raise ValueError(f"SRI falloff takes 3 or 5 parameters, got {len(params)}")
+    raise SingeInternalError(f"SRI falloff takes 3 or 5 parameters, got {len(params)}")
 
 
 @dataclass(frozen=True)
@@ -209,11 +214,11 @@ def kinetics_tables(mech: Mechanism) -> KineticsTables:
     reactions = mech.reactions
     for j, r in enumerate(reactions):
         if r.index != j:
-            raise ValueError(f"reaction {j} ({r.equation}) carries index {r.index}")
+            raise SingeInternalError(f"reaction {j} ({r.equation}) carries index {r.index}")
     arrhenius_rows = [r.index for r in reactions if isinstance(r.rate, Arrhenius)]
     unknown = [r for r in reactions if not isinstance(r.rate, (Arrhenius, PlogRate, ChebyshevRate))]
     if unknown:
-        raise ValueError(f"reaction {unknown[0].index} ({unknown[0].equation}): unknown rate law "
+        raise SingeInternalError(f"reaction {unknown[0].index} ({unknown[0].equation}): unknown rate law "
                          f"{type(unknown[0].rate).__name__}")
     stoichiometry = reaction_stoichiometry(mech)
     reversible = np.array([r.reversible for r in reactions], dtype=bool)
@@ -257,6 +262,6 @@ def _efficiency_matrix(mech: Mechanism) -> np.ndarray:
         if r.kind not in THIRD_BODY_KINDS:
             continue
         if r.third_body is None:
-            raise ValueError(f"reaction {r.index} ({r.equation}) is {r.kind} but has no third body")
+            raise SingeInternalError(f"reaction {r.index} ({r.equation}) is {r.kind} but has no third body")
         matrix[r.index] = [r.third_body.efficiency(name) for name in names]
     return matrix

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import importlib
 import pathlib
+import re
 
 import pytest
 
@@ -171,6 +172,18 @@ def test_only_the_command_prints_or_exits():
 def test_no_function_is_longer_than_the_limit():
     offenders = {name: found for name, text in package_sources().items() if (found := long_functions(text))}
     assert offenders == {}
+
+
+def test_the_version_has_one_definition():
+    """pyproject.toml reads the version from singe/version.py (hatch's dynamic version)."""
+    tomllib = pytest.importorskip("tomllib", reason="tomllib needs Python 3.11")
+    project = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())
+    assert "version" not in project["project"] and "version" in project["project"]["dynamic"]
+    source = PACKAGE.parent / project["tool"]["hatch"]["version"]["path"]
+    assert re.search(r'^__version__ = "([^"]+)"$', source.read_text(), re.M).group(1) == singe.__version__
+    written = [name for name, text in package_sources().items() if re.search(r"\b\d+\.\d+\.\d+\b", text)
+               and "__version__ =" in text]
+    assert written == ["singe.version"]
 
 
 # -- companions: each check finds what it looks for ---------------------------------------

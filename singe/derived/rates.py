@@ -1,9 +1,5 @@
 """Rate tables of a mechanism's reactions, built once per mechanism.
 
-The frontend guarantees the reactions' structure (parameter counts, known
-rate laws and falloff functions, a third body where the kind needs one);
-a table meeting anything else raises ``SingeInternalError``.
-
 ``kinetics_tables`` holds, as arrays, everything a rate evaluation needs:
 the stacked Arrhenius parameters (with their evaluation), the falloff
 tables (Troe and SRI parameters), the PLOG and Chebyshev rates, third-body
@@ -11,6 +7,10 @@ efficiencies, which reactions are reversible and how (equilibrium or
 explicit REV), the concentration products of both directions and the
 stoichiometry (docs/formulas.md §4).  The chemistry kernel and
 ``singe.reference.kinetics`` read them.
+
+The frontend guarantees the reactions' structure (parameter counts, known
+rate laws and falloff functions, a third body where the kind needs one);
+a table meeting anything else raises ``SingeInternalError``.
 """
 
 from __future__ import annotations

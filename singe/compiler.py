@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from singe.frontend.kernel_inputs import check_transport_kernel
 from singe.kernels import build_graph
 from singe.kernels.ir import DataflowGraph
 from singe.kernels.registry import POINT, KernelSpec, kernel_spec, state_arrays
@@ -23,6 +24,7 @@ from singe.mechanism import Mechanism
 from singe.errors import OptionError
 from singe.options import MAX_WARPS, CompileOptions
 from singe.programs import WarpPrograms
+from singe.programs.verify import check_programs
 from singe.schedule import schedule
 
 
@@ -52,7 +54,7 @@ class CompiledKernel:
         """Check every IR's invariants (graph, mapping, the barrier proof of the programs)."""
         self.graph.verify()
         self.mapping.verify()
-        self.programs.verify()
+        check_programs(self.programs)
 
     def simulation_inputs(self, T, P, Y, dt=None, diffusion_source=None) -> tuple[dict[str, np.ndarray], int]:
         """Global-memory arrays of the kernel's inputs: T [K] (n,), P [Pa] (n,),
@@ -117,6 +119,8 @@ def compile_kernel(mech: Mechanism, kernel: str, warps: int = 8, **options) -> C
     fields of ``CompileOptions`` (ctas_per_sm, arch, weights, placement ...).
     Without ``ctas_per_sm`` the CTAs per SM are chosen (``choose_ctas_per_sm``)."""
     config = options.pop("options", None) or CompileOptions(warps=warps, **options)
+    if kernel_spec(kernel).transport:
+        check_transport_kernel(mech, kernel)
     graph = build_graph(mech, kernel)
     if config.ctas_per_sm is None:
         return choose_ctas_per_sm(mech, kernel, graph, config)

@@ -123,7 +123,7 @@ def test_swapped_barriers_are_reported_as_a_deadlock():
     """Warp a moves its wait at a later point q before its item at an earlier
     point p, while a warp b waits at p before reaching q: each waits for the other."""
     mech, (T, P, Y), _ = reference("dme")
-    compiled = compile_kernel(mech, "viscosity", warps=4)
+    compiled = compile_kernel(mech, "viscosity", warps=4, ctas_per_sm=2)
     points = compiled.programs.sync_points
     p, q, a = next((p, q, a) for p in points for q in points if q.number > p.number
                    for a in set(p.participants) & set(q.syncers)
@@ -168,7 +168,7 @@ def test_running_sums_that_do_not_all_fit_move_to_shared_memory_as_far_as_they_f
     are accumulated in shared memory and the rest stay in registers (a
     chain is accumulated whole or not at all); with every sum in registers the estimate was ~168 registers."""
     mech, (T, P, Y), expected = reference("heptane")
-    compiled = compile_kernel(mech, "diffusion", warps=16)
+    compiled = compile_kernel(mech, "diffusion", warps=16, ctas_per_sm=2)  # the 454 slots of 2 CTAs per SM
     mapping = compiled.mapping
     where_by_chain: dict[str, set[str]] = {}
     for value, chain in mapping.chains.items():

@@ -31,6 +31,8 @@ _PACKAGE = pathlib.Path(__file__).resolve().parents[1]
 TEMPLATE_DIRS = [_PACKAGE.parent / "templates", _PACKAGE / "templates"]
 CONSTANTS_PER_LINE = 4
 BASELINE_THREADS = 128
+#: kernels whose isomorphic runs are emitted as loops (lowering.find_loops) unless generate() is told otherwise
+ROLLED_KERNELS = ("viscosity", "diffusion", "conductivity")
 
 
 @dataclass(frozen=True)
@@ -129,11 +131,13 @@ def _constant_lines(overlaid: OverlaidKernel, stripes: int) -> list[str]:
     return [", ".join(text[i:i + CONSTANTS_PER_LINE]) + "," for i in range(0, len(text), CONSTANTS_PER_LINE)]
 
 
-def generate(compiled) -> GeneratedKernel:
-    """The warp-specialized CUDA kernel of a ``CompiledKernel``."""
+def generate(compiled, roll: bool | None = None) -> GeneratedKernel:
+    """The warp-specialized CUDA kernel of a ``CompiledKernel`` (``roll``:
+    isomorphic runs of an operation as loops over per-warp tables; default:
+    for the kernels in ``ROLLED_KERNELS``)."""
     programs = compiled.programs
     options = compiled.options
-    overlaid = overlay(programs)
+    overlaid = overlay(programs, roll=compiled.kernel in ROLLED_KERNELS if roll is None else roll)
     slots = len(overlaid.constants[0]) if overlaid.constants else 0
     stripes = -(-slots // 32)
     kept = programs.plan.stripes_in_registers(stripes)
@@ -149,6 +153,7 @@ def generate(compiled) -> GeneratedKernel:
         sync_points=len(programs.sync_points), barrier_ids=programs.barrier_ids, constant_slots=slots,
         stripes=stripes, register_stripes=kept, spill_warning=spill, species=compiled.mechanism.transported_species,
         header=f"{name}.h", constant_lines=_constant_lines(overlaid, stripes), index_rows=overlaid.index_rows,
+        loop_ints=overlaid.loop_ints,
         shared_slots=programs.shared_slots, variables=[f"r{i}" for i in range(overlaid.variables)],
         blocks=[_block_context(b) for b in overlaid.blocks], **_parameters(compiled.graph, EXPRESSIONS))
     cu = env.get_template("warp_specialized.cu.j2").render(**context) + \
@@ -157,8 +162,15 @@ def generate(compiled) -> GeneratedKernel:
                      compiled.mechanism.transported_species, options.arch)
     info = {"constant_slots": slots, "stripes": stripes, "register_stripes": kept, "variables": overlaid.variables,
             "blocks": len(overlaid.blocks), "index_rows": len(overlaid.index_rows),
+            "loop_ints": len(overlaid.loop_ints), "loops": _loop_count(overlaid),
             "shared_fraction": overlaid.shared_units / max(overlaid.total_units, 1)}
     return GeneratedKernel(name, "warp-specialized", cu, header, info)
+
+
+def _loop_count(overlaid: OverlaidKernel) -> int:
+    """Loops in the emitted body."""
+    lines = [line for b in overlaid.blocks for line in b.lines + [x for c in b.cases.values() for x in c]]
+    return sum(1 for line in lines if line.lstrip().startswith("for (int i = 0;"))
 
 
 def _block_context(block) -> dict:

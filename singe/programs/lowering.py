@@ -9,9 +9,10 @@ they are computed).  Other items stay units of their own.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
-from singe.kernels.ir import Instr, Operation
+from singe.kernels.ir import Const, Imm, Instr, Operation
 from singe.programs import Arrive, Compute, FullSync, SharedLoad, SharedStore, Sync, WarpProgram
 
 
@@ -27,6 +28,21 @@ class ComputeUnit:
 
     def writes(self) -> set[str]:
         return set(self.keep)
+
+    @functools.cached_property
+    def instructions(self) -> list[Instr]:
+        """The instructions emitted: those whose results are kept or stored."""
+        return live_instructions(self.op.instrs, set(self.keep) | set(self.stores))
+
+    @functools.cached_property
+    def pinned_loads(self) -> list[str]:
+        """Inline loads read into temporaries first (``overwritten_loads``)."""
+        return overwritten_loads(self, self.instructions)
+
+    @functools.cached_property
+    def loops(self) -> list["Loop"]:
+        """The runs of ``instructions`` emitted as loops (``find_loops``)."""
+        return find_loops(self, self.instructions, self.pinned_loads)
 
 
 @dataclass(frozen=True)
@@ -143,3 +159,155 @@ def live_instructions(instrs, needed) -> list[Instr]:
             live.append(instr)
             needed.update(instr.registers_read())
     return live[::-1]
+
+
+# -- loops over isomorphic runs ---------------------------------------------------------
+
+MIN_LOOP_ITERATIONS = 3  # a run of fewer iterations stays unrolled
+MIN_LOOP_INSTRUCTIONS = 12  # nor one that replaces fewer instructions
+MAX_LOOP_PERIOD = 64  # instructions per iteration considered
+
+
+@dataclass(frozen=True)
+class Loop:
+    """``count`` iterations of ``period`` instructions, starting at ``start``
+    in a unit's live instruction list (``ComputeUnit.instructions``), that
+    differ only in their constants, the shared slots and global indices
+    they read and write, and the temporaries of their own or the previous
+    iteration they read (paper §5: loops over per-warp constant tables).
+
+    ``carried``: (position, index) for each position of an iteration whose
+    value outlives it — read by the next iteration or after the loop; it
+    lives in a variable declared before the loop, set from the instruction
+    at ``index`` (``None``: only the last iteration's value is read, after
+    the loop).
+    """
+
+    start: int
+    period: int
+    count: int
+    carried: tuple[tuple[int, int | None], ...] = ()
+
+    @property
+    def stop(self) -> int:
+        return self.start + self.period * self.count
+
+    def iteration(self, instrs, t: int) -> list[Instr]:
+        return list(instrs[self.start + t * self.period:self.start + (t + 1) * self.period])
+
+
+def overwritten_loads(unit: "ComputeUnit", instrs: list[Instr]) -> list[str]:
+    """Inline loads whose slot the unit stores to before one of the load's
+    uses: they are read first, into temporaries (stores are written where
+    their value is computed, so a later read in place would see the new
+    value; a running sum read and rewritten by the same instruction needs
+    no temporary)."""
+    last_use: dict[str, int] = {}
+    for i, instr in enumerate(instrs):
+        for name in instr.registers_read():
+            last_use[name] = i
+    first_store: dict[int, int] = {}
+    for k, instr in enumerate(instrs):
+        if instr.dst in unit.stores:
+            first_store.setdefault(unit.stores[instr.dst], k)
+    return [value for value, slot in unit.loads.items()
+            if slot in first_store and first_store[slot] < last_use.get(value, -1)]
+
+
+def _signatures(unit: "ComputeUnit", instrs: list[Instr], pinned: set[str]) -> list[tuple]:
+    """Per instruction what two iterations of a loop must share: opcode,
+    field, immediates, the kind of each operand (a constant, a shared-memory
+    value, a named register, a temporary at a given distance back) and
+    where the result goes."""
+    defined = {instr.dst: i for i, instr in enumerate(instrs) if instr.dst is not None}
+    result = []
+    for i, instr in enumerate(instrs):
+        operands = []
+        for src in instr.srcs:
+            if isinstance(src, Imm):
+                operands.append(("imm", src.value))
+            elif isinstance(src, Const):
+                operands.append(("const",))
+            elif src.name in defined:
+                operands.append(("temp", i - defined[src.name]))
+            elif src.name in unit.loads and src.name not in pinned:
+                operands.append(("shared",))
+            else:
+                operands.append(("reg", src.name))
+        where = "keep" if instr.dst in unit.keep else "store" if instr.dst in unit.stores else ""
+        result.append((instr.opcode, instr.field, tuple(operands), where))
+    return result
+
+
+def _carried(instrs: list[Instr], loop: Loop) -> tuple[tuple[int, int | None], ...] | None:
+    """The loop's carried positions, or None where it cannot be a loop: an
+    iteration reads a temporary more than one period back, or code after
+    the loop reads one of an iteration before the last."""
+    defined = {instr.dst: i for i, instr in enumerate(instrs) if instr.dst is not None}
+    carried: dict[int, int | None] = {}
+    for q, instr in enumerate(loop.iteration(instrs, 0)):
+        for name in instr.registers_read():
+            d = loop.start + q - defined.get(name, loop.start + q)
+            if d > q:  # the previous iteration's position q - d + period
+                if d > loop.period:
+                    return None
+                carried[q - d + loop.period] = loop.start + q - d
+    last = loop.stop - loop.period
+    for instr in instrs[loop.stop:]:
+        for name in instr.registers_read():
+            k = defined.get(name, -1)
+            if loop.start <= k < last:
+                return None
+            if last <= k < loop.stop:
+                carried.setdefault(k - last, None)
+    return tuple(sorted(carried.items()))
+
+
+def _runs(signatures: list[tuple], lo: int, hi: int):
+    """Candidate (start, period, count) runs of repeating signatures in [lo, hi)."""
+    for period in range(1, min(MAX_LOOP_PERIOD, (hi - lo) // MIN_LOOP_ITERATIONS) + 1):
+        i = lo
+        while i + period < hi:
+            if signatures[i] != signatures[i + period]:
+                i += 1
+                continue
+            j = i
+            while j + period < hi and signatures[j] == signatures[j + period]:
+                j += 1
+            yield i, period, (j - i) // period + 1
+            i = j
+
+
+def _best_loop(unit, instrs: list[Instr], signatures: list[tuple], lo: int, hi: int) -> Loop | None:
+    """The run covering the most instructions that can be a loop (ties: the shorter period)."""
+    best = None
+    for start, period, count in _runs(signatures, lo, hi):
+        if best is not None and count * period <= best.count * best.period:
+            continue
+        if any(where == "keep" for *_, where in signatures[start:start + period]):
+            continue  # a register output per iteration
+        while count >= MIN_LOOP_ITERATIONS and count * period >= MIN_LOOP_INSTRUCTIONS:
+            carried = _carried(instrs, Loop(start, period, count))
+            if carried is not None:
+                best = Loop(start, period, count, carried)
+                break
+            count -= 1
+    return best
+
+
+def find_loops(unit: "ComputeUnit", instrs: list[Instr], pinned=()) -> list[Loop]:
+    """Disjoint loops over the isomorphic runs of ``instrs`` (the unit's live
+    instructions), in order: the largest run first, then the largest in the
+    code before and after it.  ``pinned``: loads read into temporaries
+    (``overwritten_loads``), which a loop cannot index."""
+    signatures = _signatures(unit, instrs, set(pinned))
+    loops: list[Loop] = []
+    pending = [(0, len(instrs))]
+    while pending:
+        lo, hi = pending.pop()
+        loop = _best_loop(unit, instrs, signatures, lo, hi)
+        if loop is None:
+            continue
+        loops.append(loop)
+        pending += [(lo, loop.start), (loop.stop, hi)]
+    return sorted(loops, key=lambda loop: loop.start)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from singe.kernels.registry import POINT_INPUTS
-from singe.programs.lowering import BarrierUnit, ComputeUnit, LoadUnit, Loop, StoreUnit, Unit
+from singe.programs.lowering import BarrierUnit, ComputeUnit, LoadUnit, Loop, StoreUnit, Unit, invariant_loads
 from singe.errors import SingeInternalError
 from singe.kernels.ir import NULLABLE_INPUTS, Const, Imm, Instr, Reg
 from singe.programs import Arrive, FullSync, Sync
@@ -27,6 +27,7 @@ EXPRESSIONS = {
 # 3144 against 3644 B, n-heptane diffusion 10792 against 25292 B).
 BASELINE_EXPRESSIONS = {**EXPRESSIONS, "exp": "exp({0})"}
 MAX_COMMENT_VALUES = 6
+LOOP_UNROLL = 2  # iterations of an emitted loop per trip: halves the counter, compare and branch per iteration
 
 
 @dataclass(frozen=True)
@@ -219,6 +220,8 @@ class _LoopColumns:
                     self.varying.append((q, k))
         self.base = b.block(v for t in range(loop.count) for q, k in self.varying
                             for v in [self.iterations[t][q].srcs[k].value]) if self.varying else ""
+        self.pointer = f"k{loop.start}"
+        self.hoisted: dict[tuple[int, int], str] = {}  # (position, operand) -> variable read before the loop
 
     def _consts(self, q: int, k: int) -> list[float]:
         return [it[q].srcs[k].value for it in self.iterations]
@@ -226,7 +229,12 @@ class _LoopColumns:
     def const(self, q: int, k: int) -> str:
         if (q, k) not in self.varying:
             return self.b.const(self.iterations[0][q].srcs[k].value)
-        return f"SINGE_CONST_AT({self.base} + {len(self.varying)} * i + {self.varying.index((q, k))})"
+        return f"SINGE_CONST_AT({self.pointer} + {self.varying.index((q, k))})"
+
+    def header(self) -> str:
+        """The loop's ``for``, stepping the pointer to its constants."""
+        step = f", {self.pointer} += {len(self.varying)}" if self.varying else ""
+        return f"for (int i = 0; i < {len(self.iterations)}; i++{step}) {{"
 
     def ints(self, q: int, value_of) -> str:
         """The integer ``value_of(instr)`` of position ``q`` across the iterations."""
@@ -240,14 +248,22 @@ def _render_loop(loop: Loop, unit: ComputeUnit, names, temps, inline, b: _ShapeB
     columns = _LoopColumns(loop, instrs, b)
     body = columns.iterations[0]
     carried = dict(loop.carried)
+    for q, k in invariant_loads(unit, loop):
+        name = f"t{len(temps)}"
+        temps[f"#loop{loop.start}.read{q}.{k}"] = name
+        b.lines.append(f"  const double {name} = shared[{columns.ints(q, lambda it: unit.loads[it.srcs[k].name])}][lane];")
+        columns.hoisted[q, k] = name
     variables = {}
     for q, index in loop.carried:
         variables[q] = f"t{len(temps)}"
         temps[f"#loop{loop.start}.{q}"] = variables[q]
         initial = f" = {temps[instrs[index].dst]}" if index is not None else ""
         b.lines.append(f"  double {variables[q]}{initial};")
-    b.lines.append("#pragma unroll 1")
-    b.lines.append(f"  for (int i = 0; i < {loop.count}; i++) {{")
+    b.lines.append("  {")
+    if columns.varying:
+        b.lines.append(f"  int {columns.pointer} = SINGE_CONST_INDEX({columns.base});")
+    b.lines.append(f"#pragma unroll {LOOP_UNROLL}")
+    b.lines.append(f"  {columns.header()}")
     position = {instr.dst: q for q, instr in enumerate(body) if instr.dst is not None}
     local: dict[str, str] = {}
     for q, instr in enumerate(body):
@@ -256,6 +272,7 @@ def _render_loop(loop: Loop, unit: ComputeUnit, names, temps, inline, b: _ShapeB
         if instr.dst is not None and instr.dst in unit.stores:
             slot = columns.ints(q, lambda it: unit.stores[it.dst])
             b.lines.append(f"    shared[{slot}][lane] = {variables.get(q, local.get(instr.dst))};")
+    b.lines.append("  }")
     b.lines.append("  }")
     last = columns.iterations[-1]
     for q in carried:
@@ -276,6 +293,8 @@ def _loop_line(q, instr, loop, unit, names, temps, inline, columns, variables, l
         defined = columns.defined.get(src.name)
         if defined is not None and defined < loop.start:  # the previous iteration's (or the value before)
             return variables[defined - loop.start + loop.period]
+        if (q, k) in columns.hoisted:
+            return columns.hoisted[q, k]
         if src.name in unit.loads and src.name not in inline:
             return f"shared[{columns.ints(q, lambda it: unit.loads[it.srcs[k].name])}][lane]"
         return _operand(src, unit, names, temps, inline, columns.b)

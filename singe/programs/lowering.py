@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 
-from singe.kernels.ir import Const, Imm, Instr, Operation
+from singe.kernels.ir import Const, Imm, Instr, Operation, Reg
 from singe.programs import Arrive, Compute, FullSync, SharedLoad, SharedStore, Sync, WarpProgram
 
 
@@ -196,6 +196,23 @@ class Loop:
         return list(instrs[self.start + t * self.period:self.start + (t + 1) * self.period])
 
 
+def invariant_loads(unit: "ComputeUnit", loop: Loop) -> list[tuple[int, int]]:
+    """(position, operand) of the loop's shared-memory reads that read the
+    same slot in every iteration, a slot the loop does not store to: they
+    are read once, before the loop."""
+    iterations = [loop.iteration(unit.instructions, t) for t in range(loop.count)]
+    stored = {unit.stores[instr.dst] for it in iterations for instr in it if instr.dst in unit.stores}
+    found = []
+    for q, instr in enumerate(iterations[0]):
+        for k, src in enumerate(instr.srcs):
+            if not isinstance(src, Reg) or src.name not in unit.loads or src.name in unit.pinned_loads:
+                continue
+            slots = {unit.loads.get(it[q].srcs[k].name) for it in iterations}
+            if len(slots) == 1 and not slots & stored:
+                found.append((q, k))
+    return found
+
+
 def overwritten_loads(unit: "ComputeUnit", instrs: list[Instr]) -> list[str]:
     """Inline loads whose slot the unit stores to before one of the load's
     uses: they are read first, into temporaries (stores are written where
@@ -274,22 +291,29 @@ def _runs(signatures: list[tuple], lo: int, hi: int):
             j = i
             while j + period < hi and signatures[j] == signatures[j + period]:
                 j += 1
-            yield i, period, (j - i) // period + 1
+            for start in range(i, min(i + period, j)):  # every phase of the stretch
+                yield start, period, (j - start) // period + 1
             i = j
 
 
-def _best_loop(unit, instrs: list[Instr], signatures: list[tuple], lo: int, hi: int) -> Loop | None:
-    """The run covering the most instructions that can be a loop (ties: the shorter period)."""
+def _merit(loop: Loop) -> tuple:
+    """Instructions covered, then fewer values carried, then the shorter period."""
+    return loop.count * loop.period, -len(loop.carried), -loop.period
+
+
+def _best_loop(instrs: list[Instr], signatures: list[tuple], lo: int, hi: int) -> Loop | None:
+    """The best run (``_merit``) that can be a loop."""
     best = None
     for start, period, count in _runs(signatures, lo, hi):
-        if best is not None and count * period <= best.count * best.period:
+        if best is not None and count * period < best.count * best.period:
             continue
         if any(where == "keep" for *_, where in signatures[start:start + period]):
             continue  # a register output per iteration
         while count >= MIN_LOOP_ITERATIONS and count * period >= MIN_LOOP_INSTRUCTIONS:
             carried = _carried(instrs, Loop(start, period, count))
             if carried is not None:
-                best = Loop(start, period, count, carried)
+                loop = Loop(start, period, count, carried)
+                best = loop if best is None or _merit(loop) > _merit(best) else best
                 break
             count -= 1
     return best
@@ -305,7 +329,7 @@ def find_loops(unit: "ComputeUnit", instrs: list[Instr], pinned=()) -> list[Loop
     pending = [(0, len(instrs))]
     while pending:
         lo, hi = pending.pop()
-        loop = _best_loop(unit, instrs, signatures, lo, hi)
+        loop = _best_loop(instrs, signatures, lo, hi)
         if loop is None:
             continue
         loops.append(loop)

@@ -21,7 +21,8 @@ from singe.codegen import generate
 from singe.codegen.overlay import _Constants
 from singe.compiler import compile_kernel
 from singe.kernels.transport import wilke_op
-from singe.programs.lowering import ComputeUnit, Loop, find_loops
+from singe.codegen.render import render_unit
+from singe.programs.lowering import ComputeUnit, Loop, LoopSummary, find_loops, loop_summary
 from singe.reference import transport as reference
 from singe.transport_fit import fit_transport
 from conftest import load
@@ -127,3 +128,20 @@ def test_wrong_loop_table_entry_or_trip_count_is_caught():
     for cu in (moved, short):
         ours = run(dataclasses.replace(generated, cu=cu))
         assert not np.all(np.isfinite(ours)) or worst(ours, "diffusion") > 1e-6
+
+
+def test_loop_summary_counts_what_is_emitted():
+    """The Wilke loop: 9 iterations of 4 instructions, one constant load and two
+    affine shared slots (x_j, 1/s_j) per iteration, the running sum carried, 5 trips."""
+    unit = wilke_unit(2)
+    summary = loop_summary(unit, unit.loops[0])
+    assert summary == LoopSummary(iterations=9, body=4, constant_loads=1, table_loads=0, affine_indices=2,
+                                  hoisted_loads=0, carried=1, trips=5)
+    text = generate_unit_text(unit)
+    assert text.count("SINGE_CONST_AT(") == summary.constant_loads
+    assert text.count("* i)]") == summary.affine_indices and "for (int i = 0; i < 9;" in text
+
+
+def generate_unit_text(unit: ComputeUnit) -> str:
+    names = {f"s{unit.op.name.split('_')[1]}": "r0"}
+    return "\n".join(render_unit(unit, names, 128).lines)

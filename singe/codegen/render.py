@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from singe.kernels.registry import POINT_INPUTS
-from singe.programs.lowering import BarrierUnit, ComputeUnit, LoadUnit, Loop, StoreUnit, Unit, invariant_loads
+from singe.programs.lowering import (LOOP_UNROLL, BarrierUnit, ComputeUnit, LoadUnit, Loop, StoreUnit, Unit,
+                                     column_kind, invariant_loads, varying_constants)
 from singe.errors import SingeInternalError
 from singe.kernels.ir import NULLABLE_INPUTS, Const, Imm, Instr, Reg
 from singe.programs import Arrive, FullSync, Sync
@@ -27,7 +28,6 @@ EXPRESSIONS = {
 # 3144 against 3644 B, n-heptane diffusion 10792 against 25292 B).
 BASELINE_EXPRESSIONS = {**EXPRESSIONS, "exp": "exp({0})"}
 MAX_COMMENT_VALUES = 6
-LOOP_UNROLL = 2  # iterations of an emitted loop per trip: halves the counter, compare and branch per iteration
 
 
 @dataclass(frozen=True)
@@ -97,11 +97,11 @@ class _ShapeBuilder:
         """An integer that takes ``values`` in a loop's iterations (loop counter ``i``):
         one number, ``base + step * i``, or an entry of the loop table."""
         values = [int(v) for v in values]
-        steps = {b - a for a, b in zip(values, values[1:])}
-        if len(set(values)) == 1:
+        kind = column_kind(values)
+        if kind == "fixed":
             return self.int_slot(values[0])
-        if len(steps) == 1:
-            return f"({self.int_slot(values[0])} + {self.int_slot(steps.pop())} * i)"
+        if kind == "affine":
+            return f"({self.int_slot(values[0])} + {self.int_slot(values[1] - values[0])} * i)"
         self.tables.append(tuple(values))
         return f"singe_loop_ints[$T{len(self.tables) - 1}$ + i]"
 
@@ -209,31 +209,25 @@ class _LoopColumns:
     """What varies between a loop's iterations, operand by operand: constants
     (one block of the per-warp table, iteration-major) and integers."""
 
-    def __init__(self, loop: Loop, instrs: list[Instr], b: _ShapeBuilder):
+    def __init__(self, loop: Loop, unit: ComputeUnit, b: _ShapeBuilder):
+        instrs = unit.instructions
         self.iterations = [loop.iteration(instrs, t) for t in range(loop.count)]
         self.defined = {instr.dst: j for j, instr in enumerate(instrs) if instr.dst is not None}
         self.b = b
-        self.varying: list[tuple[int, int]] = []  # (position, operand) of constants that vary, in block order
-        for q, instr in enumerate(self.iterations[0]):
-            for k, src in enumerate(instr.srcs):
-                if isinstance(src, Const) and len(set(self._consts(q, k))) > 1:
-                    self.varying.append((q, k))
+        self.varying = varying_constants(unit, loop)  # (position, operand), in block order
         self.base = b.block(v for t in range(loop.count) for q, k in self.varying
                             for v in [self.iterations[t][q].srcs[k].value]) if self.varying else ""
-        self.pointer = f"k{loop.start}"
+        self.index = f"k{loop.start}"
         self.hoisted: dict[tuple[int, int], str] = {}  # (position, operand) -> variable read before the loop
-
-    def _consts(self, q: int, k: int) -> list[float]:
-        return [it[q].srcs[k].value for it in self.iterations]
 
     def const(self, q: int, k: int) -> str:
         if (q, k) not in self.varying:
             return self.b.const(self.iterations[0][q].srcs[k].value)
-        return f"SINGE_CONST_AT({self.pointer} + {self.varying.index((q, k))})"
+        return f"SINGE_CONST_AT({self.index} + {self.varying.index((q, k))})"
 
     def header(self) -> str:
-        """The loop's ``for``, stepping the pointer to its constants."""
-        step = f", {self.pointer} += {len(self.varying)}" if self.varying else ""
+        """The loop's ``for``, stepping the index of its constants."""
+        step = f", {self.index} += {len(self.varying)}" if self.varying else ""
         return f"for (int i = 0; i < {len(self.iterations)}; i++{step}) {{"
 
     def ints(self, q: int, value_of) -> str:
@@ -245,7 +239,7 @@ def _render_loop(loop: Loop, unit: ComputeUnit, names, temps, inline, b: _ShapeB
     """``for (i ...)`` over the loop's iterations: positions whose value
     outlives an iteration are variables declared before it."""
     instrs = unit.instructions
-    columns = _LoopColumns(loop, instrs, b)
+    columns = _LoopColumns(loop, unit, b)
     body = columns.iterations[0]
     carried = dict(loop.carried)
     for q, k in invariant_loads(unit, loop):
@@ -261,7 +255,7 @@ def _render_loop(loop: Loop, unit: ComputeUnit, names, temps, inline, b: _ShapeB
         b.lines.append(f"  double {variables[q]}{initial};")
     b.lines.append("  {")
     if columns.varying:
-        b.lines.append(f"  int {columns.pointer} = SINGE_CONST_INDEX({columns.base});")
+        b.lines.append(f"  int {columns.index} = SINGE_CONST_INDEX({columns.base});")
     b.lines.append(f"#pragma unroll {LOOP_UNROLL}")
     b.lines.append(f"  {columns.header()}")
     position = {instr.dst: q for q, instr in enumerate(body) if instr.dst is not None}

@@ -1,10 +1,39 @@
-"""Code units: what overlay aligns across warps.
+"""Code units: what overlay aligns across warps, and what codegen emits for them.
 
 A warp program becomes a list of units.  A ``ComputeUnit`` is an operation
 together with the shared-memory loads right before it that only it reads
 (emitted as reads where the operation uses them) and the stores right after
 it of outputs not read again from the register (emitted as writes where
-they are computed).  Other items stay units of their own.
+they are computed).  Other items stay units of their own: ``LoadUnit``
+(one shared read into a register), ``StoreUnit`` (one shared write),
+``BarrierUnit`` (one ``bar.sync`` / ``bar.arrive``).
+
+What a ``ComputeUnit`` emits, in order (``codegen/render.py`` follows this
+module; the timing model counts from it):
+
+- one read into a temporary per ``pinned_loads`` entry (a shared value its
+  own stores would overwrite before its last use);
+- its ``instructions`` (the live ones) one by one, except the runs in
+  ``loops``: each ``Loop`` is emitted as a ``for`` over ``count``
+  iterations of ``period`` instructions, ``LOOP_UNROLL`` iterations per
+  trip (``#pragma unroll``), with
+  * a variable declared before the loop for each ``carried`` position;
+  * one shared read before the loop per ``invariant_loads`` entry (the same
+    slot every iteration, not stored by the loop);
+  * per iteration, one warp-uniform load of the per-warp constant table per
+    entry of ``varying_constants`` (the loop's block of constants, laid out
+    iteration-major and read through an index stepped by their number);
+    constants equal in every iteration stay ordinary constants;
+  * per iteration, each integer that differs between iterations (a shared
+    slot, a species index) is a ``column_kind``: 'fixed', 'affine' (base +
+    step * i: address arithmetic) or 'table' (one load of the
+    ``singe_loop_ints`` table per iteration);
+  * per trip, the loop counter's increment, compare and branch.
+- every other operand as in straight-line code: a constant is one
+  ``SINGE_CONST`` (a shuffle from a register stripe or a warp-uniform load,
+  see ``RegisterPlan.stripes_in_registers``), a shared input one read.
+
+``loop_summary`` gives these counts per loop.
 """
 
 from __future__ import annotations
@@ -163,6 +192,7 @@ def live_instructions(instrs, needed) -> list[Instr]:
 
 # -- loops over isomorphic runs ---------------------------------------------------------
 
+LOOP_UNROLL = 2  # iterations per trip of an emitted loop: halves the counter, compare and branch per iteration
 MIN_LOOP_ITERATIONS = 3  # a run of fewer iterations stays unrolled
 MIN_LOOP_INSTRUCTIONS = 12  # nor one that replaces fewer instructions
 MAX_LOOP_PERIOD = 64  # instructions per iteration considered
@@ -335,3 +365,60 @@ def find_loops(unit: "ComputeUnit", instrs: list[Instr], pinned=()) -> list[Loop
         loops.append(loop)
         pending += [(lo, loop.start), (loop.stop, hi)]
     return sorted(loops, key=lambda loop: loop.start)
+
+
+def column_kind(values) -> str:
+    """How an integer that takes ``values`` in a loop's iterations is emitted:
+    'fixed' (one number), 'affine' (base + step * i) or 'table' (an entry of
+    the loop table per iteration)."""
+    values = list(values)
+    if len(set(values)) == 1:
+        return "fixed"
+    return "affine" if len({b - a for a, b in zip(values, values[1:])}) == 1 else "table"
+
+
+def varying_constants(unit: ComputeUnit, loop: Loop) -> list[tuple[int, int]]:
+    """(position, operand) of the constants that differ between the loop's
+    iterations, in the order of the loop's block of the constant table."""
+    iterations = [loop.iteration(unit.instructions, t) for t in range(loop.count)]
+    return [(q, k) for q, instr in enumerate(iterations[0]) for k, src in enumerate(instr.srcs)
+            if isinstance(src, Const) and len({it[q].srcs[k].value for it in iterations}) > 1]
+
+
+def integer_columns(unit: ComputeUnit, loop: Loop) -> list[list[int]]:
+    """Per iteration-varying integer of the body, its values: shared slots read
+    in place (not hoisted), shared slots stored, global indices."""
+    iterations = [loop.iteration(unit.instructions, t) for t in range(loop.count)]
+    hoisted = set(invariant_loads(unit, loop))
+    columns = []
+    for q, instr in enumerate(iterations[0]):
+        for k, src in enumerate(instr.srcs):
+            if isinstance(src, Reg) and src.name in unit.loads and src.name not in unit.pinned_loads \
+                    and (q, k) not in hoisted:
+                columns.append([unit.loads[it[q].srcs[k].name] for it in iterations])
+        if instr.opcode in ("ldg", "stg"):
+            columns.append([it[q].index for it in iterations])
+        if instr.dst in unit.stores:
+            columns.append([unit.stores[it[q].dst] for it in iterations])
+    return columns
+
+
+@dataclass(frozen=True)
+class LoopSummary:
+    """What one emitted loop costs beyond its body (see the module docstring)."""
+
+    iterations: int
+    body: int  # instructions per iteration (the IR's, each a lowered expression)
+    constant_loads: int  # per iteration, from the per-warp constant table
+    table_loads: int  # per iteration, from singe_loop_ints
+    affine_indices: int  # per iteration, base + step * i
+    hoisted_loads: int  # once, before the loop
+    carried: int  # values living across iterations
+    trips: int  # counter increment, compare and branch each
+
+
+def loop_summary(unit: ComputeUnit, loop: Loop) -> LoopSummary:
+    kinds = [column_kind(values) for values in integer_columns(unit, loop)]
+    return LoopSummary(loop.count, loop.period, len(varying_constants(unit, loop)), kinds.count("table"),
+                       kinds.count("affine"), len(invariant_loads(unit, loop)), len(loop.carried),
+                       -(-loop.count // LOOP_UNROLL))

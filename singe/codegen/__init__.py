@@ -33,6 +33,11 @@ CONSTANTS_PER_LINE = 4
 BASELINE_THREADS = 128
 #: kernels whose isomorphic runs are emitted as loops (lowering.find_loops) unless generate() is told otherwise
 ROLLED_KERNELS = ("viscosity", "diffusion", "conductivity")
+#: the constant bank's 64 KB, less a margin for what nvcc puts there itself; a larger constant table stays in
+#: global memory (read with __ldg).  In the bank, a warp-uniform read is one LDC with the index in a register,
+#: no 64-bit address (DME diffusion at 10 warps, 3 CTAs/SM on sm_90: 23,939 against 24,928 issued/point,
+#: 8 against 84 B of spill stores)
+CONSTANT_BANK_BYTES = 60 * 1024
 
 
 @dataclass(frozen=True)
@@ -153,7 +158,7 @@ def generate(compiled, roll: bool | None = None) -> GeneratedKernel:
         sync_points=len(programs.sync_points), barrier_ids=programs.barrier_ids, constant_slots=slots,
         stripes=stripes, register_stripes=kept, spill_warning=spill, species=compiled.mechanism.transported_species,
         header=f"{name}.h", constant_lines=_constant_lines(overlaid, stripes), index_rows=overlaid.index_rows,
-        loop_ints=overlaid.loop_ints,
+        loop_ints=overlaid.loop_ints, constant_memory=_constant_bytes(overlaid, stripes) <= CONSTANT_BANK_BYTES,
         shared_slots=programs.shared_slots, variables=[f"r{i}" for i in range(overlaid.variables)],
         blocks=[_block_context(b) for b in overlaid.blocks], **_parameters(compiled.graph, EXPRESSIONS))
     cu = env.get_template("warp_specialized.cu.j2").render(**context) + \
@@ -165,6 +170,12 @@ def generate(compiled, roll: bool | None = None) -> GeneratedKernel:
             "loop_ints": len(overlaid.loop_ints), "loops": _loop_count(overlaid),
             "shared_fraction": overlaid.shared_units / max(overlaid.total_units, 1)}
     return GeneratedKernel(name, "warp-specialized", cu, header, info)
+
+
+def _constant_bytes(overlaid: OverlaidKernel, stripes: int) -> int:
+    """Bytes of the kernel's __constant__ tables if the constant table is one of them."""
+    warps = len(overlaid.constants)
+    return 8 * warps * stripes * 32 + 4 * (len(overlaid.index_rows) * warps + len(overlaid.loop_ints))
 
 
 def _loop_count(overlaid: OverlaidKernel) -> int:

@@ -68,16 +68,18 @@ static __device__ __forceinline__ double singe_exp(double x)
 // Constant slot s of this warp: broadcast from lane s % 32 of register stripe s / 32 for the first
 // 96 slots, a warp-uniform cached load beyond them.
 #define SINGE_CONST(slot) ((slot) < 96 ? __shfl_sync(0xffffffffu, cs[((slot) >> 5) % 3], (slot) & 31) \
-                           : __ldg(&h2o2_diffusion_constants[warp_id * 96 + (slot)]))
+                           : SINGE_TABLE(warp_id * 96 + (slot)))
+// Entry i of the constant table: the constant bank (the table fits in it; warp-uniform reads are one LDC each).
+#define SINGE_TABLE(i) h2o2_diffusion_constants[(i)]
 // Loops read this warp's constants from slot s on, stepping an index into the table (warp-uniform cached loads).
 #define SINGE_CONST_INDEX(slot) (warp_id * 96 + (slot))
-#define SINGE_CONST_AT(index) __ldg(&h2o2_diffusion_constants[(index)])
+#define SINGE_CONST_AT(index) SINGE_TABLE(index)
 
 
 // Mechanism constants, per warp, striped across the lanes: slot s of warp w sits in lane s % 32 of stripe s / 32.
 // Read-only, but not declared const: nvcc's front end spends memory on every read
 // of an initialised const table (18 GB and a minute for a 52-species diffusion kernel).
-static __device__ double h2o2_diffusion_constants[288] = {
+static __constant__ double h2o2_diffusion_constants[288] = {
   0.05879931792791203, 0.055509297807382736, -0.005840185951905024, 0.13252298528264378,
   -2.6560988915075545, 8.834001728343262, -0.0035560577371021233, 0.08027954326253946,
   -2.2575070638592183, 8.527072785027945, -0.004600286740043771, 0.10407643653737658,
@@ -182,7 +184,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
   double cs[3];
 #pragma unroll
   for (int s = 0; s < 3; s++)
-    cs[s] = __ldg(&h2o2_diffusion_constants[(warp_id * 3 + s) * 32 + lane]);
+    cs[s] = SINGE_TABLE((warp_id * 3 + s) * 32 + lane);
   double r0 = 0.0, r1 = 0.0, r2 = 0.0, r3 = 0.0, r4 = 0.0;
   const int n_slabs = (n_points + 31) >> 5;
 #pragma unroll 1

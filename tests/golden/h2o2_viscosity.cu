@@ -68,16 +68,18 @@ static __device__ __forceinline__ double singe_exp(double x)
 // Constant slot s of this warp: broadcast from lane s % 32 of register stripe s / 32 for the first
 // 64 slots, a warp-uniform cached load beyond them.
 #define SINGE_CONST(slot) ((slot) < 64 ? __shfl_sync(0xffffffffu, cs[((slot) >> 5) % 2], (slot) & 31) \
-                           : __ldg(&h2o2_viscosity_constants[warp_id * 64 + (slot)]))
+                           : SINGE_TABLE(warp_id * 64 + (slot)))
+// Entry i of the constant table: the constant bank (the table fits in it; warp-uniform reads are one LDC each).
+#define SINGE_TABLE(i) h2o2_viscosity_constants[(i)]
 // Loops read this warp's constants from slot s on, stepping an index into the table (warp-uniform cached loads).
 #define SINGE_CONST_INDEX(slot) (warp_id * 64 + (slot))
-#define SINGE_CONST_AT(index) __ldg(&h2o2_viscosity_constants[(index)])
+#define SINGE_CONST_AT(index) SINGE_TABLE(index)
 
 
 // Mechanism constants, per warp, striped across the lanes: slot s of warp w sits in lane s % 32 of stripe s / 32.
 // Read-only, but not declared const: nvcc's front end spends memory on every read
 // of an initialised const table (18 GB and a minute for a 52-species diffusion kernel).
-static __device__ double h2o2_viscosity_constants[256] = {
+static __constant__ double h2o2_viscosity_constants[256] = {
   0.0, 0.0, 0.0, 0.0,
   0.0005428416255372465, -0.012256814751576906, 0.4143441164485218, -8.049497730632867,
   0.003356905868958147, -0.07538330009778764, 0.8860705791860739, -9.217844100969598,
@@ -178,7 +180,7 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
   double cs[2];
 #pragma unroll
   for (int s = 0; s < 2; s++)
-    cs[s] = __ldg(&h2o2_viscosity_constants[(warp_id * 2 + s) * 32 + lane]);
+    cs[s] = SINGE_TABLE((warp_id * 2 + s) * 32 + lane);
   double r0 = 0.0, r1 = 0.0, r2 = 0.0;
   const int n_slabs = (n_points + 31) >> 5;
 #pragma unroll 1

@@ -24,7 +24,7 @@ from singe.kernels.transport import wilke_op
 from singe.codegen.render import render_unit
 from singe.programs.lowering import ComputeUnit, Loop, LoopSummary, find_loops, loop_summary
 from singe.reference import transport as reference
-from singe.transport_fit import fit_transport
+from singe.derived.transport import fit_transport
 from conftest import load
 from cantera_reference import random_states
 
@@ -98,8 +98,8 @@ def test_rolled_kernels_match_reference_and_unrolled(kernel):
     """DME at 4 warps: loops (and for diffusion the integer table of slots that
     are no progression) agree with singe.reference and with the unrolled kernel."""
     rolled = generate(compiled(kernel))
-    assert rolled.info["loops"] > 0
-    assert kernel == "viscosity" or rolled.info["loop_ints"] > 0
+    assert rolled.info.loops > 0
+    assert kernel == "viscosity" or rolled.info.loop_ints > 0
     ours = run(rolled)
     assert worst(ours, kernel) <= TOLERANCE
     unrolled = run(generate(compiled(kernel), roll=False))

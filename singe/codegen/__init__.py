@@ -41,6 +41,35 @@ CONSTANT_BANK_BYTES = 60 * 1024
 
 
 @dataclass(frozen=True)
+class CodegenInfo:
+    """What codegen decided for one kernel (the command's summary and the tests read it).
+
+    ``threads``: per CTA; ``constant_slots``: the widest warp's constants;
+    ``stripes``: constants per thread (32 a stripe), ``register_stripes`` of
+    them held in registers (the register plan's choice); ``variables``: the
+    overlaid register variables; ``blocks``: code blocks of the overlay;
+    ``index_rows``: rows of the per-lane index table; ``shared_fraction``:
+    the share of the warps' units emitted once as code several warps share;
+    ``loops``: loops emitted (``lowering.find_loops``), reading ``loop_ints``
+    entries of the loop table; ``constant_memory``: the constant table is
+    ``__constant__`` (else ``__device__``, read with ``__ldg``).
+    The data-parallel baseline has only ``threads``.
+    """
+
+    threads: int
+    constant_slots: int = 0
+    stripes: int = 0
+    register_stripes: int = 0
+    variables: int = 0
+    blocks: int = 0
+    index_rows: int = 0
+    shared_fraction: float = 0.0
+    loops: int = 0
+    loop_ints: int = 0
+    constant_memory: bool = False
+
+
+@dataclass(frozen=True)
 class GeneratedKernel:
     """The text of one kernel's ``.cu`` and ``.h`` files."""
 
@@ -48,7 +77,7 @@ class GeneratedKernel:
     style: str  # 'warp-specialized' or 'baseline'
     cu: str
     header: str
-    info: dict = field(default_factory=dict, compare=False, hash=False)
+    info: CodegenInfo = field(compare=False, hash=False)
 
     @property
     def cu_name(self) -> str:
@@ -146,6 +175,7 @@ def generate(compiled, roll: bool | None = None) -> GeneratedKernel:
     slots = len(overlaid.constants[0]) if overlaid.constants else 0
     stripes = -(-slots // 32)
     kept = programs.plan.stripes_in_registers(stripes)
+    constant_memory = _constant_bytes(overlaid, stripes) <= CONSTANT_BANK_BYTES
     name = kernel_name(compiled.mechanism.name, compiled.kernel)
     env = environment()
     spill = programs.warnings[0] if programs.warnings else ""
@@ -158,17 +188,18 @@ def generate(compiled, roll: bool | None = None) -> GeneratedKernel:
         sync_points=len(programs.sync_points), barrier_ids=programs.barrier_ids, constant_slots=slots,
         stripes=stripes, register_stripes=kept, spill_warning=spill, species=compiled.mechanism.transported_species,
         header=f"{name}.h", constant_lines=_constant_lines(overlaid, stripes), index_rows=overlaid.index_rows,
-        loop_ints=overlaid.loop_ints, constant_memory=_constant_bytes(overlaid, stripes) <= CONSTANT_BANK_BYTES,
+        loop_ints=overlaid.loop_ints, constant_memory=constant_memory,
         shared_slots=programs.shared_slots, variables=[f"r{i}" for i in range(overlaid.variables)],
         blocks=[_block_context(b) for b in overlaid.blocks], **_parameters(compiled.graph, EXPRESSIONS))
     cu = env.get_template("warp_specialized.cu.j2").render(**context) + \
         kernel_signature(name, compiled.graph, "warp-specialized", compiled.mechanism.transported_species).line()
     header = _header(env, name, f"warp-specialized {compiled.kernel} kernel", compiled.graph,
                      compiled.mechanism.transported_species, options.arch)
-    info = {"constant_slots": slots, "stripes": stripes, "register_stripes": kept, "variables": overlaid.variables,
-            "blocks": len(overlaid.blocks), "index_rows": len(overlaid.index_rows),
-            "loop_ints": len(overlaid.loop_ints), "loops": _loop_count(overlaid),
-            "shared_fraction": overlaid.shared_units / max(overlaid.total_units, 1)}
+    info = CodegenInfo(threads=programs.threads, constant_slots=slots, stripes=stripes, register_stripes=kept,
+                       variables=overlaid.variables, blocks=len(overlaid.blocks),
+                       index_rows=len(overlaid.index_rows),
+                       shared_fraction=overlaid.shared_units / max(overlaid.total_units, 1),
+                       loops=overlaid.loops, loop_ints=len(overlaid.loop_ints), constant_memory=constant_memory)
     return GeneratedKernel(name, "warp-specialized", cu, header, info)
 
 
@@ -176,12 +207,6 @@ def _constant_bytes(overlaid: OverlaidKernel, stripes: int) -> int:
     """Bytes of the kernel's __constant__ tables if the constant table is one of them."""
     warps = len(overlaid.constants)
     return 8 * warps * stripes * 32 + 4 * (len(overlaid.index_rows) * warps + len(overlaid.loop_ints))
-
-
-def _loop_count(overlaid: OverlaidKernel) -> int:
-    """Loops in the emitted body."""
-    lines = [line for b in overlaid.blocks for line in b.lines + [x for c in b.cases.values() for x in c]]
-    return sum(1 for line in lines if line.lstrip().startswith("for (int i = 0;"))
 
 
 def _block_context(block) -> dict:
@@ -232,7 +257,7 @@ def generate_baseline(compiled) -> GeneratedKernel:
         kernel_signature(name, graph, "baseline", compiled.mechanism.transported_species).line()
     header = _header(env, name, f"data-parallel {compiled.kernel} kernel", graph,
                      compiled.mechanism.transported_species)
-    return GeneratedKernel(name, "baseline", cu, header, {"threads": BASELINE_THREADS})
+    return GeneratedKernel(name, "baseline", cu, header, CodegenInfo(threads=BASELINE_THREADS))
 
 
 # -- the Fortran interface -----------------------------------------------------------------

@@ -56,6 +56,7 @@ class OverlaidKernel:
     index_rows: list[list[int]]  # per row, per warp
     variables: int
     loop_ints: list[int] = field(default_factory=list)  # the loop table (singe_loop_ints)
+    loops: int = 0  # loops in the body
     shared_units: int = 0
     total_units: int = 0
 
@@ -187,6 +188,7 @@ class Overlay:
         self.index_tables = index_tables
         self.roll = roll
         self.loop_tables = _LoopTables()
+        self.loops = 0
         self.warps = programs.warps
         self.units = [program_units(p) for p in programs.programs]
         self.position = [0] * self.warps
@@ -216,7 +218,8 @@ class Overlay:
                 self._emit_group(best)
         total = sum(len(u) for u in self.units)
         return OverlaidKernel(self.blocks, self.constants.table(), self.indices.rows,
-                              len(self.variables.holders), self.loop_tables.values, self.shared_units, total)
+                              len(self.variables.holders), self.loop_tables.values, self.loops, self.shared_units,
+                              total)
 
     def _groups(self, active: list[int]) -> list[list[int]]:
         """Warps whose next units have the same text; a group whose offsets
@@ -245,6 +248,7 @@ class Overlay:
         """The group's common text with placeholders filled."""
         shapes = {w: self.shape(w) for w in warps}
         first = shapes[warps[0]]
+        self.loops += first.loops
         outputs = self.variables.assign(warps, {w: s.outputs for w, s in shapes.items()},
                                         {w: self.position[w] for w in warps})
         text = "\n".join(first.lines)

@@ -40,6 +40,7 @@ class Shape:
     outputs: tuple[str, ...]
     blocks: tuple[tuple[float, ...], ...] = ()  # $C$: runs of constants a loop reads, iteration-major
     tables: tuple[tuple[int, ...], ...] = ()  # $T$: integers a loop reads, one per iteration
+    loops: int = 0  # loops in the lines
 
     @property
     def key(self) -> tuple[str, ...]:
@@ -76,6 +77,7 @@ class _ShapeBuilder:
         self.outputs: list[str] = []
         self.blocks: list[tuple[float, ...]] = []
         self.tables: list[tuple[int, ...]] = []
+        self.loops = 0
 
     def int_slot(self, value: int) -> str:
         self.ints.append(int(value))
@@ -107,7 +109,7 @@ class _ShapeBuilder:
 
     def shape(self) -> Shape:
         return Shape(tuple(self.lines), tuple(self.ints), tuple(self.consts), tuple(self.outputs),
-                     tuple(self.blocks), tuple(self.tables))
+                     tuple(self.blocks), tuple(self.tables), self.loops)
 
 
 def comment_values(values) -> str:
@@ -239,6 +241,7 @@ def _render_loop(loop: Loop, unit: ComputeUnit, names, temps, inline, b: _ShapeB
     """``for (i ...)`` over the loop's iterations: positions whose value
     outlives an iteration are variables declared before it."""
     instrs = unit.instructions
+    b.loops += 1
     columns = _LoopColumns(loop, unit, b)
     body = columns.iterations[0]
     carried = dict(loop.carried)

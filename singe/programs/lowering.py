@@ -20,8 +20,9 @@ module; the timing model counts from it):
   * a variable declared before the loop for each ``carried`` position;
   * one shared read before the loop per ``invariant_loads`` entry (the same
     slot every iteration, not stored by the loop);
-  * per iteration, one warp-uniform load of the per-warp constant table per
-    entry of ``varying_constants`` (the loop's block of constants, laid out
+  * per iteration, one warp-uniform load of the per-warp constant table (an
+    LDC from the constant bank when the kernel's tables fit in
+    ``codegen.CONSTANT_BANK_BYTES``, else an LDG) per entry of ``varying_constants`` (the loop's block of constants, laid out
     iteration-major and read through an index stepped by their number);
     constants equal in every iteration stay ordinary constants;
   * per iteration, each integer that differs between iterations (a shared

@@ -22,7 +22,7 @@ from singe.codegen.overlay import _Constants
 from singe.compiler import compile_kernel
 from singe.kernels.transport import wilke_op
 from singe.codegen.render import render_unit
-from singe.programs.lowering import MAX_KEPT_FOR_LOOPS, ComputeUnit, Loop, LoopSummary, find_loops, loop_summary
+from singe.programs.lowering import ComputeUnit, Loop, LoopSummary, find_loops, loop_summary
 from singe.reference import transport as reference
 from singe.derived.transport import fit_transport
 from conftest import load
@@ -145,12 +145,3 @@ def test_loop_summary_counts_what_is_emitted():
 def generate_unit_text(unit: ComputeUnit) -> str:
     names = {f"s{unit.op.name.split('_')[1]}": "r0"}
     return "\n".join(render_unit(unit, names, 128).lines)
-
-
-def test_a_unit_keeping_many_registers_stays_unrolled():
-    """More than MAX_KEPT_FOR_LOOPS outputs kept in registers: no loops (register-bound code)."""
-    op = wilke_op(2, WEIGHTS)
-    loads = {v: slot for slot, v in enumerate(op.inputs) if v != "s2"}
-    temporaries = [i.dst for i in op.instrs if i.opcode == "mul"][:MAX_KEPT_FOR_LOOPS + 1]
-    unit = ComputeUnit(op, loads, {}, frozenset({"term2", *temporaries}))
-    assert unit.loops == [] and wilke_unit(2).loops

@@ -194,12 +194,6 @@ def live_instructions(instrs, needed) -> list[Instr]:
 # -- loops over isomorphic runs ---------------------------------------------------------
 
 LOOP_UNROLL = 2  # iterations per trip of an emitted loop: halves the counter, compare and branch per iteration
-# A unit that keeps more outputs than this in registers stays unrolled: its
-# kept values (register-resident running sums, e.g. n-heptane diffusion rows at
-# 13 warps, 3 CTAs/SM, where shared memory cannot hold every row's sum) split
-# its runs, and loops between them made ptxas spill more (12.9 KB against 6.9 KB
-# of spill stores on sm_90) and issue more (75,199 against 64,304 per point).
-MAX_KEPT_FOR_LOOPS = 4
 MIN_LOOP_ITERATIONS = 3  # a run of fewer iterations stays unrolled
 MIN_LOOP_INSTRUCTIONS = 12  # nor one that replaces fewer instructions
 MAX_LOOP_PERIOD = 64  # instructions per iteration considered
@@ -360,10 +354,7 @@ def find_loops(unit: "ComputeUnit", instrs: list[Instr], pinned=()) -> list[Loop
     """Disjoint loops over the isomorphic runs of ``instrs`` (the unit's live
     instructions), in order: the largest run first, then the largest in the
     code before and after it.  ``pinned``: loads read into temporaries
-    (``overwritten_loads``), which a loop cannot index.  None in a unit that
-    keeps more than ``MAX_KEPT_FOR_LOOPS`` outputs in registers."""
-    if len(unit.keep) > MAX_KEPT_FOR_LOOPS:
-        return []
+    (``overwritten_loads``), which a loop cannot index."""
     signatures = _signatures(unit, instrs, set(pinned))
     loops: list[Loop] = []
     pending = [(0, len(instrs))]

@@ -22,16 +22,19 @@ one in ``KIND_MUTATIONS``.
 from __future__ import annotations
 
 import concurrent.futures
+import importlib.util
 import os
 import pathlib
 import random
 import re
 import resource
+import shutil
 import signal
 import tempfile
 import time
 import traceback
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -45,19 +48,49 @@ FAILURES = ("escape", "unlocated", "hang", "nonfinite")
 
 @dataclass(frozen=True)
 class MechanismFiles:
-    """A mechanism's files by kind ('chem', 'thermo', 'transport', 'qss'),
-    how often its mutants are drawn (big mechanisms load slowly) and the share
-    of its accepted mutants also compiled and simulated."""
+    """A mechanism's files by kind ('chem', 'thermo', 'transport', 'qss', or
+    'yaml' for a Cantera YAML file), how often its mutants are drawn (big
+    mechanisms load slowly), the share of its accepted mutants also compiled
+    and simulated, and the function that writes the files where they are
+    generated rather than found."""
 
     name: str
     folder: pathlib.Path
     files: dict
     weight: float
     compile_share: float = 0.0
+    build: Callable[[pathlib.Path], object] | None = None
 
     @property
     def available(self) -> bool:
         return all((self.folder / f).is_file() for f in self.files.values())
+
+    @property
+    def main(self) -> str:
+        """The file singe.load_mechanism is given."""
+        return self.files.get("chem") or self.files["yaml"]
+
+    def prepare(self) -> None:
+        """Write generated files once (into a fresh folder renamed into place)."""
+        if self.build is None or self.available:
+            return
+        self.folder.parent.mkdir(parents=True, exist_ok=True)
+        staging = pathlib.Path(tempfile.mkdtemp(prefix=self.folder.name, dir=self.folder.parent))
+        self.build(staging)
+        try:
+            staging.rename(self.folder)
+        except OSError:  # another process got there first
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def _build_air_nasa9(folder: pathlib.Path) -> None:
+    from nasa9_air import write_air_nasa9
+
+    write_air_nasa9(folder, thermo_name="therm.dat")
+
+
+CANTERA_DATA = pathlib.Path(importlib.util.find_spec("cantera").submodule_search_locations[0]) / "data"
+GENERATED = pathlib.Path(tempfile.gettempdir()) / f"singe-fuzz-{os.getuid()}"
 
 
 MECHANISMS = (
@@ -71,6 +104,11 @@ MECHANISMS = (
                                                          "transport": "tran.dat", "qss": "dodecane.qss"}, 1),
     MechanismFiles("heptane", SHARED / "heptane", {"chem": "heptane.inp", "thermo": "therm.dat",
                                                    "transport": "tran.dat", "qss": "heptane.qss"}, 0.5),
+    MechanismFiles("h2o2-yaml", CANTERA_DATA, {"yaml": "h2o2.yaml"}, 8, 0.1),
+    MechanismFiles("gri30-yaml", CANTERA_DATA, {"yaml": "gri30.yaml"}, 1.5),
+    MechanismFiles("air9-yaml", GENERATED / "air9", {"yaml": "air9.yaml"}, 3, 0.1, _build_air_nasa9),
+    MechanismFiles("air9", GENERATED / "air9", {"chem": "air9.inp", "thermo": "therm.dat", "transport": "air9.tran"},
+                   3, 0.1, _build_air_nasa9),
 )
 
 
@@ -158,9 +196,42 @@ def odd_whitespace(text, rng):
     return text
 
 
+YAML_KEY = re.compile(r"^([ -]*)([\w-]+): *(.*)$", re.MULTILINE)
+ODD_YAML_VALUES = ("[]", "{}", "~", "[1, 2]", "x", "-1", "{A: 1}", "''", "[[1, 2], [3]]", "0", "1e400", ".nan",
+                   ".inf", "-.inf", "[x, y]", "{model: gas}", "[1.0e+400, 2]", "true", "1000000000", "-1000000000")
+
+
+def yaml_value(text, rng):
+    """A YAML key's value replaced by a value of another kind or an odd number."""
+    keys = list(YAML_KEY.finditer(text))
+    if not keys:
+        return flip_byte(text, rng)
+    key = rng.choice(keys)
+    return text[:key.start(3)] + rng.choice(ODD_YAML_VALUES) + text[key.end(3):]
+
+
+def yaml_key(text, rng):
+    """A YAML key renamed to another key of the file (a field in the wrong place)."""
+    keys = list(YAML_KEY.finditer(text))
+    if not keys:
+        return flip_byte(text, rng)
+    key, other = rng.choice(keys), rng.choice(keys)
+    return text[:key.start(2)] + other.group(2) + text[key.end(2):]
+
+
+def yaml_indent(text, rng):
+    """A line indented two spaces more or less (an entry moved to another level)."""
+    lines = _lines(text)
+    i = rng.randrange(len(lines))
+    lines[i] = "  " + lines[i] if rng.random() < 0.5 or not lines[i].startswith("  ") else lines[i][2:]
+    return "\n".join(lines)
+
+
 MUTATIONS = (delete_line, duplicate_line, swap_lines, truncate, flip_byte, corrupt_number, corrupt_number,
              long_line, odd_whitespace)
-KIND_MUTATIONS: dict[str, tuple] = {}  # kind -> mutations of its own, added to MUTATIONS
+KIND_MUTATIONS: dict[str, tuple] = {  # kind -> mutations of its own, added to MUTATIONS
+    "yaml": (yaml_value, yaml_value, yaml_key, yaml_indent),
+}
 
 
 def mutate(text: str, kind: str, seed: int) -> tuple[str, str]:
@@ -212,7 +283,7 @@ def write_mutant(mechanism: MechanismFiles, kind: str, seed: int, folder: pathli
             text, names = mutate(data.decode("latin-1"), kind, seed)
             data = text.encode("latin-1", errors="replace") if seed % 7 else text.encode("utf-8")
         (folder / file_name).write_bytes(data)
-    return folder / mechanism.files["chem"], names
+    return folder / mechanism.main, names
 
 
 def run_mutant(name: str, kind: str, seed: int) -> Verdict:
@@ -220,6 +291,7 @@ def run_mutant(name: str, kind: str, seed: int) -> Verdict:
     from singe.errors import SingeInputError
 
     mechanism = _mechanism(name)
+    mechanism.prepare()
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="singe-fuzz-") as folder:
         chem, names = write_mutant(mechanism, kind, seed, pathlib.Path(folder))
@@ -324,6 +396,8 @@ def campaign(count: int, workers: int = 2, batch: int = 25, seed: int = 14) -> l
     that dies (a crash, the memory limit) breaks the pool: the mutants it took
     down with it run again one per process, and the one that dies again is an
     'escape'."""
+    for mechanism in MECHANISMS:
+        mechanism.prepare()
     todo = specs(count, seed)
     verdicts: list[Verdict] = []
     broken: list[tuple[str, str, int]] = []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import pathlib
 from dataclasses import dataclass
 
@@ -71,19 +72,24 @@ def load_mechanism(chem: PathLike, thermo: PathLike | None = None, transport: Pa
     Raises ``SingeInputError`` (with file:line:col and a hint) for bad input.
     """
     chem_path = pathlib.Path(chem)
+    qss_path = None if qss is False else (qss or find_companion(chem_path, QSS_NAMES))
+    problems = ProblemCollector(permissive)
     if chem_path.suffix.lower() in YAML_SUFFIXES:
-        qss_path = None if qss is False else (qss or find_companion(chem_path, QSS_NAMES))
         mechanism = load_yaml(chem_path, phase, parse_qss(_read(qss_path, "QSS list")) if qss_path else None)
-        problems = ProblemCollector()
-        check_mechanism(mechanism, problems)
-        problems.raise_if_any(MechanismSemanticError)
-        return mechanism
+        problems.warnings.extend(mechanism.warnings)
+    else:
+        mechanism = _load_chemkin(chem_path, thermo, transport, qss_path, problems)
+    check_mechanism(mechanism, problems)
+    problems.raise_if_any(MechanismSemanticError)
+    return dataclasses.replace(mechanism, warnings=tuple(problems.warnings))
+
+
+def _load_chemkin(chem_path: pathlib.Path, thermo: PathLike | None, transport: PathLike | None,
+                  qss_path: PathLike | None, problems: ProblemCollector) -> Mechanism:
+    """The Mechanism of CHEMKIN files (warnings left in ``problems``)."""
     syntax = parse_chemkin(_read(chem_path, "mechanism"))
     thermo_path = thermo or find_companion(chem_path, THERMO_NAMES)
     transport_path = transport or find_companion(chem_path, TRANSPORT_NAMES)
-    qss_path = None if qss is False else (qss or find_companion(chem_path, QSS_NAMES))
-
-    problems = ProblemCollector(permissive)
     thermo_entries = _thermo_entries(syntax, thermo_path, problems)
     transport_files = [parse_transport(s.body) for s in syntax.transport]
     if transport_path is not None:
@@ -99,11 +105,8 @@ def load_mechanism(chem: PathLike, thermo: PathLike | None = None, transport: Pa
                      "list its species between SPECIES and END")
     problems.raise_if_any(MechanismSemanticError)
     sources = tuple(str(p) for p in (chem_path, thermo_path, transport_path, qss_path) if p)
-    mechanism = Mechanism(chem_path.stem, tuple(elements), tuple(species), tuple(reactions),
-                          qss_names, stiff_names, sources, tuple(problems.warnings))
-    check_mechanism(mechanism, problems)
-    problems.raise_if_any(MechanismSemanticError)
-    return mechanism
+    return Mechanism(chem_path.stem, tuple(elements), tuple(species), tuple(reactions),
+                     qss_names, stiff_names, sources)
 
 
 @dataclass(frozen=True)

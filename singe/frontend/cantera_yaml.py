@@ -21,6 +21,7 @@ import yaml
 from singe.constants import BOLTZMANN, GAS_CONSTANT, LIGHT_SPEED
 from singe.errors import (Location, MechanismSemanticError, MechanismSyntaxError, Problem, ProblemCollector,
                           SingeInputError)
+from singe.frontend.physics import check_thermo, check_transport
 from singe.frontend.qss import qss_lists
 from singe.frontend.source import SourceText
 from singe.frontend.syntax import QssFile
@@ -137,20 +138,25 @@ def _phases(document: dict) -> list[_Phase]:
 
 
 def choose_phase(path: pathlib.Path, document: dict, name: str | None) -> _Phase:
-    """The phase named ``name`` (default: the first ideal-gas phase)."""
+    """The phase named ``name`` (default: the first ideal-gas phase).  A
+    missing phase is located at the file's ``phases`` entry (line 1 without one)."""
     phases = _phases(document)
     listing = ", ".join(f"{p.name} ({p.thermo})" for p in phases) or "none"
+    source = SourceText.read(path)
+    entries = document.get("phases")
+    where = source.location(entries.start_mark.line + 1, entries.start_mark.column + 1) if entries else \
+        source.location(1, 1)
     if name is not None:
         chosen = next((p for p in phases if p.name == name), None)
         if chosen is None:
-            raise SingeInputError(f"{path}: no phase named {name!r} (phases: {listing})")
+            raise MechanismSemanticError([Problem(where, f"no phase named {name!r} (phases: {listing})")])
     else:
         chosen = next((p for p in phases if p.thermo == "ideal-gas"), None)
         if chosen is None:
-            raise SingeInputError(f"{path}: no ideal-gas phase (phases: {listing}); singe compiles gas-phase "
-                                  "kinetics and transport")
+            raise MechanismSemanticError([Problem(where, f"no ideal-gas phase (phases: {listing}); singe compiles "
+                                                  "gas-phase kinetics and transport")])
     if chosen.thermo != "ideal-gas":
-        raise MechanismSemanticError([Problem(SourceText.read(path).location(chosen.line, 1),
+        raise MechanismSemanticError([Problem(source.location(chosen.line, 1),
                                               f"phase {chosen.name!r} is a {chosen.thermo} phase, not an ideal gas",
                                               "singe's kernels assume an ideal gas; choose a gas phase with --phase")])
     return chosen
@@ -299,6 +305,11 @@ def _species(gas, k: int, where: Location, problems: ProblemCollector) -> Specie
     for element, count in spec.composition.items():
         weight += count * weights[element]
     transport = _transport(spec, where, problems)
+    if thermo is None or not check_thermo(spec.name, thermo, where, problems):
+        return None
+    if transport is not None and not check_transport(spec.name, transport, sum(n for _, n in composition), where,
+                                                     problems):
+        return None
     return Species(spec.name, composition, weight, thermo, transport, where)
 
 

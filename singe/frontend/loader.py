@@ -119,9 +119,11 @@ class _ThermoSource:
 
 
 def _thermo_entries(syntax: ChemkinFile, thermo_path, problems: ProblemCollector) -> dict:
-    """Declared species name (upper-case) -> (entry, _ThermoSource).  Embedded
-    entries first (they override the database), then the file's; a species'
-    entry twice in one file is an error (or, permissive, the first is kept)."""
+    """Declared species name (upper-case) -> (entry, _ThermoSource).  The
+    chemistry file's THERMO sections are read first, then the thermo file.
+    As in ``ck2yaml``, a species' second entry — in the same file, or in the
+    thermo file after an embedded section — is an error (``permissive``: a
+    warning, and the first entry is kept)."""
     wanted = {token.text.upper() for token in syntax.species}
     files = [parse_thermo(section.body, section.header) for section in syntax.thermo]
     takes_all = any(section.header.upper().startswith("ALL") for section in syntax.thermo)
@@ -134,18 +136,22 @@ def _thermo_entries(syntax: ChemkinFile, thermo_path, problems: ProblemCollector
             defaults = tuple(t.value for t in thermo_file.default_temperatures)
         single_mid = thermo_file.single_mid.value if thermo_file.single_mid else None
         where = _ThermoSource(thermo_file.source, defaults, single_mid)
-        in_file: dict[str, object] = {}
         for entry in thermo_file.entries:
             key = entry.name.upper()
             if key not in wanted:
                 continue
-            if key in in_file:
-                problems.tolerable(entry.location, f"second thermo entry for species {entry.name!r} "
-                                   f"(the first is at line {in_file[key].location.line})", "the first entry is kept")
+            if key in entries:
+                _second_thermo_entry(entry, entries[key][0].location, problems)
                 continue
-            in_file[key] = entry
-            entries.setdefault(key, (entry, where))
+            entries[key] = (entry, where)
     return entries
+
+
+def _second_thermo_entry(entry, first: Location, problems: ProblemCollector) -> None:
+    here = entry.location
+    place = f"line {first.line}" if first.file == here.file else f"{first.file}:{first.line}"
+    problems.tolerable(here, f"second thermo entry for species {entry.name!r} (the first is at {place})",
+                       "the first entry is kept")
 
 
 def _elements(syntax: ChemkinFile, problems: ProblemCollector) -> dict[str, float]:

@@ -358,7 +358,7 @@ def test_permissive_keeps_the_embedded_thermo_entry_as_ck2yaml(tmp_path):
     (low-temperature a1 = 4, not therm.dat's 3.99)."""
     chem = _embedded_oh_thermo(tmp_path)
     mech = singe.load_mechanism(chem, permissive=True)
-    (warning,) = mech.warnings
+    (warning,) = [w for w in mech.warnings if "thermo entry" in w.message]  # (and a1 = 4 is discontinuous at T_mid)
     assert str(warning).startswith(f"{tmp_path / 'therm.dat'}:19:1: warning: second thermo entry for species 'OH'")
     convert(str(chem), thermo_file=str(tmp_path / "therm.dat"), out_name=str(tmp_path / "out.yaml"),
             quiet=True, permissive=True)

@@ -94,7 +94,8 @@ def test_nasa7_discontinuity_at_t_mid_is_a_located_warning_as_in_cantera(tmp_pat
     chem = _mechanism_with_h2o_high_a1(tmp_path, 1.02)
     mech = singe.load_mechanism(chem)
     assert_warning(mech, r"thermo of 'H2O': the polynomials are discontinuous at T_mid = 1000 K \(cp/R "
-                   r"4\.96662 below, 5\.0273 above; h/RT -25\.9574 below, -25\.8968 above; s/R", H2O_CARD, 1, file_name="therm.dat")
+                   r"4\.96662 below, 5\.0273 above; h/RT -25\.9574 below, -25\.8968 above; s/R", H2O_CARD, 1,
+                   file_name="therm.dat")
     assert _singe_continuity_warnings(mech) == _cantera_continuity_warnings(chem) == \
         {("H2O", "cp/R"), ("H2O", "h/RT"), ("H2O", "s/R")}
     assert_outputs_finite(mech)
@@ -196,5 +197,6 @@ def test_cantera_warnings_of_a_yaml_file_are_located_warnings(tmp_path):
     path = tmp_path / "tb.yaml"
     path.write_text(THIRD_BODY_DUPLICATES)
     mech = singe.load_mechanism(path)
-    assert_warning(mech, "Cantera: Kinetics::checkDuplicates: Undeclared duplicate third body reactions", 9, 3, file_name="tb.yaml")
+    assert_warning(mech, "Cantera: Kinetics::checkDuplicates: Undeclared duplicate third body reactions", 9, 3,
+                   file_name="tb.yaml")
     assert_outputs_finite(mech)

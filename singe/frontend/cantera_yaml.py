@@ -318,6 +318,9 @@ def _species(gas, k: int, where: Location, problems: ProblemCollector) -> Specie
 
 def _thermo(spec, where: Location, problems: ProblemCollector):
     thermo = spec.thermo
+    if thermo is None:
+        problems.add(where, f"species {spec.name!r} has no thermo entry", "give it NASA7 or NASA9 polynomials")
+        return None
     c = list(thermo.coeffs)
     if isinstance(thermo, ct.NasaPoly2):
         return Nasa7(thermo.min_temp, c[0], thermo.max_temp, low=tuple(c[8:15]), high=tuple(c[1:8]))

@@ -14,9 +14,13 @@ failures: 'escape' (any other exception), 'unlocated' (a rejection without
 file:line), 'hang' (over the time limit), 'nonfinite' (an accepted mutant
 with a NaN or infinite output).
 
-Adding a file kind (NASA9 thermo, Cantera YAML) is one entry in
-``MECHANISMS`` (the files) and, where its text needs its own mutations,
-one in ``KIND_MUTATIONS``.
+The mechanisms: the bundled and shared CHEMKIN ones (chem, thermo,
+transport, qss files), Cantera's h2o2.yaml and gri30.yaml, and the NASA9 air
+example (nasa9_air.py) both as Cantera YAML and as CHEMKIN with a NASA9
+therm.dat.  YAML files get mutations of their own besides the textual ones
+(a value of another kind, a key moved, an entry re-indented).  Adding a file
+kind is one entry in ``MECHANISMS`` and, where its text needs its own
+mutations, one in ``KIND_MUTATIONS``.
 """
 
 from __future__ import annotations
@@ -257,6 +261,7 @@ class Verdict:
     mutations: str = ""
     detail: str = ""
     seconds: float = 0.0
+    cpu_seconds: float = 0.0  # of the worker (on a busy machine, wall time says little)
 
 
 class _TimeLimit(BaseException):
@@ -292,7 +297,7 @@ def run_mutant(name: str, kind: str, seed: int) -> Verdict:
 
     mechanism = _mechanism(name)
     mechanism.prepare()
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     with tempfile.TemporaryDirectory(prefix="singe-fuzz-") as folder:
         chem, names = write_mutant(mechanism, kind, seed, pathlib.Path(folder))
         previous = signal.signal(signal.SIGALRM, _on_alarm)
@@ -308,7 +313,8 @@ def run_mutant(name: str, kind: str, seed: int) -> Verdict:
         finally:
             signal.alarm(0)
             signal.signal(signal.SIGALRM, previous)
-    return Verdict(name, kind, seed, outcome, names, detail, time.perf_counter() - start)
+    return Verdict(name, kind, seed, outcome, names, detail, time.perf_counter() - start,
+                   time.process_time() - cpu_start)
 
 
 def _judge_rejection(error, folder: str) -> tuple[str, str]:
@@ -428,7 +434,10 @@ def summary(verdicts: list[Verdict]) -> str:
     lines = [", ".join(f"{n} {k}" for k, n in sorted(counts.items()))]
     for name in sorted({v.mechanism for v in verdicts}):
         times = [v.seconds for v in verdicts if v.mechanism == name]
-        lines.append(f"  {name}: {len(times)} mutants, {np.mean(times):.3f} s mean, {max(times):.2f} s max")
+        cpu = [v.cpu_seconds for v in verdicts if v.mechanism == name]
+        lines.append(f"  {name}: {len(times)} mutants, {np.mean(times):.3f} s mean, {max(times):.2f} s max "
+                     f"({np.mean(cpu):.3f} s CPU mean)")
+    lines.append(f"  CPU time in the workers: {sum(v.cpu_seconds for v in verdicts):.1f} s")
     for verdict in verdicts:
         if verdict.outcome in FAILURES:
             lines.append(f"{verdict.outcome}: {verdict.mechanism} {verdict.kind} seed {verdict.seed} "

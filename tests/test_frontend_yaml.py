@@ -102,3 +102,34 @@ def test_unphysical_thermo_in_yaml_is_checked_as_in_chemkin(tmp_path):
     problem, where = _problem(path)
     assert where == (str(path), 77, 3)
     assert problem.message == "thermo of 'O': temperature range 200--3500 K is empty or not positive"
+
+
+NAMES = "  species: [H2, H, O, O2, OH, H2O, HO2, H2O2, AR, N2]\n"
+
+
+def _aliased(tmp_path, prefix: str, first: str, second: str):
+    text = prefix + H2O2.replace(NAMES, first, 1).replace(NAMES, second, 1)
+    path = tmp_path / "aliases.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_aliases_that_expand_without_bound_are_located(tmp_path):
+    """Nested aliases (a billion entries) would make Cantera run out of time and memory."""
+    laughs = "x0: &a0 [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\n" + "".join(
+        f"x{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]\n" for i in range(1, 9))
+    problem, where = _problem(_aliased(tmp_path, laughs, NAMES, NAMES))
+    assert where == (str(tmp_path / "aliases.yaml"), 8, 5)
+    assert problem.message.startswith("YAML aliases expand the file to over 5,000,000 entries")
+
+
+def test_an_alias_inside_its_own_anchor_is_located(tmp_path):
+    problem, where = _problem(_aliased(tmp_path, "x: &a [1, *a]\n", NAMES, NAMES))
+    assert where == (str(tmp_path / "aliases.yaml"), 1, 4)
+    assert problem.message == "a YAML alias refers to the entry that holds it (an endless structure)"
+
+
+def test_an_ordinary_alias_loads(tmp_path):
+    """Companion: one phase's species list reused by the other."""
+    path = _aliased(tmp_path, "", NAMES.replace("[", "&names [", 1), "  species: *names\n")
+    assert len(singe.load_mechanism(path).species) == 10

@@ -58,7 +58,73 @@ def _document(path: pathlib.Path) -> dict:
     except yaml.YAMLError as error:
         raise MechanismSyntaxError(Problem(_yaml_error_location(error, source),
                                            f"not a YAML file: {_yaml_error_text(error)}")) from None
+    if YAML_ANCHOR.search(source.text):
+        _check_aliases(root, source)
     return _mapping(root)
+
+
+YAML_ANCHOR = re.compile(r"(?:^|[\s\[{,:-])&\S")  # anchors (an alias needs one) are rare in mechanisms
+MAX_YAML_NODES = 5_000_000  # with aliases expanded; n-hexane NUIG (1.8 MB) has about 400,000
+
+
+def _check_aliases(root, source: SourceText) -> None:
+    """Reject YAML aliases that refer to their own anchor, or that expand the
+    document beyond ``MAX_YAML_NODES`` (Cantera expands every alias: a few
+    nested ones make it run out of time and memory).  Iterative: nesting may
+    be deeper than Python's recursion."""
+    size: dict[int, int] = {}
+    uses: dict[int, int] = {}
+    open_nodes: set[int] = set()
+    stack = [(root, False)] if root is not None else []
+    while stack:
+        node, done = stack.pop()
+        children = _children(node)
+        if done:
+            open_nodes.discard(id(node))
+            size[id(node)] = min(1 + sum(size[id(c)] for c in children), MAX_YAML_NODES + 1)
+            continue
+        uses[id(node)] = uses.get(id(node), 0) + 1
+        if id(node) in open_nodes:
+            raise MechanismSyntaxError(Problem(_mark_location(node, source), "a YAML alias refers to the "
+                                               "entry that holds it (an endless structure)"))
+        if id(node) in size:
+            continue
+        open_nodes.add(id(node))
+        stack.append((node, True))
+        stack.extend((child, False) for child in children)
+    if root is not None and size[id(root)] > MAX_YAML_NODES:
+        repeated = max((n for n in _all_nodes(root) if uses[id(n)] > 1), key=lambda n: size[id(n)])
+        raise MechanismSyntaxError(Problem(_mark_location(repeated, source),
+                                           f"YAML aliases expand the file to over {MAX_YAML_NODES:,} entries "
+                                           f"(this one, {_count(size[id(repeated)])} entries, is used "
+                                           f"{uses[id(repeated)]:,} times)", "write the entries out"))
+
+
+def _count(entries: int) -> str:
+    return f"{entries:,}" if entries <= MAX_YAML_NODES else f"over {MAX_YAML_NODES:,}"
+
+
+def _children(node) -> list:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [item for pair in node.value for item in pair]
+    return []
+
+
+def _all_nodes(root) -> list:
+    seen, stack, nodes = set(), [root], []
+    while stack:
+        node = stack.pop()
+        if id(node) not in seen:
+            seen.add(id(node))
+            nodes.append(node)
+            stack.extend(_children(node))
+    return nodes
+
+
+def _mark_location(node, source: SourceText) -> Location:
+    return source.location(node.start_mark.line + 1, node.start_mark.column + 1)
 
 
 def _check_utf8(path: pathlib.Path, source: SourceText) -> None:

@@ -23,7 +23,7 @@ from cantera.ck2yaml import convert
 
 import singe
 from singe.cli import main
-from singe.reference import kinetics
+from singe.reference import kinetics, transport
 from cantera_reference import BUNDLED_MECHANISMS
 from mechanism_text import write_mechanism
 
@@ -45,11 +45,16 @@ def assert_warning(mech: singe.Mechanism, message: str, line: int, column: int, 
 
 
 def assert_outputs_finite(mech: singe.Mechanism):
+    """Production rates and (with transport data) every transport coefficient finite."""
     T = np.linspace(300.0, 3000.0, 8)
     P = np.full(8, 101325.0)
     Y = np.full((mech.n_species, 8), 1.0 / mech.n_species)
+    outputs = [kinetics.net_production_rates]
+    if mech.has_transport:
+        outputs += [transport.viscosity, transport.mixture_diffusion, transport.thermal_conductivity]
     with np.errstate(all="raise", under="ignore"):
-        assert np.isfinite(kinetics.net_production_rates(mech, T, P, Y)).all()
+        for output in outputs:
+            assert np.isfinite(output(mech, T, P, Y)).all(), output.__name__
 
 
 def _edit_thermo(folder, species: str, card: int, field: int, change) -> None:
@@ -200,3 +205,26 @@ def test_cantera_warnings_of_a_yaml_file_are_located_warnings(tmp_path):
     assert_warning(mech, "Cantera: Kinetics::checkDuplicates: Undeclared duplicate third body reactions", 9, 3,
                    file_name="tb.yaml")
     assert_outputs_finite(mech)
+
+
+def test_a_negative_heat_capacity_stays_an_error_because_outputs_are_not_finite(tmp_path):
+    """Why cp/R <= 0 is an error and 0 < cp/R < 2.4 a warning: the mixture's
+    thermal conductivity (Eucken's internal-energy term) is NaN with the first,
+    finite with the second."""
+    import dataclasses
+
+    chem = write_mechanism(tmp_path, GOOD, species=H2O2_SPECIES)
+    good = singe.load_mechanism(chem)
+    k = good.species_index("H2O")
+    T, P, Y = np.linspace(300.0, 900.0, 4), np.full(4, 101325.0), np.full((good.n_species, 4), 0.1)
+    for cp, finite in ((-1.0, False), (1.0, True)):
+        thermo = good.species[k].thermo
+        nasa = dataclasses.replace(thermo, low=(cp, 0.0, 0.0, 0.0, 0.0) + thermo.low[5:])
+        species = list(good.species)
+        species[k] = dataclasses.replace(species[k], thermo=nasa)
+        mech = dataclasses.replace(good, species=tuple(species))
+        with np.errstate(all="ignore"):
+            assert np.isfinite(transport.thermal_conductivity(mech, T, P, Y)).all() == finite, cp
+    _edit_thermo(tmp_path, "H2O", card=3, field=2, change=lambda a1: -1.0)
+    with pytest.raises(singe.SingeInputError, match="thermo of 'H2O': negative heat capacity"):
+        singe.load_mechanism(chem)

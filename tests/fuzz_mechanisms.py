@@ -3,8 +3,10 @@ time and memory limit (issue 14: no input crashes, hangs or yields NaN).
 
 A mutant is named by (mechanism, file kind, seed): the worker rebuilds it
 from the seed, so nothing but names and verdicts crosses processes.  Each
-worker runs many mutants, each under ``signal.alarm``; the pool's workers
-carry an address-space limit (``resource.setrlimit``).
+worker runs many mutants, each under a time limit: ``TIME_LIMIT_S`` of CPU
+time (a profiling timer: on a busy machine wall time says little) and
+``WALL_LIMIT_S`` of wall time (a blocked process); the pool's workers carry
+an address-space limit (``resource.setrlimit``).
 
 Verdicts: 'accepted' (loaded; reference outputs finite at states inside the
 thermo range; a sample of the small mechanisms' also compiled and
@@ -45,7 +47,8 @@ import numpy as np
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SHARED = pathlib.Path(os.environ.get("SINGE_SHARED", ROOT.parent / "shared")) / "mechanisms"
 
-TIME_LIMIT_S = 10
+TIME_LIMIT_S = 10  # CPU seconds per mutant
+WALL_LIMIT_S = 120  # wall seconds per mutant (the machine may be shared)
 MEMORY_LIMIT_BYTES = 3 * 1024 ** 3
 FAILURES = ("escape", "unlocated", "hang", "nonfinite")
 
@@ -300,19 +303,22 @@ def run_mutant(name: str, kind: str, seed: int) -> Verdict:
     start, cpu_start = time.perf_counter(), time.process_time()
     with tempfile.TemporaryDirectory(prefix="singe-fuzz-") as folder:
         chem, names = write_mutant(mechanism, kind, seed, pathlib.Path(folder))
-        previous = signal.signal(signal.SIGALRM, _on_alarm)
-        signal.alarm(TIME_LIMIT_S)
+        previous = {sig: signal.signal(sig, _on_alarm) for sig in (signal.SIGALRM, signal.SIGPROF)}
+        signal.setitimer(signal.ITIMER_PROF, TIME_LIMIT_S)
+        signal.alarm(WALL_LIMIT_S)
         try:
             outcome, detail = _judge(chem, mechanism, seed)
         except _TimeLimit:
-            outcome, detail = "hang", f"over {TIME_LIMIT_S} s"
+            outcome, detail = "hang", f"over {TIME_LIMIT_S} s of CPU time or {WALL_LIMIT_S} s of wall time"
         except SingeInputError as error:
             outcome, detail = _judge_rejection(error, folder)
         except BaseException:  # noqa: BLE001 - every escape is the finding
             outcome, detail = "escape", traceback.format_exc(limit=-6)
         finally:
+            signal.setitimer(signal.ITIMER_PROF, 0)
             signal.alarm(0)
-            signal.signal(signal.SIGALRM, previous)
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
     return Verdict(name, kind, seed, outcome, names, detail, time.perf_counter() - start,
                    time.process_time() - cpu_start)
 

@@ -55,10 +55,22 @@ def test_a_rejection_without_file_and_line_is_a_failure():
     assert fuzz._judge_rejection(SingeInputError("something is wrong somewhere"), ".")[0] == "unlocated"
 
 
-def test_a_hang_is_caught_by_the_time_limit(monkeypatch):
+def _spin(*args):
+    while True:
+        pass
+
+
+def test_a_hang_is_caught_by_the_cpu_time_limit(monkeypatch):
+    monkeypatch.setattr(fuzz, "TIME_LIMIT_S", 1)
+    monkeypatch.setattr(fuzz, "_judge", _spin)
+    verdict = fuzz.run_mutant("h2o2", "chem", 3)
+    assert verdict.outcome == "hang" and 0.9 < verdict.cpu_seconds < 3
+
+
+def test_a_blocked_mutant_is_caught_by_the_wall_time_limit(monkeypatch):
     import time
 
-    monkeypatch.setattr(fuzz, "TIME_LIMIT_S", 1)
+    monkeypatch.setattr(fuzz, "WALL_LIMIT_S", 1)
     monkeypatch.setattr(fuzz, "_judge", lambda *args: time.sleep(5))
     verdict = fuzz.run_mutant("h2o2", "chem", 3)
     assert verdict.outcome == "hang" and verdict.seconds < 4

@@ -11,12 +11,14 @@ warp simulator on SI inputs.
 from __future__ import annotations
 
 import functools
+import time
 from dataclasses import dataclass
 
 import numpy as np
 
 from singe.kernels import build_graph
 from singe.kernels.ir import DataflowGraph
+from singe.kernels.table_form import choose_form
 from singe.kernels.registry import POINT, KernelSpec, kernel_spec, state_arrays
 from singe.mapping import Mapping, map_graph
 from singe.mechanism import Mechanism
@@ -35,6 +37,8 @@ class CompiledKernel:
     graph: DataflowGraph
     mapping: Mapping
     programs: WarpPrograms
+
+    form = "unrolled"  # the chemistry kernel's form (singe.kernels.table_form)
 
     @property
     def spec(self) -> KernelSpec:
@@ -105,11 +109,32 @@ class CompiledKernel:
                 f"{programs.shared_bytes} B shared, {programs.plan}")
 
 
-def compile_kernel(mech: Mechanism, kernel: str, warps: int = 8, **options) -> CompiledKernel:
+def compile_kernel(mech: Mechanism, kernel: str, warps: int = 8, progress=None, **options) -> CompiledKernel:
     """Compile ``kernel`` of ``mech`` for ``warps`` warps; ``options`` are the
-    fields of ``CompileOptions`` (ctas_per_sm, arch, weights, placement ...)."""
+    fields of ``CompileOptions`` (ctas_per_sm, arch, weights, placement, form ...).
+    ``progress(stage, seconds)``, when given, is called after each stage
+    (graph, map, schedule; tables, programs for the table form)."""
     config = options.pop("options", None) or CompileOptions(warps=warps, **options)
-    graph = build_graph(mech, kernel)
-    mapping = map_graph(graph, config)
-    programs = schedule(mapping)
+    if choose_form(mech, kernel, config.form) == "tables":
+        from singe.tables_compiler import compile_tables
+
+        return compile_tables(mech, config, progress)
+    stages = _Stages(progress)
+    graph = stages.run("graph", build_graph, mech, kernel)
+    mapping = stages.run("map", map_graph, graph, config)
+    programs = stages.run("schedule", schedule, mapping)
     return CompiledKernel(mech, kernel, config, graph, mapping, programs)
+
+
+class _Stages:
+    """Runs stages, reporting each one's time to ``progress`` (if any)."""
+
+    def __init__(self, progress):
+        self.progress = progress
+
+    def run(self, name: str, stage, *args):
+        start = time.perf_counter()
+        result = stage(*args)
+        if self.progress:
+            self.progress(name, time.perf_counter() - start)
+        return result

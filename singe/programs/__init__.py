@@ -142,7 +142,9 @@ class WarpPrograms:
     ``barrier_limit``: named barrier ids available (ids 1 .. limit-1 for
     points, 0 for ``FullSync``); ``plan``: the register plan
     (``singe.programs.plan``; None for hand-built programs);
-    ``constants``: the mechanism constants each warp uses.
+    ``constants``: the mechanism constants each warp uses; ``workspace``:
+    the slots live in a per-CTA workspace in global memory rather than in
+    shared memory (the table form, ``singe.programs.tables``).
     """
 
     kernel: str
@@ -153,6 +155,7 @@ class WarpPrograms:
     shared_slots: int
     barrier_limit: int
     plan: RegisterPlan | None = None
+    workspace: bool = False
 
     @property
     def registers(self) -> tuple[int, ...]:
@@ -175,6 +178,11 @@ class WarpPrograms:
 
     @property
     def shared_bytes(self) -> int:
+        return 0 if self.workspace else self.slot_bytes
+
+    @property
+    def slot_bytes(self) -> int:
+        """Bytes of the slots per CTA (in shared memory, or the workspace)."""
         return self.shared_slots * WARP_SIZE * 8
 
     def constants(self, warp: int) -> list[float]:
@@ -193,6 +201,7 @@ class WarpPrograms:
 
     def verify(self) -> None:
         """Structural checks, then that every cross-warp dependence is ordered by a barrier."""
+        from singe.programs.tables import expand_table_loops
         from singe.programs.verify import check_programs  # a module of its own: the proof is long
 
         if len(self.programs) != self.warps:
@@ -203,4 +212,4 @@ class WarpPrograms:
                                          f"outside 1..{self.barrier_limit - 1}")
             if not point.syncers:
                 raise SingeInternalError(f"point {point.number} has no warp waiting on it")
-        check_programs(self)
+        check_programs(expand_table_loops(self))

@@ -100,6 +100,13 @@ def _parameters(graph: DataflowGraph, expressions: dict[str, str]) -> dict:
     return {
         "uses_select": "sel" in opcodes and "singe_select" in expressions["sel"],
         "uses_exp": "exp" in opcodes and "singe_exp" in expressions["exp"],
+        **field_parameters(inputs, outputs),
+    }
+
+
+def field_parameters(inputs: list[str], outputs: list[str]) -> dict:
+    """The kernel's and the launcher's parameters, arguments and their documentation."""
+    return {
         "kernel_parameters": [f"const double *__restrict__ {f}" for f in inputs] +
                              [f"double *__restrict__ {f}" for f in outputs],
         "parameters": [f"const double *{f}" for f in inputs] + [f"double *{f}" for f in outputs],
@@ -112,11 +119,17 @@ def _parameters(graph: DataflowGraph, expressions: dict[str, str]) -> dict:
 def _header(env, name: str, description: str, graph: DataflowGraph, species: list[str], arch: str = "") -> str:
     """The launcher's header: its documented interface and the species names.
     ``arch``: the target the kernel was generated for ('' for any)."""
+    return header_text(env, name, description, graph.mechanism, _parameters(graph, EXPRESSIONS), species, arch)
+
+
+def header_text(env, name: str, description: str, mechanism: str, parameters: dict, species: list[str],
+                arch: str = "") -> str:
+    """The launcher's header from the kernel's ``field_parameters``."""
     return env.get_template("kernel.h.j2").render(
-        name=name, description=description, mechanism=graph.mechanism, version=__version__,
+        name=name, description=description, mechanism=mechanism, version=__version__,
         species=species, guard=f"SINGE_{name.upper()}_H", arch=arch, cuda_arch=TARGETS[arch].cuda_arch if arch else 0,
-        table=SpeciesTable(graph.mechanism), species_names=species_names(graph.mechanism, species),
-        quoted=[c_string(s) for s in species], **_parameters(graph, EXPRESSIONS))
+        table=SpeciesTable(mechanism), species_names=species_names(mechanism, species),
+        quoted=[c_string(s) for s in species], **parameters)
 
 
 def _constant_lines(overlaid: OverlaidKernel, stripes: int) -> list[str]:
@@ -130,7 +143,11 @@ def _constant_lines(overlaid: OverlaidKernel, stripes: int) -> list[str]:
 
 
 def generate(compiled) -> GeneratedKernel:
-    """The warp-specialized CUDA kernel of a ``CompiledKernel``."""
+    """The warp-specialized CUDA kernel of a ``CompiledKernel`` (of either chemistry form)."""
+    if compiled.form == "tables":
+        from singe.codegen.tables import generate_tables
+
+        return generate_tables(compiled)
     programs = compiled.programs
     options = compiled.options
     overlaid = overlay(programs)

@@ -1,0 +1,186 @@
+"""Code generation of the table-form chemistry kernel (``singe.kernels.table_form``).
+
+The kernel's code is the same few loops for every mechanism
+(``templates/chemistry_tables.cu.j2``); the mechanism is data: the arrays of
+``singe.kernels.chemistry_tables.ChemistryTables`` written as initialised
+``__device__`` arrays, and each warp's share of every phase read from the
+warp programs' table loops.  Rows are visited in order within a warp, so
+the sparse rows are stored as counts (packed into the row's info word) and
+each warp starts from its own offsets: the ``.cu`` stays near 2 numbers per
+table entry (n-hexane: well under 1 MB).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from singe.codegen import GeneratedKernel, environment, field_parameters, header_text
+from singe.codegen.interface import kernel_name
+from singe.errors import SingeInputError, SingeInternalError
+from singe.kernels import chemistry_tables as ct
+from singe.kernels.table_form import PHASES, SlotLayout
+from singe.programs.tables import TableLoop
+from singe.signature import Parameter, Signature
+from singe.kernels.registry import FIELDS
+from singe.targets import TARGETS
+from singe.version import __version__
+
+INPUTS = ("temperature", "pressure", "mass_fractions")
+OUTPUTS = ("production_rates",)
+COUNT_BITS = 6   # forward, reverse and net entry counts of a row, packed above the flags
+FLAG_BITS = 10
+NUMBERS_PER_LINE = 16
+
+
+def number(value: float) -> str:
+    """The shortest C literal that reads back as ``value`` (a double array's element)."""
+    text = repr(float(value))
+    if text in ("inf", "-inf", "nan"):
+        raise SingeInternalError(f"cannot write {text} in a table")
+    if text.endswith(".0"):
+        text = text[:-2]
+    return text.replace("e+", "e").replace("e0", "e").replace("e-0", "e-")
+
+
+@dataclass(frozen=True)
+class Array:
+    """One initialised ``__device__`` array of the kernel."""
+
+    ctype: str
+    name: str
+    values: tuple
+
+    @property
+    def lines(self) -> list[str]:
+        text = [str(int(v)) for v in self.values] if self.ctype == "int" else [number(v) for v in self.values]
+        text = text or ["0"]  # C has no empty arrays
+        return [",".join(text[i:i + NUMBERS_PER_LINE]) + "," for i in range(0, len(text), NUMBERS_PER_LINE)]
+
+    @property
+    def size(self) -> int:
+        return max(len(self.values), 1)
+
+
+def _counts(csr: ct.Csr) -> np.ndarray:
+    return np.diff(csr.ptr)
+
+
+def _row_info(tables: ct.ChemistryTables) -> np.ndarray:
+    """flags | forward count << 10 | reverse count << 16 | net count << 22."""
+    counts = [_counts(c) for c in (tables.forward_factors, tables.reverse_factors, tables.net)]
+    limit = 1 << COUNT_BITS
+    for name, c in zip(("reactants", "products", "species"), counts):
+        if c.size and c.max() >= limit:
+            row = int(np.argmax(c))
+            raise SingeInputError(f"reaction {int(tables.reaction[row]) + 1} of {tables.mechanism}: more than "
+                                  f"{limit - 1} {name} for the table form; use --form unrolled")
+    if tables.flags.size and tables.flags.max() >= 1 << FLAG_BITS:
+        raise SingeInternalError("row flags overflow their bits")
+    return tables.flags | counts[0] << FLAG_BITS | counts[1] << (FLAG_BITS + COUNT_BITS) | \
+        counts[2] << (FLAG_BITS + 2 * COUNT_BITS)
+
+
+def _arrhenius_arrays(prefix: str, sets: ct.ArrheniusSets, landau_teller: bool) -> list[Array]:
+    arrays = [Array("double", f"{prefix}_A", tuple(sets.A)), Array("double", f"{prefix}_b", tuple(sets.b)),
+              Array("double", f"{prefix}_Ea", tuple(sets.Ea_R))]
+    if landau_teller:
+        arrays += [Array("double", f"{prefix}_ltB", tuple(sets.lt_B)),
+                   Array("double", f"{prefix}_ltC", tuple(sets.lt_C))]
+    return arrays
+
+
+def _check_group_positions(tables: ct.ChemistryTables) -> None:
+    """The falloff, PLOG and Chebyshev entry of a row is its position in its group (the kernel relies on it)."""
+    for group in ct.GROUPS[1:]:
+        rows = tables.group_rows(group)
+        if any(int(tables.extra[r]) != r - rows.start for r in rows):
+            raise SingeInternalError(f"{group} rows are not in table order")
+
+
+def table_arrays(tables: ct.ChemistryTables) -> list[Array]:
+    """Every mechanism array of the kernel."""
+    _check_group_positions(tables)
+    lt = tables.landau_teller
+    thermo_info = np.diff(tables.thermo_ptr) | tables.thermo_nasa9.astype(np.int64) << 8
+    arrays = [Array("double", "weights", tuple(tables.weights)), Array("int", "thermo_info", tuple(thermo_info)),
+              Array("double", "thermo_bound", tuple(tables.thermo_bound)),
+              Array("double", "thermo_coeffs", tuple(tables.thermo_coeffs.ravel())),
+              Array("int", "info", tuple(_row_info(tables))),
+              Array("int", "eff_count", tuple(_counts(tables.efficiencies)))]
+    arrays += _arrhenius_arrays("fwd", tables.forward, lt) + _arrhenius_arrays("rev", tables.reverse, lt)
+    for prefix, csr in (("fwd", tables.forward_factors), ("rev", tables.reverse_factors),
+                        ("eff", tables.efficiencies), ("net", tables.net), ("sums", tables.species_sums)):
+        arrays += [Array("int", f"{prefix}_index", tuple(csr.index)), Array("double", f"{prefix}_value", tuple(csr.value))]
+    arrays += [Array("int", "sums_count", tuple(_counts(tables.species_sums)))]
+    arrays += _arrhenius_arrays("falloff", tables.falloff_second, lt)
+    arrays += [Array("double", "falloff_params", tuple(tables.falloff_params.ravel())),
+               Array("int", "plog_ptr", tuple(tables.plog_ptr)), Array("double", "plog_log_p", tuple(tables.plog_log_p)),
+               Array("int", "plog_set_ptr", tuple(tables.plog_set_ptr))]
+    arrays += _arrhenius_arrays("plog", tables.plog_sets, lt)
+    arrays += [Array("int", "cheb_shape", tuple(tables.cheb_shape.ravel())),
+               Array("double", "cheb_scale", tuple(tables.cheb_scale.ravel())),
+               Array("double", "cheb_coeffs", tuple(tables.cheb_coeffs))]
+    return arrays
+
+
+def _shares(programs, phase: str) -> list[tuple[int, int]]:
+    """Each warp's rows of ``phase``, from its table loop ((0, 0) where it has none)."""
+    shares = []
+    for program in programs.programs:
+        loops = [item for item in program.items if isinstance(item, TableLoop) and item.phase == phase]
+        if len(loops) > 1:
+            raise SingeInternalError(f"warp {program.warp} has {len(loops)} {phase} loops")
+        shares.append((loops[0].begin, loops[0].end) if loops else (0, 0))
+    return shares
+
+
+def warp_arrays(tables: ct.ChemistryTables, programs) -> list[Array]:
+    """Per warp: its rows of each phase and the offsets its sparse rows start at."""
+    arrays = []
+    for phase in PHASES:
+        shares = _shares(programs, phase)
+        arrays.append(Array("int", f"{phase}_rows", tuple(x for share in shares for x in share)))
+    species = _shares(programs, "thermo")
+    sums = _shares(programs, "species")
+    rates = _shares(programs, "rates")
+    explicit = np.concatenate([[0], np.cumsum((tables.flags & ct.EXPLICIT_REVERSE) != 0)])
+    starts = [(tables.forward_factors.ptr[a], tables.reverse_factors.ptr[a], tables.efficiencies.ptr[a],
+               tables.net.ptr[a], explicit[a]) for a, _ in rates]
+    arrays += [Array("int", "thermo_start", tuple(tables.thermo_ptr[a] for a, _ in species)),
+               Array("int", "sums_start", tuple(tables.species_sums.ptr[a] for a, _ in sums)),
+               Array("int", "rate_start", tuple(x for start in starts for x in start))]
+    return arrays
+
+
+def _signature(name: str, species) -> Signature:
+    parameters = tuple(Parameter(f, False, FIELDS[f].rows) for f in INPUTS) + \
+        tuple(Parameter(f, True, FIELDS[f].rows) for f in OUTPUTS)
+    return Signature(name, "chemistry", "warp-specialized", tuple(species), parameters)
+
+
+def generate_tables(compiled) -> GeneratedKernel:
+    """The CUDA of a ``singe.tables_compiler.TableKernel``."""
+    tables, programs, options = compiled.tables, compiled.programs, compiled.options
+    species = compiled.mechanism.transported_species
+    name = kernel_name(compiled.mechanism.name, "chemistry")
+    layout = SlotLayout(tables, programs.warps)
+    target = TARGETS[options.arch]
+    arrays = table_arrays(tables) + warp_arrays(tables, programs)
+    parameters = field_parameters(list(INPUTS), list(OUTPUTS))
+    groups = {g: tables.group_rows(g) for g in ct.GROUPS}
+    env = environment()
+    cu = env.get_template("chemistry_tables.cu.j2").render(
+        name=name, mechanism=compiled.mechanism.name, version=__version__, options_key=options.key(),
+        warps=programs.warps, threads=programs.threads, ctas_per_sm=options.ctas_per_sm, arch=options.arch,
+        cuda_arch=target.cuda_arch, max_ctas=options.ctas_per_sm * target.sms, header=f"{name}.h",
+        n_species=tables.n_species, n_rows=tables.n_rows, slots=layout.count, slot_offsets=layout.offsets,
+        workspace_bytes=programs.slot_bytes, groups=groups, flags=ct.FLAG_NAMES, flag_bits=FLAG_BITS,
+        count_bits=COUNT_BITS, count_mask=(1 << COUNT_BITS) - 1, landau_teller=tables.landau_teller, arrays=arrays, registers=max(programs.registers),
+        uses_select=False, uses_exp=False, species=species, **parameters) + _signature(name, species).line()
+    header = header_text(env, name, "warp-specialized chemistry kernel (table form)", compiled.mechanism.name,
+                         parameters, species, options.arch)
+    info = {"form": "tables", "arrays": len(arrays), "table_entries": sum(len(a.values) for a in arrays),
+            "workspace_bytes": programs.slot_bytes, "max_ctas": options.ctas_per_sm * target.sms}
+    return GeneratedKernel(name, "warp-specialized", cu, header, info)

@@ -116,6 +116,15 @@ def field_parameters(inputs: list[str], outputs: list[str]) -> dict:
     }
 
 
+def _compiled_parameters(compiled) -> dict:
+    """The launcher's parameters of a compiled kernel of either chemistry form."""
+    if compiled.form == "tables":
+        from singe.codegen.tables import table_parameters
+
+        return table_parameters()
+    return _parameters(compiled.graph, EXPRESSIONS)
+
+
 def _header(env, name: str, description: str, graph: DataflowGraph, species: list[str], arch: str = "") -> str:
     """The launcher's header: its documented interface and the species names.
     ``arch``: the target the kernel was generated for ('' for any)."""
@@ -250,7 +259,7 @@ def generate_fortran(compiled, baseline: bool = False) -> dict[str, str]:
     env = environment()
     context = dict(name=name, mechanism=mechanism.name, version=__version__, species_count=len(species),
                    table=table)
-    parameters = _parameters(compiled.graph, EXPRESSIONS)
+    parameters = _compiled_parameters(compiled)
     description = f"{'data-parallel' if baseline else 'warp-specialized'} {compiled.kernel} kernel"
     kernel = env.get_template("kernel.f90.j2").render(description=description, arguments=parameters["arguments"],
                                                       argument_docs=parameters["argument_docs"], **context)

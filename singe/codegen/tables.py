@@ -160,6 +160,11 @@ def _signature(name: str, species) -> Signature:
     return Signature(name, "chemistry", "warp-specialized", tuple(species), parameters)
 
 
+def table_parameters() -> dict:
+    """The kernel's and the launcher's parameters (``singe.codegen.field_parameters``)."""
+    return field_parameters(list(INPUTS), list(OUTPUTS))
+
+
 def generate_tables(compiled) -> GeneratedKernel:
     """The CUDA of a ``singe.tables_compiler.TableKernel``."""
     tables, programs, options = compiled.tables, compiled.programs, compiled.options
@@ -168,7 +173,7 @@ def generate_tables(compiled) -> GeneratedKernel:
     layout = SlotLayout(tables, programs.warps)
     target = TARGETS[options.arch]
     arrays = table_arrays(tables) + warp_arrays(tables, programs)
-    parameters = field_parameters(list(INPUTS), list(OUTPUTS))
+    parameters = table_parameters()
     groups = {g: tables.group_rows(g) for g in ct.GROUPS}
     env = environment()
     cu = env.get_template("chemistry_tables.cu.j2").render(

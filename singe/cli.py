@@ -137,7 +137,8 @@ def table_kernel_line(compiled, generated, seconds: float) -> str:
     tables, programs = compiled.tables, compiled.programs
     return (f"{generated.cu_name}: table form, {programs.warps} warps, {tables.n_species} species, "
             f"{tables.n_rows} reaction rows, {generated.info['table_entries']} table entries, "
-            f"{programs.slot_bytes} B workspace per CTA (global memory), ~{programs.plan.predicted} registers, "
+            f"{generated.info['shared_bytes']} B shared, {programs.slot_bytes} B workspace per CTA (global memory), "
+            f"~{programs.plan.predicted} registers, "
             f"{len(generated.cu) / 1e6:.2f} MB [{seconds:.2f} s]")
 
 

@@ -23,6 +23,7 @@ from singe.programs import FullSync, WarpProgram
 from singe.reference.kinetics import net_production_rates
 from singe.sim import SimulationError
 from singe.tables_compiler import TableKernel
+from autotune.bench_detailed import cantera_rates
 from conftest import load
 from cantera_reference import BUNDLED_MECHANISMS, CANTERA_DATA, cantera_solution, random_states
 from test_kinetics import FORMS_COMMON, FORMS_SINGE_ONLY
@@ -36,19 +37,6 @@ HEXANE = CANTERA_DATA / "example_data" / "n-hexane-NUIG-2015.yaml"
 def worst_error(ours: np.ndarray, theirs: np.ndarray) -> float:
     """Largest |ours - theirs| relative to max|wdot| of the point."""
     return float(np.max(np.abs(ours - theirs) / np.abs(theirs).max(axis=0)))
-
-
-def cantera_rates(gas: ct.Solution, mech, T, P, Y) -> np.ndarray:
-    """Cantera's net production rates, in the mechanism's species order."""
-    order = [gas.species_index(name) for name in mech.species_names]
-    full = np.zeros(gas.n_species)
-    out = np.empty_like(Y)
-    for i in range(Y.shape[1]):
-        full[:] = 0.0
-        full[order] = Y[:, i]
-        gas.TPY = T[i], P[i], full
-        out[:, i] = gas.net_production_rates[order]
-    return out
 
 
 def states(mech, seed: int, n: int = STATES):
@@ -231,3 +219,11 @@ def test_table_form_compiles_without_spills(tmp_path):
     entry = compile_cuda(tmp_path / "gri30_chemistry.cu", "sm_90").entry("gri30_chemistry")
     assert entry.spill_stores == 0 and entry.stack_frame == 0
     assert entry.registers <= 128  # the launch bounds at 2 CTAs per SM
+
+
+def test_cli_validates_a_mechanism_without_transport_data(capsys, tmp_path):
+    """--validate draws states in the thermo range when there are no transport fits (chemistry only)."""
+    assert main([str(REITZ), "--kernels", "chemistry", "--validate", "-o", str(tmp_path)]) == 0
+    line = capsys.readouterr().out.splitlines()[-1]
+    assert "against singe.reference" in line and "[simulator]" in line
+    assert float(line.split("singe.reference ")[1].split()[0]) <= TOLERANCE

@@ -160,6 +160,13 @@ def _signature(name: str, species) -> Signature:
     return Signature(name, "chemistry", "warp-specialized", tuple(species), parameters)
 
 
+def species_shared_bytes(tables: ct.ChemistryTables, options) -> int:
+    """Shared memory for C_k and g_k/RT (the values the rates phase reads most), 0 where they do not
+    fit the target's share of an SM at the options' CTAs per SM (they then stay in the workspace)."""
+    needed = 2 * tables.n_species * 32 * 8
+    return needed if needed <= options.target.shared_budget(options.ctas_per_sm) else 0
+
+
 def table_parameters() -> dict:
     """The kernel's and the launcher's parameters (``singe.codegen.field_parameters``)."""
     return field_parameters(list(INPUTS), list(OUTPUTS))
@@ -175,17 +182,18 @@ def generate_tables(compiled) -> GeneratedKernel:
     arrays = table_arrays(tables) + warp_arrays(tables, programs)
     parameters = table_parameters()
     groups = {g: tables.group_rows(g) for g in ct.GROUPS}
+    shared_bytes = species_shared_bytes(tables, options)
     env = environment()
     cu = env.get_template("chemistry_tables.cu.j2").render(
         name=name, mechanism=compiled.mechanism.name, version=__version__, options_key=options.key(),
         warps=programs.warps, threads=programs.threads, ctas_per_sm=options.ctas_per_sm, arch=options.arch,
         cuda_arch=target.cuda_arch, max_ctas=options.ctas_per_sm * target.sms, header=f"{name}.h",
         n_species=tables.n_species, n_rows=tables.n_rows, slots=layout.count, slot_offsets=layout.offsets,
-        workspace_bytes=programs.slot_bytes, groups=groups, flags=ct.FLAG_NAMES, flag_bits=FLAG_BITS,
+        workspace_bytes=programs.slot_bytes, shared_bytes=shared_bytes, groups=groups, flags=ct.FLAG_NAMES, flag_bits=FLAG_BITS,
         count_bits=COUNT_BITS, count_mask=(1 << COUNT_BITS) - 1, landau_teller=tables.landau_teller, arrays=arrays, registers=max(programs.registers),
         uses_select=False, uses_exp=False, species=species, **parameters) + _signature(name, species).line()
     header = header_text(env, name, "warp-specialized chemistry kernel (table form)", compiled.mechanism.name,
                          parameters, species, options.arch)
     info = {"form": "tables", "arrays": len(arrays), "table_entries": sum(len(a.values) for a in arrays),
-            "workspace_bytes": programs.slot_bytes, "max_ctas": options.ctas_per_sm * target.sms}
+            "workspace_bytes": programs.slot_bytes, "shared_bytes": shared_bytes, "max_ctas": options.ctas_per_sm * target.sms}
     return GeneratedKernel(name, "warp-specialized", cu, header, info)

@@ -16,6 +16,8 @@ import numpy as np
 from singe.constants import GAS_CONSTANT, ONE_ATM
 from singe.errors import SingeInternalError
 from singe.kernels import chemistry_tables as ct
+from singe.reference.kinetics import _sri as reference_sri
+from singe.reference.kinetics import _troe as reference_troe
 
 SMALL = 1e-300
 BIG = 1e300
@@ -88,28 +90,6 @@ def arrhenius(sets: ct.ArrheniusSets, i: int, pt: _Point) -> np.ndarray:
     return sets.A[i] * np.exp(exponent)
 
 
-def _troe(p, pt: _Point, Pr):
-    a, rT3, rT1, T2 = p[:4]
-    Fcent = (1.0 - a) * np.exp(-pt.T * rT3) + a * np.exp(-pt.T * rT1)
-    if T2 != 0.0:
-        Fcent = Fcent + np.exp(-T2 / pt.T)
-    log_Fcent = np.log10(np.maximum(Fcent, SMALL))
-    log_Pr = np.log10(np.maximum(Pr, SMALL))
-    c = -0.4 - 0.67 * log_Fcent
-    n = 0.75 - 1.27 * log_Fcent
-    f1 = (log_Pr + c) / (n - 0.14 * (log_Pr + c))
-    return np.power(10.0, log_Fcent / (1.0 + f1 * f1))
-
-
-def _sri(p, pt: _Point, Pr):
-    a, b, c, d, e = p
-    base = a * np.exp(-b / pt.T)
-    if c != 0.0:
-        base = base + np.exp(-pt.T / c)
-    log_Pr = np.log10(np.maximum(Pr, SMALL))
-    return np.power(base, 1.0 / (1.0 + log_Pr * log_Pr)) * (d * np.power(pt.T, e))
-
-
 def _falloff(tables, row, flags, M, pt):
     e = int(tables.extra[row])
     first, second = arrhenius(tables.forward, row, pt), arrhenius(tables.falloff_second, e, pt)
@@ -117,10 +97,10 @@ def _falloff(tables, row, flags, M, pt):
     k_low, k_high = (first, second) if activated else (second, first)
     Pr = M * k_low / (k_high + SMALL)
     F = 1.0
-    if flags & ct.TROE:
-        F = _troe(tables.falloff_params[e], pt, Pr)
+    if flags & ct.TROE:  # the broadening functions as the reference evaluates them, one row
+        F = reference_troe(tables.falloff_params[e, :4, None], pt.T, Pr[None, :])[0]
     elif flags & ct.SRI:
-        F = _sri(tables.falloff_params[e], pt, Pr)
+        F = reference_sri(tables.falloff_params[e, :, None], pt.T, Pr[None, :])[0]
     if activated:
         return (F / (1.0 + Pr)) * k_low
     return (Pr * (F / (1.0 + Pr))) * k_high

@@ -227,3 +227,10 @@ def test_cli_validates_a_mechanism_without_transport_data(capsys, tmp_path):
     line = capsys.readouterr().out.splitlines()[-1]
     assert "against singe.reference" in line and "[simulator]" in line
     assert float(line.split("singe.reference ")[1].split()[0]) <= TOLERANCE
+
+
+def test_no_baseline_of_the_table_form():
+    from singe.codegen import generate_baseline
+
+    with pytest.raises(SingeInputError, match="form='unrolled'"):
+        generate_baseline(tables_kernel(load("h2o2"), 2))

@@ -225,6 +225,9 @@ def _baseline_lines(graph: DataflowGraph) -> list[str]:
 
 def generate_baseline(compiled) -> GeneratedKernel:
     """The data-parallel kernel of the same graph (the paper's comparison)."""
+    if compiled.form == "tables":
+        raise SingeInputError(f"{compiled.mechanism.name}: the table form of the chemistry kernel has no "
+                              f"data-parallel baseline; compile with form='unrolled' (--form unrolled) for one")
     graph = compiled.graph
     name = kernel_name(compiled.mechanism.name, compiled.kernel, baseline=True)
     env = environment()

@@ -79,6 +79,12 @@ def test_h2o2_on_the_host_matches_cantera():
     expected = cantera_rates(cantera_solution("h2o2"), mech, T, P, Y)
     assert worst_error(compiled.run_host(T, P, Y), expected) <= TOLERANCE
     assert worst_error(compiled.run_host(T, P, Y, schedule="priority", seed=3), expected) <= TOLERANCE
+    # one CTA looping over slabs (the workspace reused), a partial last slab
+    part = slice(0, 50)
+    ours = compiled.run_host(T[part], P[part], Y[:, part], max_ctas=1)
+    assert worst_error(ours, expected[:, part]) <= TOLERANCE
+    sim = compiled.run(T[part], P[part], Y[:, part], slabs=2, schedule="random", seed=5)
+    assert not sim.hazards and worst_error(sim.outputs["production_rates"], expected[:, part]) <= TOLERANCE
 
 
 def test_a_wrong_table_entry_is_caught():

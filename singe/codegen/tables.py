@@ -112,11 +112,13 @@ def table_arrays(tables: ct.ChemistryTables) -> list[Array]:
     arrays += _arrhenius_arrays("fwd", tables.forward, lt) + _arrhenius_arrays("rev", tables.reverse, lt)
     for prefix, csr in (("fwd", tables.forward_factors), ("rev", tables.reverse_factors),
                         ("eff", tables.efficiencies), ("net", tables.net), ("sums", tables.species_sums)):
-        arrays += [Array("int", f"{prefix}_index", tuple(csr.index)), Array("double", f"{prefix}_value", tuple(csr.value))]
+        arrays += [Array("int", f"{prefix}_index", tuple(csr.index)),
+                   Array("double", f"{prefix}_value", tuple(csr.value))]
     arrays += [Array("int", "sums_count", tuple(_counts(tables.species_sums)))]
     arrays += _arrhenius_arrays("falloff", tables.falloff_second, lt)
     arrays += [Array("double", "falloff_params", tuple(tables.falloff_params.ravel())),
-               Array("int", "plog_ptr", tuple(tables.plog_ptr)), Array("double", "plog_log_p", tuple(tables.plog_log_p)),
+               Array("int", "plog_ptr", tuple(tables.plog_ptr)),
+               Array("double", "plog_log_p", tuple(tables.plog_log_p)),
                Array("int", "plog_set_ptr", tuple(tables.plog_set_ptr))]
     arrays += _arrhenius_arrays("plog", tables.plog_sets, lt)
     arrays += [Array("int", "cheb_shape", tuple(tables.cheb_shape.ravel())),
@@ -172,28 +174,38 @@ def table_parameters() -> dict:
     return field_parameters(list(INPUTS), list(OUTPUTS))
 
 
-def generate_tables(compiled) -> GeneratedKernel:
-    """The CUDA of a ``singe.tables_compiler.TableKernel``."""
+def _context(compiled, name: str, shared_bytes: int) -> dict:
+    """What the template lays out (besides the launcher's parameters)."""
     tables, programs, options = compiled.tables, compiled.programs, compiled.options
-    species = compiled.mechanism.transported_species
-    name = kernel_name(compiled.mechanism.name, "chemistry")
-    layout = SlotLayout(tables, programs.warps)
     target = TARGETS[options.arch]
-    arrays = table_arrays(tables) + warp_arrays(tables, programs)
-    parameters = table_parameters()
-    groups = {g: tables.group_rows(g) for g in ct.GROUPS}
-    shared_bytes = species_shared_bytes(tables, options)
-    env = environment()
-    cu = env.get_template("chemistry_tables.cu.j2").render(
+    layout = SlotLayout(tables, programs.warps)
+    return dict(
         name=name, mechanism=compiled.mechanism.name, version=__version__, options_key=options.key(),
         warps=programs.warps, threads=programs.threads, ctas_per_sm=options.ctas_per_sm, arch=options.arch,
         cuda_arch=target.cuda_arch, max_ctas=options.ctas_per_sm * target.sms, header=f"{name}.h",
         n_species=tables.n_species, n_rows=tables.n_rows, slots=layout.count, slot_offsets=layout.offsets,
-        workspace_bytes=programs.slot_bytes, shared_bytes=shared_bytes, groups=groups, flags=ct.FLAG_NAMES, flag_bits=FLAG_BITS,
-        count_bits=COUNT_BITS, count_mask=(1 << COUNT_BITS) - 1, landau_teller=tables.landau_teller, arrays=arrays, registers=max(programs.registers),
-        uses_select=False, uses_exp=False, species=species, **parameters) + _signature(name, species).line()
+        workspace_bytes=programs.slot_bytes, shared_bytes=shared_bytes,
+        groups={g: tables.group_rows(g) for g in ct.GROUPS}, flags=ct.FLAG_NAMES, flag_bits=FLAG_BITS,
+        count_bits=COUNT_BITS, count_mask=(1 << COUNT_BITS) - 1, landau_teller=tables.landau_teller,
+        arrays=table_arrays(tables) + warp_arrays(tables, programs), registers=max(programs.registers),
+        uses_select=False, uses_exp=False, species=compiled.mechanism.transported_species)
+
+
+def generate_tables(compiled) -> GeneratedKernel:
+    """The CUDA of a ``singe.tables_compiler.TableKernel``."""
+    options = compiled.options
+    species = compiled.mechanism.transported_species
+    name = kernel_name(compiled.mechanism.name, "chemistry")
+    shared_bytes = species_shared_bytes(compiled.tables, options)
+    parameters = table_parameters()
+    context = _context(compiled, name, shared_bytes)
+    env = environment()
+    cu = env.get_template("chemistry_tables.cu.j2").render(**context, **parameters) + \
+        _signature(name, species).line()
     header = header_text(env, name, "warp-specialized chemistry kernel (table form)", compiled.mechanism.name,
                          parameters, species, options.arch)
+    arrays = context["arrays"]
     info = {"form": "tables", "arrays": len(arrays), "table_entries": sum(len(a.values) for a in arrays),
-            "workspace_bytes": programs.slot_bytes, "shared_bytes": shared_bytes, "max_ctas": options.ctas_per_sm * target.sms}
+            "workspace_bytes": compiled.programs.slot_bytes, "shared_bytes": shared_bytes,
+            "max_ctas": context["max_ctas"]}
     return GeneratedKernel(name, "warp-specialized", cu, header, info)

@@ -240,3 +240,15 @@ def test_no_baseline_of_the_table_form():
 
     with pytest.raises(SingeInputError, match="form='unrolled'"):
         generate_baseline(tables_kernel(load("h2o2"), 2))
+
+
+@pytest.mark.exhaustive
+@pytest.mark.parametrize("warps", [1, 2, 5, 12, 16, 32])
+def test_reitz_every_warp_count(reitz, warps):
+    """The phases split over any number of warps (ctas_per_sm 1 where 2 do not fit)."""
+    T, P, Y = states(reitz, seed=27)
+    compiled = compile_kernel(reitz, "chemistry", warps=warps, ctas_per_sm=1 if warps > 16 else 2, form="tables")
+    compiled.verify()
+    expected = net_production_rates(reitz, T, P, Y)
+    assert worst_error(compiled.simulate(T, P, Y, schedule="random", seed=warps), expected) <= TOLERANCE
+    assert worst_error(compiled.run_host(T, P, Y, schedule="priority", seed=warps), expected) <= TOLERANCE

@@ -12,6 +12,7 @@ table entry (n-hexane: well under 1 MB).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,13 +45,21 @@ def number(value: float) -> str:
     return text.replace("e+", "e").replace("e0", "e").replace("e-0", "e-")
 
 
+CONSTANT_BUDGET = 60 * 1024  # bytes of __constant__ memory for the arrays that steer the loops (64 KB per module)
+STEERING = ("thermo_rows", "concentrations_rows", "rates_rows", "species_rows", "thermo_start", "sums_start",
+            "rate_start", "info", "thermo_info", "sums_count", "plog_ptr", "plog_set_ptr", "cheb_shape", "eff_count")
+"""Arrays read with warp-uniform indices that decide loop bounds and branches, in order of priority for
+constant memory (where a SASS walk can also read them)."""
+
+
 @dataclass(frozen=True)
 class Array:
-    """One initialised ``__device__`` array of the kernel."""
+    """One initialised array of the kernel, in ``__device__`` (global) or ``__constant__`` memory."""
 
     ctype: str
     name: str
     values: tuple
+    space: str = "__device__"
 
     @property
     def lines(self) -> list[str]:
@@ -156,6 +165,18 @@ def warp_arrays(tables: ct.ChemistryTables, programs) -> list[Array]:
     return arrays
 
 
+def place_arrays(arrays: list[Array]) -> list[Array]:
+    """The steering arrays in constant memory, by priority, as long as they fit ``CONSTANT_BUDGET``."""
+    by_name = {a.name: a for a in arrays}
+    room, constant = CONSTANT_BUDGET, set()
+    for name in STEERING:
+        size = 4 * by_name[name].size
+        if size <= room:
+            constant.add(name)
+            room -= size
+    return [dataclasses.replace(a, space="__constant__") if a.name in constant else a for a in arrays]
+
+
 def _signature(name: str, species) -> Signature:
     parameters = tuple(Parameter(f, False, FIELDS[f].rows) for f in INPUTS) + \
         tuple(Parameter(f, True, FIELDS[f].rows) for f in OUTPUTS)
@@ -187,7 +208,7 @@ def _context(compiled, name: str, shared_bytes: int) -> dict:
         workspace_bytes=programs.slot_bytes, shared_bytes=shared_bytes,
         groups={g: tables.group_rows(g) for g in ct.GROUPS}, flags=ct.FLAG_NAMES, flag_bits=FLAG_BITS,
         count_bits=COUNT_BITS, count_mask=(1 << COUNT_BITS) - 1, landau_teller=tables.landau_teller,
-        arrays=table_arrays(tables) + warp_arrays(tables, programs), registers=max(programs.registers),
+        arrays=place_arrays(table_arrays(tables) + warp_arrays(tables, programs)), registers=max(programs.registers),
         uses_select=False, uses_exp=False, species=compiled.mechanism.transported_species)
 
 

@@ -204,11 +204,12 @@ def _group(r: Reaction) -> str:
 
 def _factors(mech: Mechanism, orders: dict[str, float], stoich: dict[str, float]) -> tuple[list, bool]:
     """(species, exponent) entries of one direction's concentration product, and whether it
-    takes the power form (as ``singe.reference.kinetics.ConcentrationProduct``)."""
+    takes the power form (as ``singe.reference.kinetics.ConcentrationProduct``): integer
+    stoichiometric exponents are written as repeated entries of exponent 1."""
     simple = orders == stoich and all(float(v).is_integer() and v > 0 for v in orders.values())
-    entries = [(mech.species_index(name), float(order)) for name, order in orders.items()
-               if simple or order != 0.0]
-    return entries, not simple
+    if simple:  # C^nu as nu factors of C (nu entries of order 1)
+        return [(mech.species_index(name), 1.0) for name, nu in orders.items() for _ in range(int(nu))], False
+    return [(mech.species_index(name), float(order)) for name, order in orders.items() if order != 0.0], True
 
 
 def _efficiency_entries(mech: Mechanism, r: Reaction) -> tuple[list, bool]:

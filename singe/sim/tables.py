@@ -158,9 +158,8 @@ def _product(csr: ct.Csr, row: int, power: bool, values):
         if power:
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                 product = product * np.where(C > 0.0, np.power(np.where(C > 0.0, C, 1.0), order), 0.0)
-        else:
-            for _ in range(int(order)):
-                product = product * C
+        else:  # a factor of C per entry (repeated species for nu > 1)
+            product = product * C
     return product
 
 

@@ -209,7 +209,7 @@ def _context(compiled, name: str, shared_bytes: int) -> dict:
         groups={g: tables.group_rows(g) for g in ct.GROUPS}, flags=ct.FLAG_NAMES, flag_bits=FLAG_BITS,
         count_bits=COUNT_BITS, count_mask=(1 << COUNT_BITS) - 1, landau_teller=tables.landau_teller,
         arrays=place_arrays(table_arrays(tables) + warp_arrays(tables, programs)), registers=max(programs.registers),
-        uses_select=False, uses_exp=False, species=compiled.mechanism.transported_species)
+        uses_select=False, uses_exp=True, species=compiled.mechanism.transported_species)
 
 
 def generate_tables(compiled) -> GeneratedKernel:

@@ -164,16 +164,23 @@ def _product(csr: ct.Csr, row: int, power: bool, values):
 
 
 def _reciprocal_equilibrium(tables, row, flags, values, pt):
-    """min(1/Kc, 1e300) = min(exp(sum nu g/RT - dn ln(P_atm/RT)), 1e300)."""
-    sum_g, dn = 0.0, 0.0
+    """min(1/Kc, 1e300) = min(exp(sum nu g/RT - dn ln(P_atm/RT)), 1e300): from the net stoichiometry
+    for power-form rows, else as (sum of g over the reverse entries - over the forward ones), each
+    species once per unit of its coefficient."""
     if flags & (ct.FORWARD_POWER | ct.REVERSE_POWER):
-        terms = [(k, nu) for k, nu in zip(*tables.net.row(row))]
+        sum_g, dn = 0.0, 0.0
+        for k, nu in zip(*tables.net.row(row)):
+            sum_g = sum_g + nu * values[f"g{k}"]
+            dn = dn + nu
     else:
-        terms = [(k, nu) for k, nu in zip(*tables.reverse_factors.row(row))] + \
-                [(k, -nu) for k, nu in zip(*tables.forward_factors.row(row))]
-    for k, nu in terms:
-        sum_g = sum_g + nu * values[f"g{k}"]
-        dn = dn + nu
+        sides = []
+        for csr in (tables.reverse_factors, tables.forward_factors):
+            total = 0.0
+            for k in csr.row(row)[0]:
+                total = total + values[f"g{k}"]
+            sides.append(total)
+        sum_g = sides[0] - sides[1]
+        dn = float(tables.reverse_factors.row(row)[0].size - tables.forward_factors.row(row)[0].size)
     return np.minimum(np.exp(sum_g - dn * pt.lnC0), BIG)
 
 

@@ -24,7 +24,7 @@ from singe.programs.tables import TableLoop
 
 TABLES_MIN_SPECIES = 100     # 'auto' takes the table form from this many species ...
 TABLES_MIN_REACTIONS = 1000  # ... or this many reactions (QSSA / stiff mechanisms stay unrolled)
-TABLE_LIVE_DOUBLES = 24      # doubles live at once in the rate loop (point values, falloff terms, products)
+TABLE_LIVE_DOUBLES = 32      # doubles live at once in the rate loop (point values, falloff terms, products): ptxas 114-120
 PHASES = ("thermo", "concentrations", "rates", "species")
 
 

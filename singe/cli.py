@@ -124,8 +124,8 @@ def kernel_line(compiled, generated, seconds: float) -> str:
         return table_kernel_line(compiled, generated, seconds)
     line = (f"{generated.cu_name}: {programs.warps} warps, {len(compiled.graph.operations)} operations, "
             f"{len(programs.barrier_ids)} named barriers ({len(programs.sync_points)} sync points), "
-            f"{programs.shared_bytes} B shared, {info['stripes']} constants per thread "
-            f"({info['register_stripes']} in registers), ~{programs.plan.predicted} registers "
+            f"{programs.shared_bytes} B shared, {info.stripes} constants per thread "
+            f"({info.register_stripes} in registers), ~{programs.plan.predicted} registers "
             f"[{seconds:.2f} s]")
     for warning in programs.warnings:
         line += f"\n  warning: {warning}"
@@ -136,8 +136,8 @@ def table_kernel_line(compiled, generated, seconds: float) -> str:
     """The kernel line of the table-form chemistry kernel."""
     tables, programs = compiled.tables, compiled.programs
     return (f"{generated.cu_name}: table form, {programs.warps} warps, {tables.n_species} species, "
-            f"{tables.n_rows} reaction rows, {generated.info['table_entries']} table entries, "
-            f"{generated.info['shared_bytes']} B shared, {programs.slot_bytes} B workspace per CTA (global memory), "
+            f"{tables.n_rows} reaction rows, {generated.info.table_entries} table entries, "
+            f"{generated.info.shared_bytes} B shared, {programs.slot_bytes} B workspace per CTA (global memory), "
             f"~{programs.plan.predicted} registers, "
             f"{len(generated.cu) / 1e6:.2f} MB [{seconds:.2f} s]")
 
@@ -186,7 +186,7 @@ def _compile_all(mech: Mechanism, args) -> None:
         elif args.baseline:
             baseline = generate_baseline(compiled)
             baseline.write(args.output)
-            print(f"{baseline.cu_name}: data-parallel, {baseline.info['threads']} threads per CTA, one point each")
+            print(f"{baseline.cu_name}: data-parallel, {baseline.info.threads} threads per CTA, one point each")
         if args.fortran:
             _write_fortran(compiled, args)
         if args.validate:

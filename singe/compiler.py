@@ -16,14 +16,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from singe.frontend.kernel_inputs import check_transport_kernel
 from singe.kernels import build_graph
+from singe.kernels.chemistry_tables import ChemistryTables, chemistry_tables
 from singe.kernels.ir import DataflowGraph
-from singe.kernels.table_form import choose_form
+from singe.kernels.table_form import choose_form, table_programs
 from singe.kernels.registry import POINT, KernelSpec, kernel_spec, state_arrays
 from singe.mapping import Mapping, map_graph
 from singe.mechanism import Mechanism
 from singe.options import CompileOptions
 from singe.programs import WarpPrograms
+from singe.programs.verify import check_programs
 from singe.schedule import schedule
 
 
@@ -49,7 +52,7 @@ class CompiledKernel:
         """Check every IR's invariants (graph, mapping, the barrier proof of the programs)."""
         self.graph.verify()
         self.mapping.verify()
-        self.programs.verify()
+        check_programs(self.programs)
 
     def simulation_inputs(self, T, P, Y, dt=None, diffusion_source=None) -> tuple[dict[str, np.ndarray], int]:
         """Global-memory arrays of the kernel's inputs: T [K] (n,), P [Pa] (n,),
@@ -115,15 +118,44 @@ def compile_kernel(mech: Mechanism, kernel: str, warps: int = 8, progress=None, 
     ``progress(stage, seconds)``, when given, is called after each stage
     (graph, map, schedule; tables, programs for the table form)."""
     config = options.pop("options", None) or CompileOptions(warps=warps, **options)
-    if choose_form(mech, kernel, config.form) == "tables":
-        from singe.tables_compiler import compile_tables
-
-        return compile_tables(mech, config, progress)
     stages = _Stages(progress)
+    if choose_form(mech, kernel, config.form) == "tables":
+        tables = stages.run("tables", chemistry_tables, mech)
+        programs = stages.run("programs", table_programs, mech, config)
+        return TableKernel(mech, kernel, config, None, None, programs, tables)
+    if kernel_spec(kernel).transport:
+        check_transport_kernel(mech, kernel)
     graph = stages.run("graph", build_graph, mech, kernel)
     mapping = stages.run("map", map_graph, graph, config)
     programs = stages.run("schedule", schedule, mapping)
     return CompiledKernel(mech, kernel, config, graph, mapping, programs)
+
+
+@dataclass(frozen=True)
+class TableKernel(CompiledKernel):
+    """The chemistry kernel in the table form (``singe.kernels.table_form``): no dataflow
+    graph or mapping, the mechanism's tables in their place; the simulator, the host
+    runtime, validation and codegen take it as any compiled kernel."""
+
+    tables: ChemistryTables | None = None
+
+    form = "tables"
+
+    def verify(self) -> None:
+        """The barrier proof of the programs (every workspace access of every row)."""
+        check_programs(self.programs)
+
+    def render(self):
+        """The kernel's CUDA (``singe.codegen.generate`` of this form: ``singe.codegen.tables``)."""
+        from singe.codegen.tables import generate_tables
+
+        return generate_tables(self)
+
+    def summary(self) -> str:
+        tables, programs = self.tables, self.programs
+        return (f"{self.mechanism.name} chemistry (tables): {programs.warps} warps, {tables.n_species} species, "
+                f"{tables.n_rows} reaction rows, {programs.shared_slots} workspace slots "
+                f"({programs.slot_bytes} B per CTA in global memory), {programs.plan}")
 
 
 class _Stages:

@@ -22,7 +22,7 @@ from singe.kernels.table_form import choose_form
 from singe.programs import FullSync, WarpProgram
 from singe.reference.kinetics import net_production_rates
 from singe.sim import SimulationError
-from singe.tables_compiler import TableKernel
+from singe.compiler import TableKernel
 from autotune.bench_detailed import cantera_rates
 from conftest import load
 from cantera_reference import BUNDLED_MECHANISMS, CANTERA_DATA, cantera_solution, random_states

@@ -17,19 +17,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from singe.codegen import GeneratedKernel, environment, field_parameters, header_text
+from singe.codegen import CodegenInfo, GeneratedKernel, environment, field_parameters, header_text
 from singe.codegen.interface import kernel_name
 from singe.errors import SingeInputError, SingeInternalError
 from singe.kernels import chemistry_tables as ct
-from singe.kernels.table_form import PHASES, SlotLayout
+from singe.kernels.table_form import INPUTS, OUTPUTS, PHASES, SlotLayout
 from singe.programs.tables import TableLoop
 from singe.signature import Parameter, Signature
 from singe.kernels.registry import FIELDS
 from singe.targets import TARGETS
 from singe.version import __version__
 
-INPUTS = ("temperature", "pressure", "mass_fractions")
-OUTPUTS = ("production_rates",)
 COUNT_BITS = 6   # forward, reverse and net entry counts of a row, packed above the flags
 FLAG_BITS = 10
 NUMBERS_PER_LINE = 16
@@ -50,6 +48,19 @@ STEERING = ("thermo_rows", "concentrations_rows", "rates_rows", "species_rows", 
             "rate_start", "info", "thermo_info", "sums_count", "plog_ptr", "plog_set_ptr", "cheb_shape", "eff_count")
 """Arrays read with warp-uniform indices that decide loop bounds and branches, in order of priority for
 constant memory (where a SASS walk can also read them)."""
+
+
+@dataclass(frozen=True)
+class TableCodegenInfo(CodegenInfo):
+    """``CodegenInfo`` of the table form: ``arrays`` and ``table_entries`` written,
+    ``workspace_bytes`` per CTA in global memory, ``shared_bytes`` (C_k and g_k/RT, 0 where
+    they stay in the workspace), ``max_ctas`` the launcher's grid limit."""
+
+    arrays: int = 0
+    table_entries: int = 0
+    workspace_bytes: int = 0
+    shared_bytes: int = 0
+    max_ctas: int = 0
 
 
 @dataclass(frozen=True)
@@ -213,7 +224,7 @@ def _context(compiled, name: str, shared_bytes: int) -> dict:
 
 
 def generate_tables(compiled) -> GeneratedKernel:
-    """The CUDA of a ``singe.tables_compiler.TableKernel``."""
+    """The CUDA of a ``singe.compiler.TableKernel``."""
     options = compiled.options
     species = compiled.mechanism.transported_species
     name = kernel_name(compiled.mechanism.name, "chemistry")
@@ -226,7 +237,8 @@ def generate_tables(compiled) -> GeneratedKernel:
     header = header_text(env, name, "warp-specialized chemistry kernel (table form)", compiled.mechanism.name,
                          parameters, species, options.arch)
     arrays = context["arrays"]
-    info = {"form": "tables", "arrays": len(arrays), "table_entries": sum(len(a.values) for a in arrays),
-            "workspace_bytes": compiled.programs.slot_bytes, "shared_bytes": shared_bytes,
-            "max_ctas": context["max_ctas"]}
+    info = TableCodegenInfo(threads=compiled.programs.threads, arrays=len(arrays),
+                            table_entries=sum(len(a.values) for a in arrays),
+                            workspace_bytes=compiled.programs.slot_bytes, shared_bytes=shared_bytes,
+                            max_ctas=context["max_ctas"])
     return GeneratedKernel(name, "warp-specialized", cu, header, info)

@@ -51,7 +51,7 @@ import numpy as np
 from singe.errors import SingeInputError
 from singe.mechanism import Arrhenius, ChebyshevRate, Mechanism, Nasa7, PlogRate, Reaction
 from singe.memo import per_mechanism
-from singe.reference.kinetics import THIRD_BODY_KINDS
+from singe.derived.rates import THIRD_BODY_KINDS, _sri_parameters, _troe_parameters
 
 GROUPS = ("elementary", "falloff", "plog", "chebyshev")
 """Reaction groups in row order (one loop each in the kernel)."""
@@ -231,21 +231,15 @@ def _net_entries(mech: Mechanism, r: Reaction) -> list[tuple[int, float]]:
 
 
 def _falloff_params(r: Reaction) -> tuple[int, list[float]]:
+    """The row's falloff flag and 5 parameters (Troe: a, 1/T3, 1/T1, T2, 0; SRI: a, b, c, d, e), from
+    ``singe.derived.rates``' conventions (a reciprocal of inf written as ``NO_TERM``)."""
     function = r.falloff
     kind = function.kind if function is not None else "lindemann"
     if kind == "troe":
-        p = function.params
-        if len(p) not in (3, 4):
-            raise SingeInputError(f"reaction {r.index + 1} ({r.equation}): Troe falloff takes 3 or 4 parameters")
-
-        def reciprocal(t: float) -> float:
-            return NO_TERM if abs(t) < 1e-300 else 1.0 / t
-        return TROE, [p[0], reciprocal(p[1]), reciprocal(p[2]), p[3] if len(p) == 4 else 0.0, 0.0]
+        a, rT3, rT1, T2 = _troe_parameters(function.params)
+        return TROE, [a, min(rT3, NO_TERM), min(rT1, NO_TERM), T2, 0.0]
     if kind == "sri":
-        p = function.params
-        if len(p) not in (3, 5):
-            raise SingeInputError(f"reaction {r.index + 1} ({r.equation}): SRI falloff takes 3 or 5 parameters")
-        return SRI, list(p) if len(p) == 5 else [p[0], p[1], p[2], 1.0, 0.0]
+        return SRI, list(_sri_parameters(function.params))
     return 0, [0.0] * 5
 
 

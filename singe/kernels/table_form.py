@@ -26,6 +26,8 @@ TABLES_MIN_SPECIES = 100     # 'auto' takes the table form from this many specie
 TABLES_MIN_REACTIONS = 1000  # ... or this many reactions (QSSA / stiff mechanisms stay unrolled)
 TABLE_LIVE_DOUBLES = 32      # doubles live at once in the rate loop (point values, falloff terms, products): ptxas 114-120
 PHASES = ("thermo", "concentrations", "rates", "species")
+INPUTS = ("temperature", "pressure", "mass_fractions")  # the table form's kernel fields (no dt: no stiff species)
+OUTPUTS = ("production_rates",)
 
 
 def choose_form(mech: Mechanism, kernel: str, form: str) -> str:

@@ -1,4 +1,4 @@
-"""The static proof behind ``WarpPrograms.verify()``: barriers order every hazard.
+"""The static proof of warp programs (``check_programs``): barriers order every hazard.
 
 The *item graph* has a node per item of every warp, a *release* node right
 after each ``Sync`` / ``FullSync`` (the moment the warp may go on), and a
@@ -39,6 +39,7 @@ from singe.errors import SingeInternalError
 from singe.graphs import topological_order as kahn_order
 from singe.programs import (FULL_BARRIER_ID, Arrive, Compute, FullSync, SharedLoad,
                             SharedStore, Sync, WarpPrograms)
+from singe.programs.tables import expand_table_loops
 
 #: Slabs the graph is unrolled over: edges never go from a slab to an earlier one, so
 #: every hazard between consecutive slabs shows in two.
@@ -92,11 +93,19 @@ def _check_point_items(programs: WarpPrograms, point, found: dict, problems: lis
 
 
 def check_structure(programs: WarpPrograms) -> None:
-    """Points and barrier items agree one to one; FullSyncs are matched; slots exist."""
+    """One program per warp; points on barrier ids within the limit, each with a
+    waiting warp; points and barrier items agree one to one; FullSyncs are
+    matched; slots exist."""
     problems: list[str] = []
     order = [p.warp for p in programs.programs]
     if order != list(range(programs.warps)):
         _fail([f"programs are for warps {order}, expected 0..{programs.warps - 1} in order"], "structure")
+    for point in programs.sync_points:
+        if not 0 < point.barrier_id < programs.barrier_limit:
+            problems.append(f"point {point.number} on barrier {point.barrier_id}, "
+                            f"outside 1..{programs.barrier_limit - 1}")
+        if not point.syncers:
+            problems.append(f"point {point.number} has no warp waiting on it")
     numbers = [p.number for p in programs.sync_points]
     if len(set(numbers)) != len(numbers):
         problems.append(f"sync point numbers repeat: {sorted(n for n in set(numbers) if numbers.count(n) > 1)}")
@@ -408,7 +417,10 @@ def shared_memory_problems(graph: ItemGraph, clocks: np.ndarray, order: list[int
 
 def check_programs(programs: WarpPrograms) -> None:
     """Raise ``SingeInternalError`` unless the barriers provably order every hazard
-    of ``programs`` and cannot deadlock (see the module docstring)."""
+    of ``programs`` and cannot deadlock (see the module docstring).  A table loop
+    counts as its slot loads, a computation and its slot stores
+    (``singe.programs.tables.expand_table_loops``)."""
+    programs = expand_table_loops(programs)
     check_structure(programs)
     check_registers(programs)
     graph = ItemGraph(programs)

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from singe.constants import BIG_NUMBER as BIG
 from singe.constants import GAS_CONSTANT, ONE_ATM
+from singe.constants import SMALL_NUMBER as SMALL
 from singe.errors import SingeInternalError
 from singe.kernels import chemistry_tables as ct
 from singe.reference.kinetics import _sri as reference_sri
 from singe.reference.kinetics import _troe as reference_troe
 
-SMALL = 1e-300
-BIG = 1e300
 
 
 class _Point:

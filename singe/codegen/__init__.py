@@ -20,7 +20,7 @@ from singe.codegen.overlay import OverlaidKernel, overlay
 from singe.codegen.interface import (SpeciesTable, c_string, fortran_string, kernel_name, nullable_note,
                                      species_names)
 from singe.codegen.render import BASELINE_EXPRESSIONS, EXPRESSIONS, global_address, literal, load_expression
-from singe.errors import SingeInputError, SingeInternalError
+from singe.errors import Problem, SingeInputError, SingeInternalError
 from singe.kernels.ir import Const, DataflowGraph, Imm, Reg
 from singe.kernels.table_form import INPUTS as TABLE_INPUTS
 from singe.kernels.table_form import OUTPUTS as TABLE_OUTPUTS
@@ -275,10 +275,13 @@ def generate_fortran(compiled, baseline: bool = False) -> dict[str, str]:
     mechanism = compiled.mechanism
     species = list(mechanism.transported_species)
     names = species_names(mechanism.name, species)
-    too_long = [n.macro for n in names if len(n.macro) > FORTRAN_NAME_LIMIT]
+    too_long = [n for n in names if len(n.macro) > FORTRAN_NAME_LIMIT]
     if too_long:
-        raise SingeInputError(f"{mechanism.name}: species names too long for Fortran ({FORTRAN_NAME_LIMIT} "
-                              f"characters): {', '.join(too_long)}")
+        raise SingeInputError([Problem(
+            mechanism.species[mechanism.species_index(n.species)].location,
+            f"species '{n.species}' of {mechanism.name} gives the Fortran name {n.macro} ({len(n.macro)} "
+            f"characters; Fortran takes {FORTRAN_NAME_LIMIT})",
+            "shorten the species name or the mechanism's file name (the names' prefix)") for n in too_long])
     table = SpeciesTable(mechanism.name)
     name = kernel_name(mechanism.name, compiled.kernel, baseline)
     env = environment()

@@ -174,19 +174,21 @@ def assign_warps(graph: DataflowGraph, options: CompileOptions) -> dict[str, int
         flops[best] += cost_of[op.name]
         values[best] += len(op.outputs)
     if kernel_spec(graph.kernel).balance == "issue":
-        _rebalance(ops, warp_of, cost_of, options)
+        _rebalance(ops, warp_of, cost_of, affinity, options)
     return warp_of
 
 
 REBALANCE_TOLERANCE = 1.03  # the heaviest warp's load over the mean that rebalancing accepts
 
 
-def _rebalance(ops: list[Operation], warp_of: dict[str, int], cost_of: dict[str, int],
+def _rebalance(ops: list[Operation], warp_of: dict[str, int], cost_of: dict[str, int], affinity: dict,
                options: CompileOptions) -> None:
     """Move operations off the most loaded warp onto the least loaded one it
     may run on, while that lowers the larger of the two loads and the most
-    loaded warp is above ``REBALANCE_TOLERANCE`` times the mean.  (The greedy
-    pass trades balance for locality; the slowest warp sets the time.)"""
+    loaded warp is above ``REBALANCE_TOLERANCE`` times the mean; of those
+    moves, the one that cuts fewest data edges and shared reductions
+    (``_affinities``) with operations staying behind.  (The greedy pass
+    trades balance for locality; the slowest warp sets the time.)"""
     warps = options.warps
     load = [0] * warps
     for op in ops:
@@ -197,7 +199,7 @@ def _rebalance(ops: list[Operation], warp_of: dict[str, int], cost_of: dict[str,
         heavy = max(range(warps), key=lambda w: (load[w], -w))
         if load[heavy] <= REBALANCE_TOLERANCE * mean:
             return
-        move = _best_move(ops, warp_of, cost_of, load, heavy, qssa, options.qssa_warps)
+        move = _best_move(ops, warp_of, cost_of, load, heavy, qssa, options.qssa_warps, affinity)
         if move is None:
             return
         name, light = move
@@ -206,10 +208,11 @@ def _rebalance(ops: list[Operation], warp_of: dict[str, int], cost_of: dict[str,
         load[light] += cost_of[name]
 
 
-def _best_move(ops, warp_of, cost_of, load, heavy: int, qssa: set, qssa_warps: int):
-    """(operation, warp): the move off ``heavy`` that leaves the smaller
-    maximum of the two warps' loads, if it is below ``heavy``'s load."""
-    best, best_peak = None, load[heavy]
+def _best_move(ops, warp_of, cost_of, load, heavy: int, qssa: set, qssa_warps: int, affinity: dict):
+    """(operation, warp): of the moves off ``heavy`` that leave both warps'
+    loads below ``heavy``'s, the one losing least affinity (net of what it
+    gains on the new warp), then leaving the smaller peak."""
+    best, best_key = None, None
     for op in ops:
         if warp_of[op.name] != heavy or cost_of[op.name] == 0:
             continue
@@ -218,8 +221,14 @@ def _best_move(ops, warp_of, cost_of, load, heavy: int, qssa: set, qssa_warps: i
         if light is None:
             continue
         peak = max(load[heavy] - cost_of[op.name], load[light] + cost_of[op.name])
-        if peak < best_peak:
-            best, best_peak = (op.name, light), peak
+        if peak >= load[heavy]:
+            continue
+        near = affinity.get(op.name, {})
+        lost = sum(a for other, a in near.items() if warp_of.get(other) == heavy and other != op.name) - \
+            sum(a for other, a in near.items() if warp_of.get(other) == light)
+        key = (round(lost, 12), peak)
+        if best_key is None or key < best_key:
+            best, best_key = (op.name, light), key
     return best
 
 

@@ -181,7 +181,7 @@ KERNELS: dict[str, KernelSpec] = {spec.name: spec for spec in (
                ("temperature", "pressure", "mass_fractions", "dt", "diffusion_source"), ("production_rates",),
                reference_kinetics.net_production_rates, 1e-9, "net production rates (QSSA, stiffness removal)",
                errors=scaled_errors, error_measure="error / max|wdot|", transport=False, qssa=True,
-               auto_placement="buffer",  # paper §3.4: rates stay in registers, exchanged in passes
+               auto_placement=None,  # placement as fits (store, mixed, else buffer: the paper's passes, §3.4)
                dispatch="switch", balance="issue"),  # warps share little code: one dispatch per slab
     KernelSpec("conductivity", conductivity.conductivity_graph, ("temperature", "mass_fractions"),
                ("conductivity",), reference_transport.thermal_conductivity, 1e-10,

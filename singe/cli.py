@@ -118,8 +118,8 @@ def kernel_line(compiled, generated, seconds: float) -> str:
     info = generated.info
     line = (f"{generated.cu_name}: {programs.warps} warps, {len(compiled.graph.operations)} operations, "
             f"{len(programs.barrier_ids)} named barriers ({len(programs.sync_points)} sync points), "
-            f"{programs.shared_bytes} B shared, {info['stripes']} constants per thread "
-            f"({info['register_stripes']} in registers), ~{programs.plan.predicted} registers "
+            f"{programs.shared_bytes} B shared, {info.stripes} constants per thread "
+            f"({info.register_stripes} in registers), ~{programs.plan.predicted} registers "
             f"[{seconds:.2f} s]")
     for warning in programs.warnings:
         line += f"\n  warning: {warning}"
@@ -142,7 +142,7 @@ def _compile_all(mech: Mechanism, args) -> None:
         if args.baseline:
             baseline = generate_baseline(compiled)
             baseline.write(args.output)
-            print(f"{baseline.cu_name}: data-parallel, {baseline.info['threads']} threads per CTA, one point each")
+            print(f"{baseline.cu_name}: data-parallel, {baseline.info.threads} threads per CTA, one point each")
         if args.fortran:
             _write_fortran(compiled, args)
         if args.validate:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from singe.frontend.kernel_inputs import check_transport_kernel
 from singe.kernels import build_graph
 from singe.kernels.ir import DataflowGraph
 from singe.kernels.registry import POINT, KernelSpec, kernel_spec, state_arrays
@@ -22,6 +23,7 @@ from singe.mapping import Mapping, map_graph
 from singe.mechanism import Mechanism
 from singe.options import CompileOptions
 from singe.programs import WarpPrograms
+from singe.programs.verify import check_programs
 from singe.schedule import schedule
 
 
@@ -45,7 +47,7 @@ class CompiledKernel:
         """Check every IR's invariants (graph, mapping, the barrier proof of the programs)."""
         self.graph.verify()
         self.mapping.verify()
-        self.programs.verify()
+        check_programs(self.programs)
 
     def simulation_inputs(self, T, P, Y, dt=None, diffusion_source=None) -> tuple[dict[str, np.ndarray], int]:
         """Global-memory arrays of the kernel's inputs: T [K] (n,), P [Pa] (n,),
@@ -109,6 +111,8 @@ def compile_kernel(mech: Mechanism, kernel: str, warps: int = 8, **options) -> C
     """Compile ``kernel`` of ``mech`` for ``warps`` warps; ``options`` are the
     fields of ``CompileOptions`` (ctas_per_sm, arch, weights, placement ...)."""
     config = options.pop("options", None) or CompileOptions(warps=warps, **options)
+    if kernel_spec(kernel).transport:
+        check_transport_kernel(mech, kernel)
     graph = build_graph(mech, kernel)
     mapping = map_graph(graph, config)
     programs = schedule(mapping)

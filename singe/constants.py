@@ -16,6 +16,12 @@ ELEMENTARY_CHARGE = 1.602176634e-19  # C
 PERMEABILITY_0 = 2.0 * FINE_STRUCTURE * PLANCK / (ELEMENTARY_CHARGE**2 * LIGHT_SPEED)
 PERMITTIVITY_0 = 1.0 / (LIGHT_SPEED**2 * PERMEABILITY_0)
 
+# Numerical guards of the formulas, shared by the kernels and singe.reference.
+SMALL_NUMBER = 1e-300  # Cantera's SmallNumber: falloff guards, PLOG sums
+BIG_NUMBER = 1e300  # Cantera's BigNumber: clamp of 1/Kc
+D_FLOOR = 1e-50  # lower bound of a QSSA species' consumption rate D_i [kmol/m^3/s] (docs/formulas.md §7)
+C_FLOOR = 1e-200  # lower bound of a stiff species' concentration [kmol/m^3] (docs/formulas.md §8)
+
 # Cantera's element table (kg/kmol), every element with a standard atomic
 # weight (singe/data/elements.json, from cantera.Element). CHEMKIN's own
 # weights differ in the 4th digit (H 1.00797); docs/formulas.md §1 uses Cantera's.

@@ -298,7 +298,7 @@ def split_reductions(graph: DataflowGraph, warp_of: dict[str, int]) -> tuple[Dat
         outputs = tuple(v for v in op.outputs if v not in dropped[op.name]) + tuple(extra_outputs[op.name])
         rewritten.append(Operation(op.name, op.kind, _insert_after_definitions(op.instrs, appended[op.name]),
                                    inputs, outputs, op.replicated, False))
-    lowered = DataflowGraph(graph.kernel, graph.mechanism, tuple(rewritten), graph.n_species, graph.info)
+    lowered = DataflowGraph(graph.kernel, graph.mechanism, tuple(rewritten), graph.n_species)
     return lowered, chains
 
 

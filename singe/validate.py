@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from singe.derived.transport import fit_transport
 from singe.errors import SingeInputError
 from singe.mechanism import Mechanism, Nasa9
-from singe.transport_fit import fit_transport
 
 GEOMETRY = {0: "atom", 1: "linear", 2: "nonlinear"}
 RUNNERS = {"simulator": "simulate", "host": "run_host"}  # --validate WHERE -> CompiledKernel method

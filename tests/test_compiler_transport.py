@@ -14,7 +14,7 @@ from singe.kernels.transport import diffusion_columns
 from singe.options import CompileOptions
 from singe.programs import Arrive, Sync, WarpProgram
 from singe.sim import SimulationError
-from singe.transport_fit import fit_transport
+from singe.derived.transport import fit_transport
 from conftest import load
 from cantera_reference import cantera_solution, random_states
 

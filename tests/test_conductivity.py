@@ -17,7 +17,7 @@ from singe.codegen.nvcc import compile_cuda, find_nvcc
 from singe.compiler import compile_kernel
 from singe.kernels.ir import Const, Instr
 from singe.kernels.registry import KERNELS
-from singe.transport_fit import fit_transport
+from singe.derived.transport import fit_transport
 from singe.validate import cantera_property
 from conftest import load
 from cantera_reference import cantera_solution, random_states

@@ -26,7 +26,7 @@ from singe import host
 from singe.codegen import generate, generate_baseline
 from singe.compiler import compile_kernel
 from singe.reference import transport as reference
-from singe.transport_fit import fit_transport
+from singe.derived.transport import fit_transport
 from conftest import load
 from cantera_reference import random_states
 

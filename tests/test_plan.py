@@ -36,7 +36,7 @@ def test_codegen_command_and_timing_read_the_same_plan():
     compiled = compile_kernel(load("dme"), "diffusion", warps=10, ctas_per_sm=3)
     plan = compiled.programs.plan
     generated = generate(compiled)
-    assert generated.info["register_stripes"] == plan.stripes_in_registers(generated.info["stripes"])
+    assert generated.info.register_stripes == plan.stripes_in_registers(generated.info.stripes)
     assert f"~{plan.predicted} registers" in kernel_line(compiled, generated, 0.0)
     assert model(compiled).occupancy.registers == plan.predicted
     assert plan.budget == compiled.options.target.register_budget(320, 3)

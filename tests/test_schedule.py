@@ -8,6 +8,7 @@ from singe.kernels import build_graph
 from singe.mapping import map_graph
 from singe.options import CompileOptions
 from singe.programs import Compute
+from singe.programs.verify import check_programs
 from singe.schedule import global_order, schedule
 from conftest import load
 
@@ -26,7 +27,7 @@ def test_global_order_respects_every_dependence(kernel):
 def test_programs_verify_and_stay_within_the_barrier_limit(ctas):
     mapping = map_graph(build_graph(load("h2o2"), "diffusion"), CompileOptions(warps=6, ctas_per_sm=ctas))
     programs = schedule(mapping)
-    programs.verify()
+    check_programs(programs)
     assert programs.barrier_limit == 16 // ctas
     assert all(0 < p.barrier_id < programs.barrier_limit for p in programs.sync_points)
     computed = [item.op.name for program in programs.programs for item in program.items if isinstance(item, Compute)]

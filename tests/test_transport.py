@@ -1,4 +1,4 @@
-"""Transport fits (singe.transport_fit) and mixture transport
+"""Transport fits (singe.derived.transport) and mixture transport
 (singe.reference.transport) against Cantera 3.2, ``mixture-averaged-CK``.
 
 Norms and tolerances:
@@ -31,7 +31,7 @@ from cantera_reference import (ALL_NAMES, SHARED_NAMES, cantera_solution, chemis
                                have_shared, random_states)
 from singe.errors import MechanismSemanticError
 from singe.reference import transport as reference
-from singe.transport_fit import fit_transport
+from singe.derived.transport import fit_transport
 
 FIT_TOLERANCE = 1e-8
 PROPERTY_TOLERANCE = 1e-10

@@ -35,6 +35,29 @@ BASELINE_THREADS = 128
 
 
 @dataclass(frozen=True)
+class CodegenInfo:
+    """What codegen decided for one kernel (the command's summary and the tests read it).
+
+    ``threads``: per CTA; ``constant_slots``: the widest warp's constants;
+    ``stripes``: constants per thread (32 a stripe), ``register_stripes`` of
+    them held in registers (the register plan's choice); ``variables``: the
+    overlaid register variables; ``blocks``: code blocks of the overlay;
+    ``index_rows``: rows of the per-lane index table; ``shared_fraction``:
+    the share of the warps' units emitted once as code several warps share.
+    The data-parallel baseline has only ``threads``.
+    """
+
+    threads: int
+    constant_slots: int = 0
+    stripes: int = 0
+    register_stripes: int = 0
+    variables: int = 0
+    blocks: int = 0
+    index_rows: int = 0
+    shared_fraction: float = 0.0
+
+
+@dataclass(frozen=True)
 class GeneratedKernel:
     """The text of one kernel's ``.cu`` and ``.h`` files."""
 
@@ -42,7 +65,7 @@ class GeneratedKernel:
     style: str  # 'warp-specialized' or 'baseline'
     cu: str
     header: str
-    info: dict = field(default_factory=dict, compare=False, hash=False)
+    info: CodegenInfo = field(compare=False, hash=False)
 
     @property
     def cu_name(self) -> str:
@@ -156,9 +179,10 @@ def generate(compiled) -> GeneratedKernel:
         kernel_signature(name, compiled.graph, "warp-specialized", compiled.mechanism.transported_species).line()
     header = _header(env, name, f"warp-specialized {compiled.kernel} kernel", compiled.graph,
                      compiled.mechanism.transported_species, options.arch)
-    info = {"constant_slots": slots, "stripes": stripes, "register_stripes": kept, "variables": overlaid.variables,
-            "blocks": len(overlaid.blocks), "index_rows": len(overlaid.index_rows),
-            "shared_fraction": overlaid.shared_units / max(overlaid.total_units, 1)}
+    info = CodegenInfo(threads=programs.threads, constant_slots=slots, stripes=stripes, register_stripes=kept,
+                       variables=overlaid.variables, blocks=len(overlaid.blocks),
+                       index_rows=len(overlaid.index_rows),
+                       shared_fraction=overlaid.shared_units / max(overlaid.total_units, 1))
     return GeneratedKernel(name, "warp-specialized", cu, header, info)
 
 
@@ -210,7 +234,7 @@ def generate_baseline(compiled) -> GeneratedKernel:
         kernel_signature(name, graph, "baseline", compiled.mechanism.transported_species).line()
     header = _header(env, name, f"data-parallel {compiled.kernel} kernel", graph,
                      compiled.mechanism.transported_species)
-    return GeneratedKernel(name, "baseline", cu, header, {"threads": BASELINE_THREADS})
+    return GeneratedKernel(name, "baseline", cu, header, CodegenInfo(threads=BASELINE_THREADS))
 
 
 # -- the Fortran interface -----------------------------------------------------------------

@@ -23,6 +23,7 @@ import numpy as np
 
 from singe.constants import GAS_CONSTANT, ONE_ATM
 from singe.errors import Location, ProblemCollector
+from singe.frontend.kernel_inputs import check_qssa
 from singe.mechanism import Mechanism, Nasa7, TransportData
 
 MAX_RATE_CONSTANT = 1e200  # SI units; |k| above it is a located error
@@ -137,7 +138,8 @@ def temperature_range(mech: Mechanism) -> tuple[float, float]:
 
 
 def check_mechanism(mech: Mechanism, problems: ProblemCollector) -> None:
-    """Evaluate rate constants and transport properties over the thermo range."""
+    """The QSSA linearization's needs; rate constants and transport properties over the thermo range."""
+    check_qssa(mech, problems)
     if not mech.species:
         return
     T = _grid(*temperature_range(mech))

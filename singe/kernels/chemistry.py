@@ -53,15 +53,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from singe.constants import GAS_CONSTANT, ONE_ATM
+from singe.constants import BIG_NUMBER, C_FLOOR, D_FLOOR, GAS_CONSTANT, ONE_ATM, SMALL_NUMBER
+from singe.derived.qssa import FORWARD, REVERSE, QssaSystem, build_qssa_system
+from singe.derived.rates import THIRD_BODY_KINDS, kinetics_tables
+from singe.derived.stoichiometry import reaction_stoichiometry, stiff_stoichiometry
 from singe.errors import SingeInternalError
 from singe.kernels.ir import Const, DataflowGraph, Imm, InstrBuilder, Instr, Operand, Operation, Reg
 from singe.kernels.transport import reduction_op
 from singe.mechanism import Arrhenius, ChebyshevRate, Mechanism, Nasa7, PlogRate, Reaction
-from singe.reference.kinetics import BIG_NUMBER, SMALL_NUMBER, THIRD_BODY_KINDS, kinetics_tables
-from singe.reference.qssa import D_FLOOR, FORWARD, REVERSE, QssaSystem, build_qssa_system
-from singe.reference.stiffness import C_FLOOR, stiff_stoichiometry
-from singe.reference.thermo import reaction_stoichiometry
 
 LN10 = math.log(10.0)
 THIRD_BODY_CORRECTIONS_MIN = 0.1  # smallest efficiency for [M] = total + sum (eff - 1) C (bounded cancellation)
@@ -921,6 +920,4 @@ def chemistry_graph(mech: Mechanism) -> DataflowGraph:
                   if "stiffness" in plan.stages(j)]
     items += output_items(plan)
     operations = _finish(items)
-    info = {"qssa_species": len(mech.qss_species), "stiff_species": len(plan.stiff_active),
-            "reactions": len(mech.reactions)}
-    return DataflowGraph("chemistry", mech.name, tuple(operations), len(mech.transported_species), info)
+    return DataflowGraph("chemistry", mech.name, tuple(operations), len(mech.transported_species))

@@ -9,10 +9,10 @@ temperature [K], mass fractions (species-major); output: conductivity [W/m/K].
 
 from __future__ import annotations
 
+from singe.derived.transport import fit_transport
 from singe.kernels.ir import DataflowGraph, Imm, InstrBuilder, Operation, Reg
 from singe.kernels.transport import mixture_prologue, reduction_op
 from singe.mechanism import Mechanism
-from singe.transport_fit import fit_transport
 
 
 def species_conductivity_op(k: int, coefficients) -> Operation:

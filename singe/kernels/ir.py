@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Union
 
 from singe.errors import SingeInternalError
@@ -205,7 +205,6 @@ class DataflowGraph:
     mechanism: str
     operations: tuple[Operation, ...]
     n_species: int
-    info: dict = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def by_name(self) -> dict[str, Operation]:

@@ -18,7 +18,7 @@ from typing import Callable
 
 import numpy as np
 
-from singe.errors import OptionError, SingeInputError, SingeInternalError
+from singe.errors import OptionError, SingeInternalError
 from singe.kernels import chemistry, conductivity, transport
 from singe.kernels.ir import DataflowGraph
 from singe.mechanism import Mechanism
@@ -145,9 +145,12 @@ class KernelSpec:
         return self.inputs + self.outputs
 
     def build(self, mech: Mechanism) -> DataflowGraph:
-        """The kernel's graph for ``mech``; a mechanism it cannot serve is the user's error."""
+        """The kernel's graph for ``mech``.  A mechanism it cannot serve is the
+        user's error, found with its location by ``singe.frontend``
+        (``check_transport_kernel``, which ``compile_kernel`` runs first)."""
         if self.transport and len(mech.transported_species) < 2:
-            raise SingeInputError(f"{mech.name}: the {self.name} kernel needs at least two transported species")
+            raise SingeInternalError(f"{mech.name}: the {self.name} kernel needs at least two transported species "
+                                     "(singe.frontend.kernel_inputs.check_transport_kernel refuses such a mechanism)")
         graph = self.builder(mech)
         self.check_fields(graph)
         return graph

@@ -12,9 +12,9 @@ import math
 
 import numpy as np
 
+from singe.derived.transport import fit_transport
 from singe.kernels.ir import Const, DataflowGraph, Imm, InstrBuilder, Operation, Reg
 from singe.mechanism import Mechanism
-from singe.transport_fit import fit_transport
 
 TINY = 1e-20  # mole fraction clamp, as Cantera
 

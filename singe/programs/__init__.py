@@ -16,11 +16,12 @@ slab.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
+from typing import TYPE_CHECKING, Union
 
-from singe.errors import SingeInternalError
 from singe.kernels.ir import Operation
-from singe.programs.plan import RegisterPlan
+
+if TYPE_CHECKING:  # the plan is computed from the lowering, which reads these classes
+    from singe.programs.plan import RegisterPlan
 
 WARP_SIZE = 32
 FULL_BARRIER_ID = 0
@@ -111,16 +112,6 @@ class SyncPoint:
         return tuple(sorted(set(self.arrivers) | set(self.syncers)))
 
     @property
-    def registers(self) -> tuple[int, ...]:
-        """Registers per thread each warp needs with its constants in registers (the plan's)."""
-        return self.plan.per_warp if self.plan else ()
-
-    @property
-    def warnings(self) -> tuple[str, ...]:
-        """What the compiler warns of (registers that will spill)."""
-        return self.plan.warnings(self.warps) if self.plan else ()
-
-    @property
     def threads(self) -> int:
         return WARP_SIZE * len(self.participants)
 
@@ -190,17 +181,3 @@ class WarpPrograms:
             lines.append(f"warp {program.warp} ({len(program.items)} items{regs}):")
             lines.extend(f"    {item}" for item in program.items)
         return "\n".join(lines)
-
-    def verify(self) -> None:
-        """Structural checks, then that every cross-warp dependence is ordered by a barrier."""
-        from singe.programs.verify import check_programs  # a module of its own: the proof is long
-
-        if len(self.programs) != self.warps:
-            raise SingeInternalError(f"{len(self.programs)} programs for {self.warps} warps")
-        for point in self.sync_points:
-            if not 0 < point.barrier_id < self.barrier_limit:
-                raise SingeInternalError(f"point {point.number} on barrier {point.barrier_id}, "
-                                         f"outside 1..{self.barrier_limit - 1}")
-            if not point.syncers:
-                raise SingeInternalError(f"point {point.number} has no warp waiting on it")
-        check_programs(self)

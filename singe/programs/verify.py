@@ -1,4 +1,4 @@
-"""The static proof behind ``WarpPrograms.verify()``: barriers order every hazard.
+"""The static proof of warp programs (``check_programs``): barriers order every hazard.
 
 The *item graph* has a node per item of every warp, a *release* node right
 after each ``Sync`` / ``FullSync`` (the moment the warp may go on), and a
@@ -92,11 +92,19 @@ def _check_point_items(programs: WarpPrograms, point, found: dict, problems: lis
 
 
 def check_structure(programs: WarpPrograms) -> None:
-    """Points and barrier items agree one to one; FullSyncs are matched; slots exist."""
+    """One program per warp; points on barrier ids within the limit, each with a
+    waiting warp; points and barrier items agree one to one; FullSyncs are
+    matched; slots exist."""
     problems: list[str] = []
     order = [p.warp for p in programs.programs]
     if order != list(range(programs.warps)):
         _fail([f"programs are for warps {order}, expected 0..{programs.warps - 1} in order"], "structure")
+    for point in programs.sync_points:
+        if not 0 < point.barrier_id < programs.barrier_limit:
+            problems.append(f"point {point.number} on barrier {point.barrier_id}, "
+                            f"outside 1..{programs.barrier_limit - 1}")
+        if not point.syncers:
+            problems.append(f"point {point.number} has no warp waiting on it")
     numbers = [p.number for p in programs.sync_points]
     if len(set(numbers)) != len(numbers):
         problems.append(f"sync point numbers repeat: {sorted(n for n in set(numbers) if numbers.count(n) > 1)}")

@@ -9,39 +9,11 @@ the present one.  Rates of progress are arrays (n_reactions, n)
 
 from __future__ import annotations
 
-
 import numpy as np
 
-from singe.errors import SingeInternalError
+from singe.constants import C_FLOOR
+from singe.derived.stoichiometry import STIFFNESS_FORMS, stiff_stoichiometry
 from singe.mechanism import Mechanism
-from singe.memo import per_mechanism
-
-FORMS = ("simultaneous", "sequential")
-
-#: lower bound of a stiff species' concentration [kmol/m^3]
-C_FLOOR = 1e-200
-
-
-@per_mechanism
-def stiff_stoichiometry(mech: Mechanism) -> tuple[np.ndarray, np.ndarray]:
-    """nu' and nu'' (n_stiff, n_reactions) of the stiff species, as written
-    (a species on both sides counts on both): the one table the reference and
-    the chemistry kernel read.  A species both QSSA and stiff is reported by
-    the frontend, with its location; here it is an internal error."""
-    position = {name: s for s, name in enumerate(mech.stiff_species)}
-    qss = set(mech.qss_species)
-    bad = [name for name in mech.stiff_species if name in qss]
-    if bad:
-        raise SingeInternalError(f"species {', '.join(bad)} listed both as QSSA and as stiff "
-                                 "(the frontend refuses such a list)")
-    nu_r = np.zeros((len(position), len(mech.reactions)))
-    nu_p = np.zeros_like(nu_r)
-    for r, reaction in enumerate(mech.reactions):
-        for side, nu in ((reaction.reactants, nu_r), (reaction.products, nu_p)):
-            for name, coefficient in side:
-                if name in position:
-                    nu[position[name], r] += coefficient
-    return nu_r, nu_p
 
 
 def remove_stiffness(mech: Mechanism, qf: np.ndarray, qr: np.ndarray, C: np.ndarray,
@@ -63,8 +35,8 @@ def remove_stiffness(mech: Mechanism, qf: np.ndarray, qr: np.ndarray, C: np.ndar
         applied; Singe's kernels) or 'sequential' (species in list order, each
         on the rates already scaled by the earlier ones; the Fortran original).
     """
-    if form not in FORMS:
-        raise ValueError(f"unknown stiffness removal form {form!r}; expected one of {', '.join(FORMS)}")
+    if form not in STIFFNESS_FORMS:
+        raise ValueError(f"unknown stiffness removal form {form!r}; expected one of {', '.join(STIFFNESS_FORMS)}")
     qf = np.array(qf, dtype=float)
     qr = np.array(qr, dtype=float)
     if not mech.stiff_species:

@@ -5,7 +5,7 @@ The state is that of the kernels: temperature T [K] (n,), pressure P [Pa]
 (n,) and the mass fractions Y (n_transported, n) of ``mech.transported_species``.
 QSSA species are not part of the state: the mixture is the transported
 species only (their mass fractions are taken as 0 and they are left out).
-Species properties come from the fitted cubics in ln T (``singe.transport_fit``),
+Species properties come from the fitted cubics in ln T (``singe.derived.transport``),
 as in the kernels and in Cantera's ``mixture-averaged-CK`` model.
 
 Mole fractions are clamped, x_k <- max(x_k, 1e-20), without renormalising;
@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from singe.derived.transport import evaluate_fit, fit_transport
 from singe.mechanism import Mechanism
-from singe.transport_fit import evaluate_fit, fit_transport
 
 TINY = 1e-20
 """Lower clamp of the mole fractions [-] (Cantera's ``Tiny``)."""

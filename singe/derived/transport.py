@@ -23,10 +23,10 @@ import numpy as np
 
 from singe.constants import (AVOGADRO, BOLTZMANN, GAS_CONSTANT, LIGHT_SPEED,
                              PERMITTIVITY_0)
+from singe.derived.thermo import cp_R
 from singe.errors import MechanismSemanticError, ProblemCollector
 from singe.mechanism import Mechanism, Species
 from singe.memo import per_mechanism
-from singe.reference.thermo import cp_R
 
 FIT_POINTS = 50
 """Number of temperatures the fits are made on (both limits included)."""

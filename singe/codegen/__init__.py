@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import jinja2
 
+from singe.codegen.dispatch import warp_switch
 from singe.codegen.overlay import OverlaidKernel, overlay
 from singe.codegen.interface import (SpeciesTable, c_string, fortran_string, kernel_name, nullable_note,
                                      species_names)
@@ -180,7 +181,7 @@ def generate(compiled) -> GeneratedKernel:
         return compiled.render()  # singe.codegen.tables, through the compiled kernel
     programs = compiled.programs
     options = compiled.options
-    overlaid = overlay(programs)
+    overlaid = warp_switch(programs) if kernel_spec(compiled.kernel).dispatch == "switch" else overlay(programs)
     slots = len(overlaid.constants[0]) if overlaid.constants else 0
     stripes = -(-slots // 32)
     kept = programs.plan.stripes_in_registers(stripes)

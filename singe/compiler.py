@@ -11,13 +11,16 @@ warp simulator on SI inputs.
 from __future__ import annotations
 
 import functools
+import time
 from dataclasses import dataclass
 
 import numpy as np
 
 from singe.frontend.kernel_inputs import check_transport_kernel
 from singe.kernels import build_graph
+from singe.kernels.chemistry_tables import ChemistryTables, chemistry_tables
 from singe.kernels.ir import DataflowGraph
+from singe.kernels.table_form import choose_form, table_programs
 from singe.kernels.registry import POINT, KernelSpec, kernel_spec, state_arrays
 from singe.mapping import Mapping, map_graph
 from singe.mechanism import Mechanism
@@ -37,6 +40,8 @@ class CompiledKernel:
     graph: DataflowGraph
     mapping: Mapping
     programs: WarpPrograms
+
+    form = "unrolled"  # the chemistry kernel's form (singe.kernels.table_form)
 
     @property
     def spec(self) -> KernelSpec:
@@ -107,13 +112,61 @@ class CompiledKernel:
                 f"{programs.shared_bytes} B shared, {programs.plan}")
 
 
-def compile_kernel(mech: Mechanism, kernel: str, warps: int = 8, **options) -> CompiledKernel:
+def compile_kernel(mech: Mechanism, kernel: str, warps: int = 8, progress=None, **options) -> CompiledKernel:
     """Compile ``kernel`` of ``mech`` for ``warps`` warps; ``options`` are the
-    fields of ``CompileOptions`` (ctas_per_sm, arch, weights, placement ...)."""
+    fields of ``CompileOptions`` (ctas_per_sm, arch, weights, placement, form ...).
+    ``progress(stage, seconds)``, when given, is called after each stage
+    (graph, map, schedule; tables, programs for the table form)."""
     config = options.pop("options", None) or CompileOptions(warps=warps, **options)
+    stages = _Stages(progress)
+    if choose_form(mech, kernel, config.form) == "tables":
+        tables = stages.run("tables", chemistry_tables, mech)
+        programs = stages.run("programs", table_programs, mech, config)
+        return TableKernel(mech, kernel, config, None, None, programs, tables)
     if kernel_spec(kernel).transport:
         check_transport_kernel(mech, kernel)
-    graph = build_graph(mech, kernel)
-    mapping = map_graph(graph, config)
-    programs = schedule(mapping)
+    graph = stages.run("graph", build_graph, mech, kernel)
+    mapping = stages.run("map", map_graph, graph, config)
+    programs = stages.run("schedule", schedule, mapping)
     return CompiledKernel(mech, kernel, config, graph, mapping, programs)
+
+
+@dataclass(frozen=True)
+class TableKernel(CompiledKernel):
+    """The chemistry kernel in the table form (``singe.kernels.table_form``): no dataflow
+    graph or mapping, the mechanism's tables in their place; the simulator, the host
+    runtime, validation and codegen take it as any compiled kernel."""
+
+    tables: ChemistryTables | None = None
+
+    form = "tables"
+
+    def verify(self) -> None:
+        """The barrier proof of the programs (every workspace access of every row)."""
+        check_programs(self.programs)
+
+    def render(self):
+        """The kernel's CUDA (``singe.codegen.generate`` of this form: ``singe.codegen.tables``)."""
+        from singe.codegen.tables import generate_tables
+
+        return generate_tables(self)
+
+    def summary(self) -> str:
+        tables, programs = self.tables, self.programs
+        return (f"{self.mechanism.name} chemistry (tables): {programs.warps} warps, {tables.n_species} species, "
+                f"{tables.n_rows} reaction rows, {programs.shared_slots} workspace slots "
+                f"({programs.slot_bytes} B per CTA in global memory), {programs.plan}")
+
+
+class _Stages:
+    """Runs stages, reporting each one's time to ``progress`` (if any)."""
+
+    def __init__(self, progress):
+        self.progress = progress
+
+    def run(self, name: str, stage, *args):
+        start = time.perf_counter()
+        result = stage(*args)
+        if self.progress:
+            self.progress(name, time.perf_counter() - start)
+        return result

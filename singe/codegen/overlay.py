@@ -55,10 +55,10 @@ class OverlaidKernel:
     constants: list[list[float]]  # per warp, per slot
     index_rows: list[list[int]]  # per row, per warp
     variables: int
-    loop_ints: list[int] = field(default_factory=list)  # the loop table (singe_loop_ints)
-    loops: int = 0  # loops in the body
     shared_units: int = 0
     total_units: int = 0
+    loop_ints: list[int] = field(default_factory=list)  # the loop table (singe_loop_ints)
+    loops: int = 0  # loops in the body
 
 
 class _Constants:
@@ -183,7 +183,7 @@ class _Variables:
 class Overlay:
     """Walks the warps' unit lists together (see the module docstring)."""
 
-    def __init__(self, programs: WarpPrograms, index_tables: bool = True, roll: bool = True):
+    def __init__(self, programs: WarpPrograms, index_tables: bool = True, roll: bool = False):
         self.programs = programs
         self.index_tables = index_tables
         self.roll = roll
@@ -218,8 +218,8 @@ class Overlay:
                 self._emit_group(best)
         total = sum(len(u) for u in self.units)
         return OverlaidKernel(self.blocks, self.constants.table(), self.indices.rows,
-                              len(self.variables.holders), self.loop_tables.values, self.loops, self.shared_units,
-                              total)
+                              len(self.variables.holders), self.shared_units, total,
+                              loop_ints=self.loop_tables.values, loops=self.loops)
 
     def _groups(self, active: list[int]) -> list[list[int]]:
         """Warps whose next units have the same text; a group whose offsets

@@ -35,6 +35,8 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
+import numpy as np
+
 CLASSES = ("fp64", "mufu", "lds", "sts", "ldg", "stg", "ldl", "stl", "bar", "shfl", "branch", "other")
 PARAMETER_BASE = {"sm_90": 0x210, "sm_90a": 0x210, "sm_80": 0x160, "sm_86": 0x160, "sm_89": 0x160}
 STEP_LIMIT = 50_000_000
@@ -551,7 +553,22 @@ def _plop3(lane: _Lane, ins: Instruction) -> None:
         lane.preds[outputs[1]] = None
 
 
-_HANDLERS = {"MOV": _mov, "S2R": _special, "S2UR": _special, "CS2R": None, "IMAD": _imad, "IADD3": _iadd3,
+def _hfma2_constant(lane: _Lane, ins: Instruction) -> None:
+    """``HFMA2.MMA R7, -RZ, RZ, 0, 5.96e-08``: ptxas's way of writing a 32-bit
+    constant (0 * 0 + the half2 immediate: high half first, low half second)."""
+    operands = ins.operands
+    if len(operands) == 5 and operands[1] in ("RZ", "-RZ") and operands[2] == "RZ":
+        try:
+            halves = [int(np.float16(float(h)).view(np.uint16)) for h in operands[3:5]]
+        except ValueError:
+            halves = None
+        if halves is not None:
+            lane.set(operands[0], (halves[0] << 16) | halves[1])
+            return
+    lane.clobber(ins)
+
+
+_HANDLERS = {"MOV": _mov, "HFMA2": _hfma2_constant, "S2R": _special, "S2UR": _special, "CS2R": None, "IMAD": _imad, "IADD3": _iadd3,
              "VIADD": _viadd, "IADD": _viadd, "LOP3": _lop3, "SHF": _shf, "LEA": _lea, "ISETP": _isetp,
              "SEL": _sel, "VIMNMX": _minmax, "IMNMX": _minmax, "VIADDMNMX": _viaddmnmx, "STL": _stl, "LDL": _ldl, "LDC": _ldc, "PLOP3": _plop3}
 _HANDLERS = {k: v for k, v in _HANDLERS.items() if v is not None}

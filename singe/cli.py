@@ -16,7 +16,7 @@ from singe.errors import OptionError, SingeInputError
 from singe.frontend import load_mechanism
 from singe.mechanism import Mechanism
 from singe.kernels.registry import KERNELS, default_kernels, kernel_spec
-from singe.options import PLACEMENTS, CompileOptions
+from singe.options import FORMS, PLACEMENTS, CompileOptions
 from singe.targets import TARGETS
 
 DUMPS = ("graph", "mapping", "schedule")
@@ -76,6 +76,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--weights", type=_weights, default=CompileOptions().weights,
                         help="mapping weights flops,registers,locality (default 1,0.5,1)")
     parser.add_argument("--placement", choices=PLACEMENTS, default="auto")
+    parser.add_argument("--form", choices=FORMS, default="auto",
+                        help="the chemistry kernel unrolled (one operation per reaction) or as tables the kernel "
+                             "loops over (detailed mechanisms); default: chosen from the mechanism's size")
     parser.add_argument("--baseline", action="store_true", help="also write the data-parallel kernels")
     parser.add_argument("--validate", nargs="?", const="simulator", choices=("simulator", "host"),
                         help="run the kernels on random states — their warp programs in the simulator "
@@ -111,13 +114,16 @@ def _options(args, kernel: str) -> CompileOptions:
     warps = args.warps if warps is None else warps
     qssa_warps = args.qssa_warps if kernel_spec(kernel).qssa else 1
     return CompileOptions(warps=warps, ctas_per_sm=args.ctas_per_sm, arch=args.arch, weights=args.weights,
-                          placement=args.placement, qssa_warps=qssa_warps)
+                          placement=args.placement, qssa_warps=qssa_warps,
+                          form=args.form if kernel == "chemistry" else "auto")
 
 
 def kernel_line(compiled, generated, seconds: float) -> str:
     """One line per kernel: the numbers a GPU engineer checks first."""
     programs = compiled.programs
     info = generated.info
+    if compiled.form == "tables":
+        return table_kernel_line(compiled, generated, seconds)
     ctas = compiled.options.ctas_per_sm
     line = (f"{generated.cu_name}: {programs.warps} warps x {ctas} CTA{'s' if ctas != 1 else ''} per SM, "
             f"{len(compiled.graph.operations)} operations, "
@@ -140,20 +146,58 @@ def _more_warps(compiled) -> int | None:
     return warps_avoiding_spills(compiled)
 
 
+def table_kernel_line(compiled, generated, seconds: float) -> str:
+    """The kernel line of the table-form chemistry kernel."""
+    tables, programs = compiled.tables, compiled.programs
+    return (f"{generated.cu_name}: table form, {programs.warps} warps, {tables.n_species} species, "
+            f"{tables.n_rows} reaction rows, {generated.info.table_entries} table entries, "
+            f"{generated.info.shared_bytes} B shared, {programs.slot_bytes} B workspace per CTA (global memory), "
+            f"~{programs.plan.predicted} registers, "
+            f"{len(generated.cu) / 1e6:.2f} MB [{seconds:.2f} s]")
+
+
+def is_large(mech: Mechanism) -> bool:
+    """Mechanisms whose compilation takes long enough to report each stage."""
+    from singe.kernels.table_form import TABLES_MIN_REACTIONS, TABLES_MIN_SPECIES
+
+    return mech.n_species >= TABLES_MIN_SPECIES or len(mech.reactions) >= TABLES_MIN_REACTIONS
+
+
+def _progress(kernel: str):
+    """A progress callback printing each stage of ``kernel`` as it finishes."""
+    def report(stage: str, seconds: float) -> None:
+        print(f"  {kernel}: {stage} {seconds:.2f} s", flush=True)
+    return report
+
+
+def _dump(compiled, what: str) -> str:
+    if compiled.form == "tables" and what != "schedule":
+        return (f"{compiled.summary()}\n(the table form has no dataflow graph or mapping: its tables are read by "
+                f"the warp programs that --dump schedule prints)")
+    return str({"graph": compiled.graph, "mapping": compiled.mapping, "schedule": compiled.programs}[what])
+
+
 def _compile_all(mech: Mechanism, args) -> None:
     from singe.codegen import generate, generate_baseline
     from singe.compiler import compile_kernel
 
+    progress = is_large(mech) and not args.dump
     for kernel in args.kernels or default_kernels(mech):
         start = time.perf_counter()
-        compiled = compile_kernel(mech, kernel, options=_options(args, kernel))
+        compiled = compile_kernel(mech, kernel, options=_options(args, kernel),
+                                  progress=_progress(kernel) if progress else None)
         if args.dump:
-            print({"graph": compiled.graph, "mapping": compiled.mapping, "schedule": compiled.programs}[args.dump])
+            print(_dump(compiled, args.dump))
             continue
+        emit = time.perf_counter()
         generated = generate(compiled)
         generated.write(args.output)
+        if progress:
+            _progress(kernel)("emit", time.perf_counter() - emit)
         print(kernel_line(compiled, generated, time.perf_counter() - start))
-        if args.baseline:
+        if args.baseline and compiled.form == "tables":
+            print("  no data-parallel baseline of the table form (--form unrolled --baseline writes one)")
+        elif args.baseline:
             baseline = generate_baseline(compiled)
             baseline.write(args.output)
             print(f"{baseline.cu_name}: data-parallel, {baseline.info.threads} threads per CTA, one point each")
@@ -167,7 +211,7 @@ def _compile_all(mech: Mechanism, args) -> None:
 def _write_fortran(compiled, args) -> None:
     from singe.codegen import generate_fortran
 
-    for baseline in (False, True) if args.baseline else (False,):
+    for baseline in (False, True) if args.baseline and compiled.form != "tables" else (False,):
         files = generate_fortran(compiled, baseline)
         for file_name, text in files.items():
             (pathlib.Path(args.output) / file_name).write_text(text)
@@ -225,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
         for warning in mech.warnings:
             print(warning, file=sys.stderr)
         if not args.dump:
-            print(describe(mech, time.perf_counter() - start))
+            print(describe(mech, time.perf_counter() - start), flush=True)
         _compile_all(mech, args)
         if args.write_reference and not args.dump:
             _write_references(mech, args)

@@ -11,13 +11,16 @@ warp simulator on SI inputs.
 from __future__ import annotations
 
 import functools
+import time
 from dataclasses import dataclass
 
 import numpy as np
 
 from singe.frontend.kernel_inputs import check_transport_kernel
 from singe.kernels import build_graph
+from singe.kernels.chemistry_tables import ChemistryTables, chemistry_tables
 from singe.kernels.ir import DataflowGraph
+from singe.kernels.table_form import choose_form, table_programs
 from singe.kernels.registry import POINT, KernelSpec, kernel_spec, state_arrays
 from singe.mapping import Mapping, map_graph
 from singe.mechanism import Mechanism
@@ -44,6 +47,8 @@ class CompiledKernel:
     graph: DataflowGraph
     mapping: Mapping
     programs: WarpPrograms
+
+    form = "unrolled"  # the chemistry kernel's form (singe.kernels.table_form)
 
     @property
     def spec(self) -> KernelSpec:
@@ -114,26 +119,37 @@ class CompiledKernel:
                 f"{programs.shared_bytes} B shared, {programs.plan}")
 
 
-def compile_kernel(mech: Mechanism, kernel: str, warps: int = 8, **options) -> CompiledKernel:
+def compile_kernel(mech: Mechanism, kernel: str, warps: int = 8, progress=None, **options) -> CompiledKernel:
     """Compile ``kernel`` of ``mech`` for ``warps`` warps; ``options`` are the
-    fields of ``CompileOptions`` (ctas_per_sm, arch, weights, placement ...).
-    Without ``ctas_per_sm`` the CTAs per SM are chosen (``choose_ctas_per_sm``)."""
+    fields of ``CompileOptions`` (ctas_per_sm, arch, weights, placement, form ...).
+    Without ``ctas_per_sm`` the CTAs per SM are chosen (``choose_ctas_per_sm``).
+    ``progress(stage, seconds)``, when given, is called after each stage
+    (graph, map, schedule; tables, programs for the table form)."""
     config = options.pop("options", None) or CompileOptions(warps=warps, **options)
+    stages = _Stages(progress)
+    if choose_form(mech, kernel, config.form) == "tables":
+        config = config.planned()  # the table form's register needs are fixed: the stages' CTAs per SM
+        tables = stages.run("tables", chemistry_tables, mech)
+        programs = stages.run("programs", table_programs, mech, config)
+        return TableKernel(mech, kernel, config, None, None, programs, tables)
     if kernel_spec(kernel).transport:
         check_transport_kernel(mech, kernel)
-    graph = build_graph(mech, kernel)
+    graph = stages.run("graph", build_graph, mech, kernel)
     if config.ctas_per_sm is None:
-        return choose_ctas_per_sm(mech, kernel, graph, config)
-    return _compile_graph(mech, kernel, graph, config)
+        return choose_ctas_per_sm(mech, kernel, graph, config, stages)
+    return _compile_graph(mech, kernel, graph, config, stages)
 
 
-def _compile_graph(mech: Mechanism, kernel: str, graph: DataflowGraph, config: CompileOptions) -> CompiledKernel:
-    mapping = map_graph(graph, config)
-    programs = schedule(mapping)
+def _compile_graph(mech: Mechanism, kernel: str, graph: DataflowGraph, config: CompileOptions,
+                   stages: "_Stages | None" = None) -> CompiledKernel:
+    stages = stages or _Stages(None)
+    mapping = stages.run("map", map_graph, graph, config)
+    programs = stages.run("schedule", schedule, mapping)
     return CompiledKernel(mech, kernel, config, graph, mapping, programs)
 
 
-def choose_ctas_per_sm(mech: Mechanism, kernel: str, graph: DataflowGraph, config: CompileOptions) -> CompiledKernel:
+def choose_ctas_per_sm(mech: Mechanism, kernel: str, graph: DataflowGraph, config: CompileOptions,
+                       stages: "_Stages | None" = None) -> CompiledKernel:
     """``graph`` compiled at the most CTAs per SM (``config.cta_candidates()``)
     whose register budget covers the register plan's floor with
     ``SPILL_HEADROOM`` registers to spare and whose shared memory holds the
@@ -144,7 +160,7 @@ def choose_ctas_per_sm(mech: Mechanism, kernel: str, graph: DataflowGraph, confi
     One CTA per SM is compiled first (the most registers and shared memory);
     its plan's floor rules out the counts whose budget is smaller, and the
     others are compiled, most first, until one fits."""
-    first = _compile_graph(mech, kernel, graph, config.replace(ctas_per_sm=1))
+    first = _compile_graph(mech, kernel, graph, config.replace(ctas_per_sm=1), stages)
     target, threads = config.target, first.programs.threads
     for ctas in config.cta_candidates():
         if ctas == 1:
@@ -152,7 +168,7 @@ def choose_ctas_per_sm(mech: Mechanism, kernel: str, graph: DataflowGraph, confi
         if target.register_budget(threads, ctas) < first.programs.plan.floor + SPILL_HEADROOM:
             continue
         try:
-            compiled = _compile_graph(mech, kernel, graph, config.replace(ctas_per_sm=ctas))
+            compiled = _compile_graph(mech, kernel, graph, config.replace(ctas_per_sm=ctas), stages)
         except OptionError:  # the mapping does not fit this CTA's shared memory
             continue
         plan = compiled.programs.plan
@@ -170,3 +186,44 @@ def warps_avoiding_spills(compiled: CompiledKernel) -> int | None:
         if not compile_kernel(compiled.mechanism, compiled.kernel, options=trial).programs.plan.spilled:
             return warps
     return None
+
+
+@dataclass(frozen=True)
+class TableKernel(CompiledKernel):
+    """The chemistry kernel in the table form (``singe.kernels.table_form``): no dataflow
+    graph or mapping, the mechanism's tables in their place; the simulator, the host
+    runtime, validation and codegen take it as any compiled kernel."""
+
+    tables: ChemistryTables | None = None
+
+    form = "tables"
+
+    def verify(self) -> None:
+        """The barrier proof of the programs (every workspace access of every row)."""
+        check_programs(self.programs)
+
+    def render(self):
+        """The kernel's CUDA (``singe.codegen.generate`` of this form: ``singe.codegen.tables``)."""
+        from singe.codegen.tables import generate_tables
+
+        return generate_tables(self)
+
+    def summary(self) -> str:
+        tables, programs = self.tables, self.programs
+        return (f"{self.mechanism.name} chemistry (tables): {programs.warps} warps, {tables.n_species} species, "
+                f"{tables.n_rows} reaction rows, {programs.shared_slots} workspace slots "
+                f"({programs.slot_bytes} B per CTA in global memory), {programs.plan}")
+
+
+class _Stages:
+    """Runs stages, reporting each one's time to ``progress`` (if any)."""
+
+    def __init__(self, progress):
+        self.progress = progress
+
+    def run(self, name: str, stage, *args):
+        start = time.perf_counter()
+        result = stage(*args)
+        if self.progress:
+            self.progress(name, time.perf_counter() - start)
+        return result

@@ -135,14 +135,18 @@ class ProblemCollector:
             hint = hint() if len(self.problems) < SHOWN_PER_ERROR else ""
         self.problems.append(Problem(location, message, hint))
 
+    def warn(self, location: Location | None, message: str, hint: str = "") -> None:
+        """A located warning: the value is accepted (it gives finite outputs) but suspicious."""
+        warning = Problem(location, message, hint, severity="warning")
+        if warning not in self.warnings:
+            self.warnings.append(warning)
+
     def tolerable(self, location: Location | None, message: str, kept: str) -> None:
         """An error, or with ``permissive`` a warning saying what was ``kept``."""
         if not self.permissive:
             self.add(location, message, f"{kept} with --permissive (permissive=True)")
             return
-        warning = Problem(location, message, kept, severity="warning")
-        if warning not in self.warnings:
-            self.warnings.append(warning)
+        self.warn(location, message, kept)
 
     def raise_if_any(self, kind: type[SingeInputError] = MechanismSemanticError) -> None:
         if self.problems:

@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 from itertools import zip_longest
 
 from singe.errors import OptionError, SingeInternalError
-from singe.kernels.ir import DataflowGraph, Instr, Operation, Reg
+from singe.kernels.ir import Const, DataflowGraph, Instr, Operation, Reg
 from singe.kernels.registry import kernel_spec
 from singe.options import CompileOptions
 from singe.programs import WARP_SIZE
+from singe.timing import EXPANSIONS
 
 SLOT_BYTES = WARP_SIZE * 8
 CHAINS_IN_REGISTERS = 4  # running partial sums per warp kept in registers before they move to shared memory
@@ -88,6 +89,23 @@ class Mapping:
 
 # -- warp assignment ----------------------------------------------------------
 
+def issue_cost(op: Operation) -> int:
+    """Machine instructions one warp issues for ``op``: each IR instruction's
+    expansion (``singe.timing.EXPANSIONS``: exp, log and division are long
+    sequences) and one load per mechanism constant it reads."""
+    return sum(EXPANSIONS[i.opcode].issue + sum(isinstance(s, Const) for s in i.srcs) for i in op.instrs)
+
+
+def _load(graph: DataflowGraph):
+    """What the mapper balances between warps for this kernel (its ``KernelSpec.balance``)."""
+    balance = kernel_spec(graph.kernel).balance
+    if balance == "issue":
+        return issue_cost
+    if balance == "flops":
+        return lambda op: op.flops
+    raise SingeInternalError(f"{graph.kernel}: unknown balance {balance!r}")
+
+
 def _affinities(graph: DataflowGraph) -> dict[str, dict[str, float]]:
     """How much each pair of operations gains from sharing a warp: 1 per data
     edge, 1/(terms-1) per pair of terms of one reduction."""
@@ -130,30 +148,88 @@ def assign_warps(graph: DataflowGraph, options: CompileOptions) -> dict[str, int
     w_flops, w_regs, w_local = options.weights
     ops = [op for op in graph.operations if not op.replicated]
     position = {op.name: i for i, op in enumerate(ops)}
-    mean_flops = max(sum(op.flops for op in ops) / warps, 1.0)
+    load = _load(graph)
+    cost_of = {op.name: load(op) for op in ops}
+    mean_flops = max(sum(cost_of.values()) / warps, 1.0)
     mean_values = max(sum(len(op.outputs) for op in ops) / warps, 1.0)
     affinity = _affinities(graph)
     flops = [0] * warps
     values = [0] * warps
     warp_of: dict[str, int] = {}
     feeds_qssa = _feeding_qssa(graph)
-    for op in sorted(ops, key=lambda o: (o.name not in feeds_qssa, -o.flops, position[o.name])):
+    for op in sorted(ops, key=lambda o: (o.name not in feeds_qssa, -cost_of[o.name], position[o.name])):
         near = affinity.get(op.name, {})
         total = sum(near.values()) or 1.0
         allowed = range(options.qssa_warps) if op.kind.startswith("qssa") else range(warps)
 
         def cost(warp: int) -> tuple[float, int, int]:
             remote = sum(a for other, a in near.items() if other in warp_of and warp_of[other] != warp)
-            value = (w_flops * max((flops[warp] + op.flops) / mean_flops - 1.0, 0.0)
+            value = (w_flops * max((flops[warp] + cost_of[op.name]) / mean_flops - 1.0, 0.0)
                      + w_regs * max((values[warp] + len(op.outputs)) / mean_values - 1.0, 0.0)
                      + w_local * remote / total)
             return round(value, 12), flops[warp], warp
 
         best = min(allowed, key=cost)
         warp_of[op.name] = best
-        flops[best] += op.flops
+        flops[best] += cost_of[op.name]
         values[best] += len(op.outputs)
+    if kernel_spec(graph.kernel).balance == "issue":
+        _rebalance(ops, warp_of, cost_of, affinity, options)
     return warp_of
+
+
+REBALANCE_TOLERANCE = 1.15  # the heaviest warp's load over the mean that rebalancing accepts (the issue goal)
+
+
+def _rebalance(ops: list[Operation], warp_of: dict[str, int], cost_of: dict[str, int], affinity: dict,
+               options: CompileOptions) -> None:
+    """Move operations off the most loaded warp onto the least loaded one it
+    may run on, while that lowers the larger of the two loads and the most
+    loaded warp is above ``REBALANCE_TOLERANCE`` times the mean; of those
+    moves, the one that cuts fewest data edges and shared reductions
+    (``_affinities``) with operations staying behind.  (The greedy pass
+    trades balance for locality; the slowest warp sets the time.)"""
+    warps = options.warps
+    load = [0] * warps
+    for op in ops:
+        load[warp_of[op.name]] += cost_of[op.name]
+    mean = sum(load) / warps
+    qssa = {op.name for op in ops if op.kind.startswith("qssa")}
+    for _ in range(len(ops)):
+        heavy = max(range(warps), key=lambda w: (load[w], -w))
+        if load[heavy] <= REBALANCE_TOLERANCE * mean:
+            return
+        move = _best_move(ops, warp_of, cost_of, load, heavy, qssa, options.qssa_warps, affinity)
+        if move is None:
+            return
+        name, light = move
+        warp_of[name] = light
+        load[heavy] -= cost_of[name]
+        load[light] += cost_of[name]
+
+
+def _best_move(ops, warp_of, cost_of, load, heavy: int, qssa: set, qssa_warps: int, affinity: dict):
+    """(operation, warp): of the moves off ``heavy`` that leave both warps'
+    loads below ``heavy``'s, the one losing least affinity (net of what it
+    gains on the new warp), then leaving the smaller peak."""
+    best, best_key = None, None
+    for op in ops:
+        if warp_of[op.name] != heavy or cost_of[op.name] == 0:
+            continue
+        allowed = range(qssa_warps) if op.name in qssa else range(len(load))
+        light = min((w for w in allowed if w != heavy), key=lambda w: (load[w], w), default=None)
+        if light is None:
+            continue
+        peak = max(load[heavy] - cost_of[op.name], load[light] + cost_of[op.name])
+        if peak >= load[heavy]:
+            continue
+        near = affinity.get(op.name, {})
+        lost = sum(a for other, a in near.items() if warp_of.get(other) == heavy and other != op.name) - \
+            sum(a for other, a in near.items() if warp_of.get(other) == light)
+        key = (round(lost, 12), peak)
+        if best_key is None or key < best_key:
+            best, best_key = (op.name, light), key
+    return best
 
 
 def _feeding_qssa(graph: DataflowGraph) -> set[str]:

@@ -9,6 +9,7 @@ from singe.errors import OptionError
 from singe.targets import TARGETS, Target
 
 PLACEMENTS = ("auto", "store", "buffer", "mixed")
+FORMS = ("auto", "unrolled", "tables")  # the chemistry kernel's form (singe.kernels.table_form)
 MAX_WARPS = 32  # 1024 threads per CTA
 MAX_CTAS_PER_SM = 16
 STAGE_CTAS_PER_SM = 2
@@ -24,7 +25,9 @@ class CompileOptions:
     weights.  ``placement``: where cross-warp values live ('store': a shared
     slot each; 'buffer': registers, exchanged through reused shared slots;
     'mixed': widely read values stored, the rest buffered; 'auto': store if
-    it fits, else mixed, else buffer).  ``ctas_per_sm``: the occupancy target;
+    it fits, else mixed, else buffer).  ``form``: the chemistry kernel
+    unrolled, as tables, or chosen from the mechanism ('auto',
+    ``singe.kernels.table_form.choose_form``).  ``ctas_per_sm``: the occupancy target;
     None lets ``compile_kernel`` choose it from the register plan and shared
     memory (``choose_ctas_per_sm``), and the compiled kernel's options carry the choice.
     """
@@ -36,6 +39,7 @@ class CompileOptions:
     placement: str = "auto"
     qssa_warps: int = 1
     group_barriers: bool = True
+    form: str = "auto"
 
     def __post_init__(self):
         self.validate()
@@ -52,6 +56,8 @@ class CompileOptions:
             raise OptionError(f"mapping weights must be three non-negative numbers, not all zero: {self.weights!r}")
         if self.placement not in PLACEMENTS:
             raise OptionError(f"--placement must be one of {', '.join(PLACEMENTS)}, got {self.placement!r}")
+        if self.form not in FORMS:
+            raise OptionError(f"--form must be one of {', '.join(FORMS)}, got {self.form!r}")
         if not isinstance(self.qssa_warps, int) or not 1 <= self.qssa_warps <= self.warps:
             raise OptionError(f"--qssa-warps must be from 1 to the number of warps ({self.warps}), "
                               f"got {self.qssa_warps!r}")
@@ -94,4 +100,5 @@ class CompileOptions:
         weights = "-".join(f"{w:g}" for w in self.weights)
         ctas = "auto" if self.ctas_per_sm is None else self.ctas_per_sm
         return (f"w{self.warps}-c{ctas}-{self.arch}-mw{weights}-{self.placement}"
-                f"-q{self.qssa_warps}{'' if self.group_barriers else '-nogroup'}")
+                f"-q{self.qssa_warps}{'' if self.group_barriers else '-nogroup'}"
+                f"{'' if self.form == 'auto' else '-' + self.form}")

@@ -3,8 +3,10 @@ time and memory limit (issue 14: no input crashes, hangs or yields NaN).
 
 A mutant is named by (mechanism, file kind, seed): the worker rebuilds it
 from the seed, so nothing but names and verdicts crosses processes.  Each
-worker runs many mutants, each under ``signal.alarm``; the pool's workers
-carry an address-space limit (``resource.setrlimit``).
+worker runs many mutants, each under a time limit: ``TIME_LIMIT_S`` of CPU
+time (a profiling timer: on a busy machine wall time says little) and
+``WALL_LIMIT_S`` of wall time (a blocked process); the pool's workers carry
+an address-space limit (``resource.setrlimit``).
 
 Verdicts: 'accepted' (loaded; reference outputs finite at states inside the
 thermo range; a sample of the small mechanisms' also compiled and
@@ -14,50 +16,88 @@ failures: 'escape' (any other exception), 'unlocated' (a rejection without
 file:line), 'hang' (over the time limit), 'nonfinite' (an accepted mutant
 with a NaN or infinite output).
 
-Adding a file kind (NASA9 thermo, Cantera YAML) is one entry in
-``MECHANISMS`` (the files) and, where its text needs its own mutations,
-one in ``KIND_MUTATIONS``.
+The mechanisms: the bundled and shared CHEMKIN ones (chem, thermo,
+transport, qss files), Cantera's h2o2.yaml and gri30.yaml, and the NASA9 air
+example (nasa9_air.py) both as Cantera YAML and as CHEMKIN with a NASA9
+therm.dat.  YAML files get mutations of their own besides the textual ones
+(a value of another kind, a key moved, an entry re-indented).  Adding a file
+kind is one entry in ``MECHANISMS`` and, where its text needs its own
+mutations, one in ``KIND_MUTATIONS``.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import importlib.util
 import os
 import pathlib
 import random
 import re
 import resource
+import shutil
 import signal
 import tempfile
 import time
 import traceback
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SHARED = pathlib.Path(os.environ.get("SINGE_SHARED", ROOT.parent / "shared")) / "mechanisms"
 
-TIME_LIMIT_S = 10
+TIME_LIMIT_S = 10  # CPU seconds per mutant
+WALL_LIMIT_S = 120  # wall seconds per mutant (the machine may be shared)
 MEMORY_LIMIT_BYTES = 3 * 1024 ** 3
 FAILURES = ("escape", "unlocated", "hang", "nonfinite")
 
 
 @dataclass(frozen=True)
 class MechanismFiles:
-    """A mechanism's files by kind ('chem', 'thermo', 'transport', 'qss'),
-    how often its mutants are drawn (big mechanisms load slowly) and the share
-    of its accepted mutants also compiled and simulated."""
+    """A mechanism's files by kind ('chem', 'thermo', 'transport', 'qss', or
+    'yaml' for a Cantera YAML file), how often its mutants are drawn (big
+    mechanisms load slowly), the share of its accepted mutants also compiled
+    and simulated, and the function that writes the files where they are
+    generated rather than found."""
 
     name: str
     folder: pathlib.Path
     files: dict
     weight: float
     compile_share: float = 0.0
+    build: Callable[[pathlib.Path], object] | None = None
 
     @property
     def available(self) -> bool:
         return all((self.folder / f).is_file() for f in self.files.values())
+
+    @property
+    def main(self) -> str:
+        """The file singe.load_mechanism is given."""
+        return self.files.get("chem") or self.files["yaml"]
+
+    def prepare(self) -> None:
+        """Write generated files once (into a fresh folder renamed into place)."""
+        if self.build is None or self.available:
+            return
+        self.folder.parent.mkdir(parents=True, exist_ok=True)
+        staging = pathlib.Path(tempfile.mkdtemp(prefix=self.folder.name, dir=self.folder.parent))
+        self.build(staging)
+        try:
+            staging.rename(self.folder)
+        except OSError:  # another process got there first
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def _build_air_nasa9(folder: pathlib.Path) -> None:
+    from nasa9_air import write_air_nasa9
+
+    write_air_nasa9(folder, thermo_name="therm.dat")
+
+
+CANTERA_DATA = pathlib.Path(importlib.util.find_spec("cantera").submodule_search_locations[0]) / "data"
+GENERATED = pathlib.Path(tempfile.gettempdir()) / f"singe-fuzz-{os.getuid()}"
 
 
 MECHANISMS = (
@@ -71,6 +111,11 @@ MECHANISMS = (
                                                          "transport": "tran.dat", "qss": "dodecane.qss"}, 1),
     MechanismFiles("heptane", SHARED / "heptane", {"chem": "heptane.inp", "thermo": "therm.dat",
                                                    "transport": "tran.dat", "qss": "heptane.qss"}, 0.5),
+    MechanismFiles("h2o2-yaml", CANTERA_DATA, {"yaml": "h2o2.yaml"}, 8, 0.1),
+    MechanismFiles("gri30-yaml", CANTERA_DATA, {"yaml": "gri30.yaml"}, 1.5),
+    MechanismFiles("air9-yaml", GENERATED / "air9", {"yaml": "air9.yaml"}, 3, 0.1, _build_air_nasa9),
+    MechanismFiles("air9", GENERATED / "air9", {"chem": "air9.inp", "thermo": "therm.dat", "transport": "air9.tran"},
+                   3, 0.1, _build_air_nasa9),
 )
 
 
@@ -158,9 +203,42 @@ def odd_whitespace(text, rng):
     return text
 
 
+YAML_KEY = re.compile(r"^([ -]*)([\w-]+): *(.*)$", re.MULTILINE)
+ODD_YAML_VALUES = ("[]", "{}", "~", "[1, 2]", "x", "-1", "{A: 1}", "''", "[[1, 2], [3]]", "0", "1e400", ".nan",
+                   ".inf", "-.inf", "[x, y]", "{model: gas}", "[1.0e+400, 2]", "true", "1000000000", "-1000000000")
+
+
+def yaml_value(text, rng):
+    """A YAML key's value replaced by a value of another kind or an odd number."""
+    keys = list(YAML_KEY.finditer(text))
+    if not keys:
+        return flip_byte(text, rng)
+    key = rng.choice(keys)
+    return text[:key.start(3)] + rng.choice(ODD_YAML_VALUES) + text[key.end(3):]
+
+
+def yaml_key(text, rng):
+    """A YAML key renamed to another key of the file (a field in the wrong place)."""
+    keys = list(YAML_KEY.finditer(text))
+    if not keys:
+        return flip_byte(text, rng)
+    key, other = rng.choice(keys), rng.choice(keys)
+    return text[:key.start(2)] + other.group(2) + text[key.end(2):]
+
+
+def yaml_indent(text, rng):
+    """A line indented two spaces more or less (an entry moved to another level)."""
+    lines = _lines(text)
+    i = rng.randrange(len(lines))
+    lines[i] = "  " + lines[i] if rng.random() < 0.5 or not lines[i].startswith("  ") else lines[i][2:]
+    return "\n".join(lines)
+
+
 MUTATIONS = (delete_line, duplicate_line, swap_lines, truncate, flip_byte, corrupt_number, corrupt_number,
              long_line, odd_whitespace)
-KIND_MUTATIONS: dict[str, tuple] = {}  # kind -> mutations of its own, added to MUTATIONS
+KIND_MUTATIONS: dict[str, tuple] = {  # kind -> mutations of its own, added to MUTATIONS
+    "yaml": (yaml_value, yaml_value, yaml_key, yaml_indent),
+}
 
 
 def mutate(text: str, kind: str, seed: int) -> tuple[str, str]:
@@ -186,6 +264,7 @@ class Verdict:
     mutations: str = ""
     detail: str = ""
     seconds: float = 0.0
+    cpu_seconds: float = 0.0  # of the worker (on a busy machine, wall time says little)
 
 
 class _TimeLimit(BaseException):
@@ -212,7 +291,7 @@ def write_mutant(mechanism: MechanismFiles, kind: str, seed: int, folder: pathli
             text, names = mutate(data.decode("latin-1"), kind, seed)
             data = text.encode("latin-1", errors="replace") if seed % 7 else text.encode("utf-8")
         (folder / file_name).write_bytes(data)
-    return folder / mechanism.files["chem"], names
+    return folder / mechanism.main, names
 
 
 def run_mutant(name: str, kind: str, seed: int) -> Verdict:
@@ -220,23 +299,28 @@ def run_mutant(name: str, kind: str, seed: int) -> Verdict:
     from singe.errors import SingeInputError
 
     mechanism = _mechanism(name)
-    start = time.perf_counter()
+    mechanism.prepare()
+    start, cpu_start = time.perf_counter(), time.process_time()
     with tempfile.TemporaryDirectory(prefix="singe-fuzz-") as folder:
         chem, names = write_mutant(mechanism, kind, seed, pathlib.Path(folder))
-        previous = signal.signal(signal.SIGALRM, _on_alarm)
-        signal.alarm(TIME_LIMIT_S)
+        previous = {sig: signal.signal(sig, _on_alarm) for sig in (signal.SIGALRM, signal.SIGPROF)}
+        signal.setitimer(signal.ITIMER_PROF, TIME_LIMIT_S)
+        signal.alarm(WALL_LIMIT_S)
         try:
             outcome, detail = _judge(chem, mechanism, seed)
         except _TimeLimit:
-            outcome, detail = "hang", f"over {TIME_LIMIT_S} s"
+            outcome, detail = "hang", f"over {TIME_LIMIT_S} s of CPU time or {WALL_LIMIT_S} s of wall time"
         except SingeInputError as error:
             outcome, detail = _judge_rejection(error, folder)
         except BaseException:  # noqa: BLE001 - every escape is the finding
             outcome, detail = "escape", traceback.format_exc(limit=-6)
         finally:
+            signal.setitimer(signal.ITIMER_PROF, 0)
             signal.alarm(0)
-            signal.signal(signal.SIGALRM, previous)
-    return Verdict(name, kind, seed, outcome, names, detail, time.perf_counter() - start)
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+    return Verdict(name, kind, seed, outcome, names, detail, time.perf_counter() - start,
+                   time.process_time() - cpu_start)
 
 
 def _judge_rejection(error, folder: str) -> tuple[str, str]:
@@ -324,6 +408,8 @@ def campaign(count: int, workers: int = 2, batch: int = 25, seed: int = 14) -> l
     that dies (a crash, the memory limit) breaks the pool: the mutants it took
     down with it run again one per process, and the one that dies again is an
     'escape'."""
+    for mechanism in MECHANISMS:
+        mechanism.prepare()
     todo = specs(count, seed)
     verdicts: list[Verdict] = []
     broken: list[tuple[str, str, int]] = []
@@ -354,7 +440,10 @@ def summary(verdicts: list[Verdict]) -> str:
     lines = [", ".join(f"{n} {k}" for k, n in sorted(counts.items()))]
     for name in sorted({v.mechanism for v in verdicts}):
         times = [v.seconds for v in verdicts if v.mechanism == name]
-        lines.append(f"  {name}: {len(times)} mutants, {np.mean(times):.3f} s mean, {max(times):.2f} s max")
+        cpu = [v.cpu_seconds for v in verdicts if v.mechanism == name]
+        lines.append(f"  {name}: {len(times)} mutants, {np.mean(times):.3f} s mean, {max(times):.2f} s max "
+                     f"({np.mean(cpu):.3f} s CPU mean)")
+    lines.append(f"  CPU time in the workers: {sum(v.cpu_seconds for v in verdicts):.1f} s")
     for verdict in verdicts:
         if verdict.outcome in FAILURES:
             lines.append(f"{verdict.outcome}: {verdict.mechanism} {verdict.kind} seed {verdict.seed} "

@@ -331,6 +331,48 @@ def test_duplicate_thermo_entry_permissive_keeps_the_first(tmp_path):
     assert "therm.dat:23:1: warning: second thermo entry for species 'OH'" in str(warning)
 
 
+def _embedded_oh_thermo(tmp_path) -> pathlib.Path:
+    """mech.inp with a THERMO section holding an OH entry whose low-temperature
+    a1 (4) differs from the OH entry of therm.dat beside it (3.99...; the
+    section's card 1 is line 9)."""
+    chem = write_mechanism(tmp_path, "H2+O2=2OH 1.7E13 0.0 47780.0\n", species={n: n for n in H2O2_SPECIES})
+    section = thermo_text({"OH": "OH"}, header="THERMO\n   300.000  1000.000  5000.000\n").splitlines()
+    section[4] = section[4][:30] + " 4.00000000E+00" + section[4][45:]
+    chem.write_text(chem.read_text().replace("REACTIONS", "\n".join(section) + "\nREACTIONS", 1))
+    return chem
+
+
+def test_thermo_entry_in_the_file_after_an_embedded_one_is_an_error_as_in_ck2yaml(tmp_path):
+    chem = _embedded_oh_thermo(tmp_path)
+    with pytest.raises(SingeInputError) as info:
+        singe.load_mechanism(chem)
+    assert_problem(info.value, r"second thermo entry for species 'OH' \(the first is at .*mech.inp:9\)", 19, 1,
+                   file_name="therm.dat", hint="--permissive")
+    with pytest.raises(Exception, match="additional thermo entry for species 'OH'"):  # Cantera's converter
+        convert(str(chem), thermo_file=str(tmp_path / "therm.dat"), out_name=str(tmp_path / "out.yaml"),
+                quiet=True)
+
+
+def test_permissive_keeps_the_embedded_thermo_entry_as_ck2yaml(tmp_path):
+    """With --permissive, singe and ck2yaml both keep the chemistry file's entry
+    (low-temperature a1 = 4, not therm.dat's 3.99)."""
+    chem = _embedded_oh_thermo(tmp_path)
+    mech = singe.load_mechanism(chem, permissive=True)
+    (warning,) = [w for w in mech.warnings if "thermo entry" in w.message]  # (and a1 = 4 is discontinuous at T_mid)
+    assert str(warning).startswith(f"{tmp_path / 'therm.dat'}:19:1: warning: second thermo entry for species 'OH'")
+    convert(str(chem), thermo_file=str(tmp_path / "therm.dat"), out_name=str(tmp_path / "out.yaml"),
+            quiet=True, permissive=True)
+    gas = ct.Solution(str(tmp_path / "out.yaml"))
+    k = mech.species_index("OH")
+    kept = thermo.cp_R(mech, np.array([300.0]))[k, 0]
+    assert kept == pytest.approx(gas.species("OH").thermo.cp(300.0) / ct.gas_constant, rel=1e-12)
+    assert mech.species[k].thermo.low[0] == 4.0
+    (tmp_path / "plain").mkdir()
+    plain = singe.load_mechanism(write_mechanism(tmp_path / "plain", "H2+O2=2OH 1.7E13 0.0 47780.0\n",
+                                                 species={n: n for n in H2O2_SPECIES}))
+    assert kept != pytest.approx(thermo.cp_R(plain, np.array([300.0]))[k, 0], rel=1e-6)  # therm.dat's differs
+
+
 def test_duplicate_species_declaration(tmp_path):
     chem = write_mechanism(tmp_path, "H2+O2=2OH 1.7E13 0.0 47780.0\n")
     text = chem.read_text().replace("N2 AR\n", "N2 AR OH\n")

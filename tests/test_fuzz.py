@@ -1,8 +1,9 @@
 """Mutated mechanism files: no escape, hang or NaN (issue 14, section 3).
 
 The default run loads 2,000 seeded mutants of the bundled and shared
-mechanisms (chemistry, thermo, transport and QSS files) on two worker
-processes; ``pytest -m exhaustive`` runs 10,000.  A failure lists each
+mechanisms (chemistry, thermo, transport and QSS files), of Cantera YAML
+files (h2o2, gri30, the NASA9 air example) and of NASA9 CHEMKIN files on two
+worker processes; ``pytest -m exhaustive`` runs 10,000.  A failure lists each
 mutant by mechanism, file kind and seed: ``python tests/fuzz_mechanisms.py``
 and ``fuzz_mechanisms.run_mutant(name, kind, seed)`` reproduce it.
 """
@@ -26,6 +27,7 @@ def _check(count: int, seed: int) -> None:
     outcomes = {v.outcome for v in verdicts}
     assert {"accepted", "rejected"} <= outcomes, report  # the mutations neither break nor spare every file
     assert {v.mechanism for v in verdicts} == {m.name for m in fuzz.MECHANISMS if m.available}
+    assert {"h2o2-yaml", "gri30-yaml", "air9-yaml", "air9"} <= {v.mechanism for v in verdicts}
 
 
 def test_two_thousand_mutants_load_or_are_rejected_with_a_location():
@@ -37,11 +39,13 @@ def test_ten_thousand_mutants_load_or_are_rejected_with_a_location():
     _check(10_000, seed=1414)
 
 
-def test_mutants_are_reproducible_from_their_seed(tmp_path):
-    mechanism = fuzz.MECHANISMS[0]
-    first = fuzz.write_mutant(mechanism, "chem", 7, tmp_path)[0].read_bytes()
-    again = fuzz.write_mutant(mechanism, "chem", 7, tmp_path)[0].read_bytes()
-    other = fuzz.write_mutant(mechanism, "chem", 8, tmp_path)[0].read_bytes()
+@pytest.mark.parametrize("name, kind", [("h2o2", "chem"), ("air9-yaml", "yaml"), ("air9", "thermo")])
+def test_mutants_are_reproducible_from_their_seed(tmp_path, name, kind):
+    mechanism = fuzz._mechanism(name)
+    mechanism.prepare()  # the NASA9 air example is generated once
+    first = fuzz.write_mutant(mechanism, kind, 7, tmp_path)[0].parent.joinpath(mechanism.files[kind]).read_bytes()
+    again = fuzz.write_mutant(mechanism, kind, 7, tmp_path)[0].parent.joinpath(mechanism.files[kind]).read_bytes()
+    other = fuzz.write_mutant(mechanism, kind, 8, tmp_path)[0].parent.joinpath(mechanism.files[kind]).read_bytes()
     assert first == again != other
 
 
@@ -51,10 +55,22 @@ def test_a_rejection_without_file_and_line_is_a_failure():
     assert fuzz._judge_rejection(SingeInputError("something is wrong somewhere"), ".")[0] == "unlocated"
 
 
-def test_a_hang_is_caught_by_the_time_limit(monkeypatch):
+def _spin(*args):
+    while True:
+        pass
+
+
+def test_a_hang_is_caught_by_the_cpu_time_limit(monkeypatch):
+    monkeypatch.setattr(fuzz, "TIME_LIMIT_S", 1)
+    monkeypatch.setattr(fuzz, "_judge", _spin)
+    verdict = fuzz.run_mutant("h2o2", "chem", 3)
+    assert verdict.outcome == "hang" and 0.9 < verdict.cpu_seconds < 3
+
+
+def test_a_blocked_mutant_is_caught_by_the_wall_time_limit(monkeypatch):
     import time
 
-    monkeypatch.setattr(fuzz, "TIME_LIMIT_S", 1)
+    monkeypatch.setattr(fuzz, "WALL_LIMIT_S", 1)
     monkeypatch.setattr(fuzz, "_judge", lambda *args: time.sleep(5))
     verdict = fuzz.run_mutant("h2o2", "chem", 3)
     assert verdict.outcome == "hang" and verdict.seconds < 4

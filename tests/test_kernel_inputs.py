@@ -1,8 +1,9 @@
 """What the kernels need of a mechanism is checked by the frontend, located
 (singe.frontend.kernel_inputs): QSSA species the linearization cannot
 represent (at load), transport kernels without two transported species or
-without usable TRANSPORT data (at compile).  Each error has a companion:
-the mechanism without the defect loads and compiles."""
+without usable TRANSPORT data (at compile); species names too long for the
+Fortran launcher (at generation).  Each error has a companion: the mechanism
+without the defect loads and compiles."""
 
 from __future__ import annotations
 
@@ -122,3 +123,20 @@ def test_kernel_build_past_the_frontend_is_an_internal_error(tmp_path):
     mech = load(tmp_path, "H2=2H   4.577E19 -1.4 104380.0\n", **ONE_TRANSPORTED)
     with pytest.raises(SingeInternalError, match="at least two transported species"):
         build_graph(mech, "viscosity")
+
+
+# -- the Fortran launcher: names within Fortran's 63 characters (at generation) ------------
+
+def test_species_name_too_long_for_fortran_is_located(tmp_path):
+    from singe.codegen import generate_fortran
+
+    chem = write_mechanism(tmp_path, BASE, stem="m" * 51)
+    mech = singe.load_mechanism(chem)
+    kernel = singe.compile_kernel(mech, "viscosity", warps=2)
+    with pytest.raises(singe.SingeInputError) as info:
+        generate_fortran(kernel)
+    assert_problem(info.value, "species 'H2O2' of m+ gives the Fortran name M+_SPECIES_H2O2 .64 characters; "
+                   "Fortran takes 63.", 5, 22, file_name=f"{'m' * 51}.inp", hint="shorten")
+    assert {p.message.split("'")[1] for p in info.value.problems} == {"H2O2"}  # the shorter names fit
+    short = singe.load_mechanism(write_mechanism(tmp_path, BASE, stem="m" * 50))
+    assert generate_fortran(singe.compile_kernel(short, "viscosity", warps=2))  # companion: one character less

@@ -22,11 +22,16 @@ def test_mapping_covers_every_operation_and_verifies(kernel, warps):
         assert sum(1 for f in mapping.flops_per_warp() if f) > 1  # the work is spread
 
 
-def test_chemistry_auto_placement_is_the_registry_choice():
-    """'auto' means 'buffer' for chemistry (its KernelSpec), what fits for transport."""
+def test_auto_placement_is_what_fits():
+    """'auto' stores crossing values where shared memory holds them all, stores
+    the widely read ones where that fits, and buffers them otherwise (the
+    paper's passes), for chemistry as for transport: buffered values stay in
+    their producer's registers until exchanged, which made warps spill."""
     mech = load("h2o2")
-    assert map_graph(build_graph(mech, "chemistry"), CompileOptions(warps=4)).mode == "buffer"
+    assert map_graph(build_graph(mech, "chemistry"), CompileOptions(warps=4)).mode == "store"
     assert map_graph(build_graph(mech, "viscosity"), CompileOptions(warps=4)).mode == "store"
+    assert map_graph(build_graph(load("dme"), "chemistry"), CompileOptions(warps=8)).mode == "mixed"
+    assert map_graph(build_graph(load("heptane"), "chemistry"), CompileOptions(warps=8)).mode == "buffer"
 
 
 def test_shared_budget_is_the_targets():

@@ -160,3 +160,27 @@ def test_a_spilled_warp_id_is_refilled():
     assert [w.opcodes["DMUL"] for w in walks] == [1, 0]
     assert walks[0].counts["stl"] == walks[0].counts["ldl"] == 1
     assert walks[0].unknown_branches == walks[1].unknown_branches == 0
+
+
+MASKED = """
+        .type           m_kernel,@function
+m_kernel:
+        /*0000*/                   S2R R6, SR_TID.X ;
+        /*0010*/                   SHF.R.U32.HI R6, RZ, 0x5, R6 ;
+        /*0020*/                   HFMA2.MMA R7, -RZ, RZ, 0, 5.9604644775390625e-08 ;
+        /*0030*/                   SHF.L.U32 R7, R7, R6, RZ ;
+        /*0040*/                   LOP3.LUT P0, RZ, R7, 0x2, RZ, 0xc0, !PT ;
+        /*0050*/              @!P0 EXIT ;
+        /*0060*/                   DMUL R2, R2, R2 ;
+        /*0070*/                   EXIT ;
+"""
+
+
+def test_a_warp_mask_test_on_a_half2_constant_is_followed():
+    """ptxas writes the 1 of ``(1u << warp_id) & mask`` as an HFMA2.MMA immediate:
+    only warp 1 (mask 0x2) runs the DMUL, and no branch is unknown."""
+    listing = sass.parse_listing(MASKED)
+    banks = sass._banks(ELF, "s_kernel", "sm_90", {}, 64)
+    walks = [sass.walk(listing, "m_kernel", sass.Machine(tid=32 * w, block_dim=64, banks=banks)) for w in (0, 1)]
+    assert [w.opcodes["DMUL"] for w in walks] == [0, 1]
+    assert walks[0].unknown_branches == walks[1].unknown_branches == 0

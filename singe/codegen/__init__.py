@@ -16,12 +16,15 @@ from dataclasses import dataclass, field
 
 import jinja2
 
+from singe.codegen.dispatch import warp_switch
 from singe.codegen.overlay import OverlaidKernel, overlay
 from singe.codegen.interface import (SpeciesTable, c_string, fortran_string, kernel_name, nullable_note,
                                      species_names)
 from singe.codegen.render import BASELINE_EXPRESSIONS, EXPRESSIONS, global_address, literal, load_expression
-from singe.errors import SingeInputError, SingeInternalError
+from singe.errors import Problem, SingeInputError, SingeInternalError
 from singe.kernels.ir import Const, DataflowGraph, Imm, Reg
+from singe.kernels.table_form import INPUTS as TABLE_INPUTS
+from singe.kernels.table_form import OUTPUTS as TABLE_OUTPUTS
 from singe.kernels.registry import field_doc, kernel_signature, kernel_spec
 from singe.programs.lowering import live_instructions
 from singe.targets import TARGETS
@@ -31,6 +34,13 @@ _PACKAGE = pathlib.Path(__file__).resolve().parents[1]
 TEMPLATE_DIRS = [_PACKAGE.parent / "templates", _PACKAGE / "templates"]
 CONSTANTS_PER_LINE = 4
 BASELINE_THREADS = 128
+#: kernels whose isomorphic runs are emitted as loops (lowering.find_loops) unless generate() is told otherwise
+ROLLED_KERNELS = ("viscosity", "diffusion", "conductivity")
+#: the constant bank's 64 KB, less a margin for what nvcc puts there itself; a larger constant table stays in
+#: global memory (read with __ldg).  In the bank, a warp-uniform read is one LDC with the index in a register,
+#: no 64-bit address (DME diffusion at 10 warps, 3 CTAs/SM on sm_90: 23,939 against 24,928 issued/point,
+#: 8 against 84 B of spill stores)
+CONSTANT_BANK_BYTES = 60 * 1024
 
 
 @dataclass(frozen=True)
@@ -42,7 +52,10 @@ class CodegenInfo:
     them held in registers (the register plan's choice); ``variables``: the
     overlaid register variables; ``blocks``: code blocks of the overlay;
     ``index_rows``: rows of the per-lane index table; ``shared_fraction``:
-    the share of the warps' units emitted once as code several warps share.
+    the share of the warps' units emitted once as code several warps share;
+    ``loops``: loops emitted (``lowering.find_loops``), reading ``loop_ints``
+    entries of the loop table; ``constant_memory``: the constant table is
+    ``__constant__`` (else ``__device__``, read with ``__ldg``).
     The data-parallel baseline has only ``threads``.
     """
 
@@ -54,6 +67,9 @@ class CodegenInfo:
     blocks: int = 0
     index_rows: int = 0
     shared_fraction: float = 0.0
+    loops: int = 0
+    loop_ints: int = 0
+    constant_memory: bool = False
 
 
 @dataclass(frozen=True)
@@ -123,6 +139,13 @@ def _parameters(graph: DataflowGraph, expressions: dict[str, str]) -> dict:
     return {
         "uses_select": "sel" in opcodes and "singe_select" in expressions["sel"],
         "uses_exp": "exp" in opcodes and "singe_exp" in expressions["exp"],
+        **field_parameters(inputs, outputs),
+    }
+
+
+def field_parameters(inputs: list[str], outputs: list[str]) -> dict:
+    """The kernel's and the launcher's parameters, arguments and their documentation."""
+    return {
         "kernel_parameters": [f"const double *__restrict__ {f}" for f in inputs] +
                              [f"double *__restrict__ {f}" for f in outputs],
         "parameters": [f"const double *{f}" for f in inputs] + [f"double *{f}" for f in outputs],
@@ -132,14 +155,27 @@ def _parameters(graph: DataflowGraph, expressions: dict[str, str]) -> dict:
     }
 
 
+def _compiled_parameters(compiled) -> dict:
+    """The launcher's parameters of a compiled kernel of either chemistry form."""
+    if compiled.form == "tables":
+        return field_parameters(list(TABLE_INPUTS), list(TABLE_OUTPUTS))
+    return _parameters(compiled.graph, EXPRESSIONS)
+
+
 def _header(env, name: str, description: str, graph: DataflowGraph, species: list[str], arch: str = "") -> str:
     """The launcher's header: its documented interface and the species names.
     ``arch``: the target the kernel was generated for ('' for any)."""
+    return header_text(env, name, description, graph.mechanism, _parameters(graph, EXPRESSIONS), species, arch)
+
+
+def header_text(env, name: str, description: str, mechanism: str, parameters: dict, species: list[str],
+                arch: str = "") -> str:
+    """The launcher's header from the kernel's ``field_parameters``."""
     return env.get_template("kernel.h.j2").render(
-        name=name, description=description, mechanism=graph.mechanism, version=__version__,
+        name=name, description=description, mechanism=mechanism, version=__version__,
         species=species, guard=f"SINGE_{name.upper()}_H", arch=arch, cuda_arch=TARGETS[arch].cuda_arch if arch else 0,
-        table=SpeciesTable(graph.mechanism), species_names=species_names(graph.mechanism, species),
-        quoted=[c_string(s) for s in species], **_parameters(graph, EXPRESSIONS))
+        table=SpeciesTable(mechanism), species_names=species_names(mechanism, species),
+        quoted=[c_string(s) for s in species], **parameters)
 
 
 def _constant_lines(overlaid: OverlaidKernel, stripes: int) -> list[str]:
@@ -152,14 +188,21 @@ def _constant_lines(overlaid: OverlaidKernel, stripes: int) -> list[str]:
     return [", ".join(text[i:i + CONSTANTS_PER_LINE]) + "," for i in range(0, len(text), CONSTANTS_PER_LINE)]
 
 
-def generate(compiled) -> GeneratedKernel:
-    """The warp-specialized CUDA kernel of a ``CompiledKernel``."""
+def generate(compiled, roll: bool | None = None) -> GeneratedKernel:
+    """The warp-specialized CUDA kernel of a ``CompiledKernel`` (of either chemistry form; ``roll``:
+    isomorphic runs of an operation as loops over per-warp tables; default:
+    for the kernels in ``ROLLED_KERNELS``)."""
+    if compiled.form == "tables":
+        return compiled.render()  # singe.codegen.tables, through the compiled kernel
     programs = compiled.programs
     options = compiled.options
-    overlaid = overlay(programs)
+    roll = compiled.kernel in ROLLED_KERNELS if roll is None else roll
+    overlaid = warp_switch(programs) if kernel_spec(compiled.kernel).dispatch == "switch" else \
+        overlay(programs, roll=roll)
     slots = len(overlaid.constants[0]) if overlaid.constants else 0
     stripes = -(-slots // 32)
     kept = programs.plan.stripes_in_registers(stripes)
+    constant_memory = _constant_bytes(overlaid, stripes) <= CONSTANT_BANK_BYTES
     name = kernel_name(compiled.mechanism.name, compiled.kernel)
     env = environment()
     spill = programs.warnings[0] if programs.warnings else ""
@@ -172,6 +215,7 @@ def generate(compiled) -> GeneratedKernel:
         sync_points=len(programs.sync_points), barrier_ids=programs.barrier_ids, constant_slots=slots,
         stripes=stripes, register_stripes=kept, spill_warning=spill, species=compiled.mechanism.transported_species,
         header=f"{name}.h", constant_lines=_constant_lines(overlaid, stripes), index_rows=overlaid.index_rows,
+        loop_ints=overlaid.loop_ints, constant_memory=constant_memory,
         shared_slots=programs.shared_slots, variables=[f"r{i}" for i in range(overlaid.variables)],
         blocks=[_block_context(b) for b in overlaid.blocks], **_parameters(compiled.graph, EXPRESSIONS))
     cu = env.get_template("warp_specialized.cu.j2").render(**context) + \
@@ -181,8 +225,15 @@ def generate(compiled) -> GeneratedKernel:
     info = CodegenInfo(threads=programs.threads, constant_slots=slots, stripes=stripes, register_stripes=kept,
                        variables=overlaid.variables, blocks=len(overlaid.blocks),
                        index_rows=len(overlaid.index_rows),
-                       shared_fraction=overlaid.shared_units / max(overlaid.total_units, 1))
+                       shared_fraction=overlaid.shared_units / max(overlaid.total_units, 1),
+                       loops=overlaid.loops, loop_ints=len(overlaid.loop_ints), constant_memory=constant_memory)
     return GeneratedKernel(name, "warp-specialized", cu, header, info)
+
+
+def _constant_bytes(overlaid: OverlaidKernel, stripes: int) -> int:
+    """Bytes of the kernel's __constant__ tables if the constant table is one of them."""
+    warps = len(overlaid.constants)
+    return 8 * warps * stripes * 32 + 4 * (len(overlaid.index_rows) * warps + len(overlaid.loop_ints))
 
 
 def _block_context(block) -> dict:
@@ -223,6 +274,9 @@ def _baseline_lines(graph: DataflowGraph) -> list[str]:
 
 def generate_baseline(compiled) -> GeneratedKernel:
     """The data-parallel kernel of the same graph (the paper's comparison)."""
+    if compiled.form == "tables":
+        raise SingeInputError(f"{compiled.mechanism.name}: the table form of the chemistry kernel has no "
+                              f"data-parallel baseline; compile with form='unrolled' (--form unrolled) for one")
     graph = compiled.graph
     name = kernel_name(compiled.mechanism.name, compiled.kernel, baseline=True)
     env = environment()
@@ -248,16 +302,19 @@ def generate_fortran(compiled, baseline: bool = False) -> dict[str, str]:
     mechanism = compiled.mechanism
     species = list(mechanism.transported_species)
     names = species_names(mechanism.name, species)
-    too_long = [n.macro for n in names if len(n.macro) > FORTRAN_NAME_LIMIT]
+    too_long = [n for n in names if len(n.macro) > FORTRAN_NAME_LIMIT]
     if too_long:
-        raise SingeInputError(f"{mechanism.name}: species names too long for Fortran ({FORTRAN_NAME_LIMIT} "
-                              f"characters): {', '.join(too_long)}")
+        raise SingeInputError([Problem(
+            mechanism.species[mechanism.species_index(n.species)].location,
+            f"species '{n.species}' of {mechanism.name} gives the Fortran name {n.macro} ({len(n.macro)} "
+            f"characters; Fortran takes {FORTRAN_NAME_LIMIT})",
+            "shorten the species name or the mechanism's file name (the names' prefix)") for n in too_long])
     table = SpeciesTable(mechanism.name)
     name = kernel_name(mechanism.name, compiled.kernel, baseline)
     env = environment()
     context = dict(name=name, mechanism=mechanism.name, version=__version__, species_count=len(species),
                    table=table)
-    parameters = _parameters(compiled.graph, EXPRESSIONS)
+    parameters = _compiled_parameters(compiled)
     description = f"{'data-parallel' if baseline else 'warp-specialized'} {compiled.kernel} kernel"
     kernel = env.get_template("kernel.f90.j2").render(description=description, arguments=parameters["arguments"],
                                                       argument_docs=parameters["argument_docs"], **context)

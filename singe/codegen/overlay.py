@@ -57,6 +57,8 @@ class OverlaidKernel:
     variables: int
     shared_units: int = 0
     total_units: int = 0
+    loop_ints: list[int] = field(default_factory=list)  # the loop table (singe_loop_ints)
+    loops: int = 0  # loops in the body
 
 
 class _Constants:
@@ -88,6 +90,18 @@ class _Constants:
             self.high[w] = slot + 1
         return slot
 
+    def block(self, values: dict[int, tuple[float, ...]]) -> int:
+        """The first of ``len(values[w])`` consecutive slots holding each
+        warp's run of constants (a loop reads slot first + i)."""
+        warps = sorted(values)
+        first = max(self.high[w] for w in warps)
+        for w in warps:
+            for i, value in enumerate(values[w]):
+                self.values[w][first + i] = value
+                self.where[w].setdefault(value, []).append(first + i)
+            self.high[w] = first + len(values[w])
+        return first
+
     def table(self) -> list[list[float]]:
         size = max(self.high, default=0)
         return [[self.values[w].get(s, 0.0) for s in range(size)] for w in range(self.warps)]
@@ -107,6 +121,21 @@ class _Indices:
             self._index[full] = len(self.rows)
             self.rows.append(list(full))
         return self._index[full]
+
+
+class _LoopTables:
+    """One table of the integers loops read (shared slots, species indices
+    that are no arithmetic progression): each run once, at an offset."""
+
+    def __init__(self):
+        self.values: list[int] = []
+        self._offsets: dict[tuple[int, ...], int] = {}
+
+    def offset(self, run: tuple[int, ...]) -> int:
+        if run not in self._offsets:
+            self._offsets[run] = len(self.values)
+            self.values.extend(run)
+        return self._offsets[run]
 
 
 class _Variables:
@@ -154,9 +183,12 @@ class _Variables:
 class Overlay:
     """Walks the warps' unit lists together (see the module docstring)."""
 
-    def __init__(self, programs: WarpPrograms, index_tables: bool = True):
+    def __init__(self, programs: WarpPrograms, index_tables: bool = True, roll: bool = False):
         self.programs = programs
         self.index_tables = index_tables
+        self.roll = roll
+        self.loop_tables = _LoopTables()
+        self.loops = 0
         self.warps = programs.warps
         self.units = [program_units(p) for p in programs.programs]
         self.position = [0] * self.warps
@@ -170,7 +202,7 @@ class Overlay:
     def shape(self, warp: int) -> Shape:
         if warp not in self._shapes:
             unit = self.units[warp][self.position[warp]]
-            self._shapes[warp] = render_unit(unit, self.variables.names[warp], self.programs.threads)
+            self._shapes[warp] = render_unit(unit, self.variables.names[warp], self.programs.threads, self.roll)
         return self._shapes[warp]
 
     def run(self) -> OverlaidKernel:
@@ -186,7 +218,8 @@ class Overlay:
                 self._emit_group(best)
         total = sum(len(u) for u in self.units)
         return OverlaidKernel(self.blocks, self.constants.table(), self.indices.rows,
-                              len(self.variables.holders), self.shared_units, total)
+                              len(self.variables.holders), self.shared_units, total,
+                              loop_ints=self.loop_tables.values, loops=self.loops)
 
     def _groups(self, active: list[int]) -> list[list[int]]:
         """Warps whose next units have the same text; a group whose offsets
@@ -197,14 +230,14 @@ class Overlay:
             by_text[self.shape(w).key].append(w)
         groups = []
         for warps in by_text.values():
-            ints = [self.shape(w).ints for w in warps]
+            ints = [self.shape(w).ints + self.shape(w).tables for w in warps]
             differing = sum(1 for column in zip(*ints) if len(set(column)) > 1)
             if differing == 0 or (self.index_tables and differing <= MAX_INDEXED):
                 groups.append(warps)
                 continue
             by_ints: dict[tuple, list[int]] = defaultdict(list)
-            for w in warps:
-                by_ints[self.shape(w).ints].append(w)
+            for w, key in zip(warps, ints):
+                by_ints[key].append(w)
             groups.extend(by_ints.values())
         return groups
 
@@ -215,23 +248,31 @@ class Overlay:
         """The group's common text with placeholders filled."""
         shapes = {w: self.shape(w) for w in warps}
         first = shapes[warps[0]]
+        self.loops += first.loops
         outputs = self.variables.assign(warps, {w: s.outputs for w, s in shapes.items()},
                                         {w: self.position[w] for w in warps})
         text = "\n".join(first.lines)
         for k in range(len(first.consts)):
             slot = self.constants.slot({w: shapes[w].consts[k] for w in warps})
             text = text.replace(f"$K{k}$", f"SINGE_CONST({slot})")
+        for k in range(len(first.blocks)):
+            slot = self.constants.block({w: shapes[w].blocks[k] for w in warps})
+            text = text.replace(f"$C{k}$", str(slot))
         for k in range(len(first.ints)):
-            values = {w: shapes[w].ints[k] for w in warps}
-            distinct = set(values.values())
-            replacement = str(distinct.pop()) if len(distinct) == 1 else \
-                f"singe_index[{self.indices.row(values)}][warp_id]"
-            text = text.replace(f"$I{k}$", replacement)
+            text = text.replace(f"$I{k}$", self._integer({w: shapes[w].ints[k] for w in warps}))
+        for k in range(len(first.tables)):
+            offsets = {w: self.loop_tables.offset(shapes[w].tables[k]) for w in warps}
+            text = text.replace(f"$T{k}$", self._integer(offsets))
         for k, name in enumerate(outputs):
             text = text.replace(f"$O{k}$", name)
         if "$" in text:
             raise SingeInternalError(f"unfilled placeholder in {text!r}")
         return text.split("\n")
+
+    def _integer(self, values: dict[int, int]) -> str:
+        """A number, or the warp's entry of an index-table row where the warps differ."""
+        distinct = set(values.values())
+        return str(distinct.pop()) if len(distinct) == 1 else f"singe_index[{self.indices.row(values)}][warp_id]"
 
     def _advance(self, warps) -> None:
         for w in warps:
@@ -262,7 +303,9 @@ class Overlay:
         self._advance(warps)
 
 
-def overlay(programs: WarpPrograms, index_tables: bool = True) -> OverlaidKernel:
+def overlay(programs: WarpPrograms, index_tables: bool = True, roll: bool = True) -> OverlaidKernel:
     """Overlay every warp's program into one kernel body (``index_tables``:
-    share code between warps whose offsets differ, reading them from tables)."""
-    return Overlay(programs, index_tables).run()
+    share code between warps whose offsets differ, reading them from tables;
+    ``roll``: emit the isomorphic runs of an operation as loops,
+    ``lowering.find_loops``)."""
+    return Overlay(programs, index_tables, roll).run()

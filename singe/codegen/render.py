@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from singe.kernels.registry import POINT_INPUTS
-from singe.programs.lowering import BarrierUnit, ComputeUnit, LoadUnit, StoreUnit, Unit, live_instructions
+from singe.programs.lowering import (LOOP_UNROLL, BarrierUnit, ComputeUnit, LoadUnit, Loop, StoreUnit, Unit,
+                                     column_kind, invariant_loads, varying_constants)
 from singe.errors import SingeInternalError
 from singe.kernels.ir import NULLABLE_INPUTS, Const, Imm, Instr, Reg
 from singe.programs import Arrive, FullSync, Sync
@@ -37,6 +38,9 @@ class Shape:
     ints: tuple[int, ...]
     consts: tuple[float, ...]
     outputs: tuple[str, ...]
+    blocks: tuple[tuple[float, ...], ...] = ()  # $C$: runs of constants a loop reads, iteration-major
+    tables: tuple[tuple[int, ...], ...] = ()  # $T$: integers a loop reads, one per iteration
+    loops: int = 0  # loops in the lines
 
     @property
     def key(self) -> tuple[str, ...]:
@@ -71,6 +75,9 @@ class _ShapeBuilder:
         self.ints: list[int] = []
         self.consts: list[float] = []
         self.outputs: list[str] = []
+        self.blocks: list[tuple[float, ...]] = []
+        self.tables: list[tuple[int, ...]] = []
+        self.loops = 0
 
     def int_slot(self, value: int) -> str:
         self.ints.append(int(value))
@@ -84,8 +91,25 @@ class _ShapeBuilder:
         self.outputs.append(value)
         return f"$O{len(self.outputs) - 1}$"
 
+    def block(self, values) -> str:
+        self.blocks.append(tuple(float(v) for v in values))
+        return f"$C{len(self.blocks) - 1}$"
+
+    def int_column(self, values) -> str:
+        """An integer that takes ``values`` in a loop's iterations (loop counter ``i``):
+        one number, ``base + step * i``, or an entry of the loop table."""
+        values = [int(v) for v in values]
+        kind = column_kind(values)
+        if kind == "fixed":
+            return self.int_slot(values[0])
+        if kind == "affine":
+            return f"({self.int_slot(values[0])} + {self.int_slot(values[1] - values[0])} * i)"
+        self.tables.append(tuple(values))
+        return f"singe_loop_ints[$T{len(self.tables) - 1}$ + i]"
+
     def shape(self) -> Shape:
-        return Shape(tuple(self.lines), tuple(self.ints), tuple(self.consts), tuple(self.outputs))
+        return Shape(tuple(self.lines), tuple(self.ints), tuple(self.consts), tuple(self.outputs),
+                     tuple(self.blocks), tuple(self.tables), self.loops)
 
 
 def comment_values(values) -> str:
@@ -94,11 +118,12 @@ def comment_values(values) -> str:
     return shown + (f" (+{len(values) - MAX_COMMENT_VALUES} more)" if len(values) > MAX_COMMENT_VALUES else "")
 
 
-def render_unit(unit: Unit, names: dict[str, str], threads: int) -> Shape:
-    """The shape of ``unit`` for a warp whose register values are named by ``names``."""
+def render_unit(unit: Unit, names: dict[str, str], threads: int, roll: bool = True) -> Shape:
+    """The shape of ``unit`` for a warp whose register values are named by
+    ``names`` (``roll``: its loops, ``ComputeUnit.loops``, as loops)."""
     b = _ShapeBuilder()
     if isinstance(unit, ComputeUnit):
-        _render_compute(unit, names, b)
+        _render_compute(unit, names, b, roll)
     elif isinstance(unit, LoadUnit):
         b.lines.append(f"{b.output(unit.value)} = shared[{b.int_slot(unit.slot)}][lane];")
     elif isinstance(unit, StoreUnit):
@@ -117,48 +142,42 @@ def _render_barrier(item, threads: int) -> str:
     return f"{macro}({item.barrier_id}, {item.threads});  // point {item.point}: {comment_values(item.orders)}"
 
 
-def _render_compute(unit: ComputeUnit, names: dict[str, str], b: _ShapeBuilder) -> None:
+def _render_compute(unit: ComputeUnit, names: dict[str, str], b: _ShapeBuilder, roll: bool = True) -> None:
     op = unit.op
     temps: dict[str, str] = {}
     inline: dict[str, str] = {}
     b.lines.append(f"{{  // {op.kind} operation")
-    instrs = live_instructions(op.instrs, set(unit.keep) | set(unit.stores))
-    _preload_overwritten(unit, instrs, inline, b)
-    for instr in instrs:
-        if instr.opcode == "stg":
-            index = b.int_slot(instr.index)
-            value = _operand(instr.srcs[0], unit, names, temps, inline, b)
-            b.lines.append(f"  if (valid) {global_address(instr.field, index)} = {value};")
+    instrs = unit.instructions
+    for value in unit.pinned_loads:
+        name = f"l{len(inline)}"
+        b.lines.append(f"  const double {name} = shared[{b.int_slot(unit.loads[value])}][lane];")
+        inline[value] = name
+    loops = {loop.start: loop for loop in unit.loops} if roll else {}
+    i = 0
+    while i < len(instrs):
+        if i in loops:
+            _render_loop(loops[i], unit, names, temps, inline, b)
+            i = loops[i].stop
             continue
-        expression = _expression(instr, unit, names, temps, inline, b)
-        temp = f"t{len(temps)}"
-        temps[instr.dst] = temp
-        b.lines.append(f"  const double {temp} = {expression};")
-        if instr.dst in unit.keep:
-            b.lines.append(f"  {b.output(instr.dst)} = {temp};")
-        if instr.dst in unit.stores:
-            b.lines.append(f"  shared[{b.int_slot(unit.stores[instr.dst])}][lane] = {temp};")
+        _render_instr(instrs[i], unit, names, temps, inline, b)
+        i += 1
     b.lines.append("}")
 
 
-def _preload_overwritten(unit: ComputeUnit, instrs: list[Instr], inline: dict[str, str], b: _ShapeBuilder) -> None:
-    """Loads whose slot this unit stores to before one of the load's uses are
-    read first, into temporaries: stores are written where their value is
-    computed, so a later read in place would see the new value.  (A running
-    sum read and rewritten by the same instruction needs no temporary.)"""
-    last_use: dict[str, int] = {}
-    for i, instr in enumerate(instrs):
-        for name in instr.registers_read():
-            last_use[name] = i
-    first_store: dict[int, int] = {}
-    for k, instr in enumerate(instrs):
-        if instr.dst in unit.stores:
-            first_store.setdefault(unit.stores[instr.dst], k)
-    for value, slot in unit.loads.items():
-        if slot in first_store and first_store[slot] < last_use.get(value, -1):
-            name = f"l{len(inline)}"
-            b.lines.append(f"  const double {name} = shared[{b.int_slot(slot)}][lane];")
-            inline[value] = name
+def _render_instr(instr: Instr, unit: ComputeUnit, names, temps, inline, b: _ShapeBuilder) -> None:
+    if instr.opcode == "stg":
+        index = b.int_slot(instr.index)
+        value = _operand(instr.srcs[0], unit, names, temps, inline, b)
+        b.lines.append(f"  if (valid) {global_address(instr.field, index)} = {value};")
+        return
+    expression = _expression(instr, unit, names, temps, inline, b)
+    temp = f"t{len(temps)}"
+    temps[instr.dst] = temp
+    b.lines.append(f"  const double {temp} = {expression};")
+    if instr.dst in unit.keep:
+        b.lines.append(f"  {b.output(instr.dst)} = {temp};")
+    if instr.dst in unit.stores:
+        b.lines.append(f"  shared[{b.int_slot(unit.stores[instr.dst])}][lane] = {temp};")
 
 
 def _expression(instr: Instr, unit, names, temps, inline, b: _ShapeBuilder) -> str:
@@ -184,3 +203,108 @@ def _operand(src, unit: ComputeUnit, names, temps, inline, b: _ShapeBuilder) -> 
     if src.name in names:
         return names[src.name]
     raise SingeInternalError(f"{unit.op.name}: no register holds {src.name}")
+
+
+# -- loops -------------------------------------------------------------------------------
+
+class _LoopColumns:
+    """What varies between a loop's iterations, operand by operand: constants
+    (one block of the per-warp table, iteration-major) and integers."""
+
+    def __init__(self, loop: Loop, unit: ComputeUnit, b: _ShapeBuilder):
+        instrs = unit.instructions
+        self.iterations = [loop.iteration(instrs, t) for t in range(loop.count)]
+        self.defined = {instr.dst: j for j, instr in enumerate(instrs) if instr.dst is not None}
+        self.b = b
+        self.varying = varying_constants(unit, loop)  # (position, operand), in block order
+        self.base = b.block(v for t in range(loop.count) for q, k in self.varying
+                            for v in [self.iterations[t][q].srcs[k].value]) if self.varying else ""
+        self.index = f"k{loop.start}"
+        self.hoisted: dict[tuple[int, int], str] = {}  # (position, operand) -> variable read before the loop
+
+    def const(self, q: int, k: int) -> str:
+        if (q, k) not in self.varying:
+            return self.b.const(self.iterations[0][q].srcs[k].value)
+        return f"SINGE_CONST_AT({self.index} + {self.varying.index((q, k))})"
+
+    def header(self) -> str:
+        """The loop's ``for``, stepping the index of its constants."""
+        step = f", {self.index} += {len(self.varying)}" if self.varying else ""
+        return f"for (int i = 0; i < {len(self.iterations)}; i++{step}) {{"
+
+    def ints(self, q: int, value_of) -> str:
+        """The integer ``value_of(instr)`` of position ``q`` across the iterations."""
+        return self.b.int_column([value_of(it[q]) for it in self.iterations])
+
+
+def _render_loop(loop: Loop, unit: ComputeUnit, names, temps, inline, b: _ShapeBuilder) -> None:
+    """``for (i ...)`` over the loop's iterations: positions whose value
+    outlives an iteration are variables declared before it."""
+    instrs = unit.instructions
+    b.loops += 1
+    columns = _LoopColumns(loop, unit, b)
+    body = columns.iterations[0]
+    carried = dict(loop.carried)
+    for q, k in invariant_loads(unit, loop):
+        name = f"t{len(temps)}"
+        temps[f"#loop{loop.start}.read{q}.{k}"] = name
+        b.lines.append(f"  const double {name} = shared[{columns.ints(q, lambda it: unit.loads[it.srcs[k].name])}][lane];")
+        columns.hoisted[q, k] = name
+    variables = {}
+    for q, index in loop.carried:
+        variables[q] = f"t{len(temps)}"
+        temps[f"#loop{loop.start}.{q}"] = variables[q]
+        initial = f" = {temps[instrs[index].dst]}" if index is not None else ""
+        b.lines.append(f"  double {variables[q]}{initial};")
+    b.lines.append("  {")
+    if columns.varying:
+        b.lines.append(f"  int {columns.index} = SINGE_CONST_INDEX({columns.base});")
+    b.lines.append(f"#pragma unroll {LOOP_UNROLL}")
+    b.lines.append(f"  {columns.header()}")
+    position = {instr.dst: q for q, instr in enumerate(body) if instr.dst is not None}
+    local: dict[str, str] = {}
+    for q, instr in enumerate(body):
+        line = _loop_line(q, instr, loop, unit, names, temps, inline, columns, variables, local, position)
+        b.lines.append(line)
+        if instr.dst is not None and instr.dst in unit.stores:
+            slot = columns.ints(q, lambda it: unit.stores[it.dst])
+            b.lines.append(f"    shared[{slot}][lane] = {variables.get(q, local.get(instr.dst))};")
+    b.lines.append("  }")
+    b.lines.append("  }")
+    last = columns.iterations[-1]
+    for q in carried:
+        if last[q].dst is not None:
+            temps[last[q].dst] = variables[q]
+
+
+def _loop_line(q, instr, loop, unit, names, temps, inline, columns, variables, local, position) -> str:
+    """One instruction of the loop body (position ``q``)."""
+    def operand(k: int, src) -> str:
+        if isinstance(src, Imm):
+            return literal(src.value)
+        if isinstance(src, Const):
+            return columns.const(q, k)
+        if src.name in position:  # this iteration's
+            p = position[src.name]
+            return variables.get(p, local.get(src.name))
+        defined = columns.defined.get(src.name)
+        if defined is not None and defined < loop.start:  # the previous iteration's (or the value before)
+            return variables[defined - loop.start + loop.period]
+        if (q, k) in columns.hoisted:
+            return columns.hoisted[q, k]
+        if src.name in unit.loads and src.name not in inline:
+            return f"shared[{columns.ints(q, lambda it: unit.loads[it.srcs[k].name])}][lane]"
+        return _operand(src, unit, names, temps, inline, columns.b)
+
+    if instr.opcode == "stg":
+        index = columns.ints(q, lambda it: it.index)
+        return f"    if (valid) {global_address(instr.field, index)} = {operand(0, instr.srcs[0])};"
+    if instr.opcode == "ldg":
+        expression = load_expression(instr.field, columns.ints(q, lambda it: it.index))
+    else:
+        expression = EXPRESSIONS[instr.opcode].format(*(operand(k, s) for k, s in enumerate(instr.srcs)))
+    if q in variables:
+        return f"    {variables[q]} = {expression};"
+    local[instr.dst] = f"t{len(temps)}"
+    temps[f"#loop{loop.start}.local{q}"] = local[instr.dst]
+    return f"    const double {local[instr.dst]} = {expression};"

@@ -9,14 +9,19 @@ Chebyshev — is reported with the phase, species or reaction it concerns.
 
 from __future__ import annotations
 
+import dataclasses
 import pathlib
+import re
+import warnings
 from dataclasses import dataclass
 
 import cantera as ct
 import yaml
 
 from singe.constants import BOLTZMANN, GAS_CONSTANT, LIGHT_SPEED
-from singe.errors import Location, MechanismSemanticError, Problem, ProblemCollector, SingeInputError
+from singe.errors import (Location, MechanismSemanticError, MechanismSyntaxError, Problem, ProblemCollector,
+                          SingeInputError)
+from singe.frontend.physics import check_thermo, check_transport
 from singe.frontend.qss import qss_lists
 from singe.frontend.source import SourceText
 from singe.frontend.syntax import QssFile
@@ -41,15 +46,123 @@ def resolve_yaml(path: pathlib.Path) -> pathlib.Path:
 
 
 def _document(path: pathlib.Path) -> dict:
-    """The top-level mapping of the YAML file, as nodes (they keep their lines)."""
+    """The top-level mapping of the YAML file, as nodes (they keep their lines).
+
+    Cantera reads YAML files as UTF-8: a file that is not is rejected here,
+    where the offending byte can be located."""
+    source = SourceText.read(path)
+    _check_utf8(path, source)
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        root = yaml.compose(SourceText.read(path).text, Loader=loader)
+        root = yaml.compose(source.text, Loader=loader)
     except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = Location(str(path), mark.line + 1, mark.column + 1) if mark else None
-        raise MechanismSemanticError([Problem(where, f"not a YAML file: {getattr(error, 'problem', error)}")])
+        raise MechanismSyntaxError(Problem(_yaml_error_location(error, source),
+                                           f"not a YAML file: {_yaml_error_text(error)}")) from None
+    if YAML_ANCHOR.search(source.text):
+        _check_aliases(root, source)
     return _mapping(root)
+
+
+YAML_ANCHOR = re.compile(r"(?:^|[\s\[{,:-])&\S")  # anchors (an alias needs one) are rare in mechanisms
+MAX_YAML_NODES = 5_000_000  # with aliases expanded; n-hexane NUIG (1.8 MB) has about 400,000
+
+
+def _check_aliases(root, source: SourceText) -> None:
+    """Reject YAML aliases that refer to their own anchor, or that expand the
+    document beyond ``MAX_YAML_NODES`` (Cantera expands every alias: a few
+    nested ones make it run out of time and memory).  Iterative: nesting may
+    be deeper than Python's recursion."""
+    size: dict[int, int] = {}
+    uses: dict[int, int] = {}
+    open_nodes: set[int] = set()
+    stack = [(root, False)] if root is not None else []
+    while stack:
+        node, done = stack.pop()
+        children = _children(node)
+        if done:
+            open_nodes.discard(id(node))
+            size[id(node)] = min(1 + sum(size[id(c)] for c in children), MAX_YAML_NODES + 1)
+            continue
+        uses[id(node)] = uses.get(id(node), 0) + 1
+        if id(node) in open_nodes:
+            raise MechanismSyntaxError(Problem(_mark_location(node, source), "a YAML alias refers to the "
+                                               "entry that holds it (an endless structure)"))
+        if id(node) in size:
+            continue
+        open_nodes.add(id(node))
+        stack.append((node, True))
+        stack.extend((child, False) for child in children)
+    if root is not None and size[id(root)] > MAX_YAML_NODES:
+        repeated = max((n for n in _all_nodes(root) if uses[id(n)] > 1), key=lambda n: size[id(n)])
+        raise MechanismSyntaxError(Problem(_mark_location(repeated, source),
+                                           f"YAML aliases expand the file to over {MAX_YAML_NODES:,} entries "
+                                           f"(this one, {_count(size[id(repeated)])} entries, is used "
+                                           f"{uses[id(repeated)]:,} times)", "write the entries out"))
+
+
+def _count(entries: int) -> str:
+    return f"{entries:,}" if entries <= MAX_YAML_NODES else f"over {MAX_YAML_NODES:,}"
+
+
+def _children(node) -> list:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [item for pair in node.value for item in pair]
+    return []
+
+
+def _all_nodes(root) -> list:
+    seen, stack, nodes = set(), [root], []
+    while stack:
+        node = stack.pop()
+        if id(node) not in seen:
+            seen.add(id(node))
+            nodes.append(node)
+            stack.extend(_children(node))
+    return nodes
+
+
+def _mark_location(node, source: SourceText) -> Location:
+    return source.location(node.start_mark.line + 1, node.start_mark.column + 1)
+
+
+def _check_utf8(path: pathlib.Path, source: SourceText) -> None:
+    raw = path.read_bytes()
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = raw.count(b"\n", 0, error.start) + 1
+        column = len(raw[raw.rfind(b"\n", 0, error.start) + 1:error.start].decode("utf-8", "replace")) + 1
+        raise MechanismSyntaxError(Problem(source.location(line, column),
+                                           f"byte 0x{raw[error.start]:02x} is not UTF-8 text",
+                                           "Cantera YAML files are UTF-8; save the file as UTF-8")) from None
+
+
+def _yaml_error_location(error: yaml.YAMLError, source: SourceText) -> Location:
+    """Where PyYAML found the problem: its problem (or context) mark, or for a
+    reader error (a character YAML does not allow) the character's offset."""
+    mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
+    if mark is not None:
+        return source.location(mark.line + 1, mark.column + 1)
+    character = getattr(error, "character", None)
+    if isinstance(character, int):  # the first such character: the reader stops there
+        return _location_of_offset(source, source.text.find(chr(character)))
+    return source.location(1, 1)
+
+
+def _location_of_offset(source: SourceText, offset: int) -> Location:
+    offset = max(offset, 0)
+    start = source.line_start(offset)
+    return source.location(source.text.count("\n", 0, start) + 1, offset - start + 1)
+
+
+def _yaml_error_text(error: yaml.YAMLError) -> str:
+    if isinstance(error, yaml.reader.ReaderError):
+        return f"character {chr(error.character)!r} (#x{error.character:04x}) is not allowed in YAML" \
+            if isinstance(error.character, int) else error.reason
+    words = [getattr(error, "context", None), getattr(error, "problem", None)]
+    return ", ".join(w for w in words if w) or str(error)
 
 
 def _mapping(node) -> dict:
@@ -91,20 +204,25 @@ def _phases(document: dict) -> list[_Phase]:
 
 
 def choose_phase(path: pathlib.Path, document: dict, name: str | None) -> _Phase:
-    """The phase named ``name`` (default: the first ideal-gas phase)."""
+    """The phase named ``name`` (default: the first ideal-gas phase).  A
+    missing phase is located at the file's ``phases`` entry (line 1 without one)."""
     phases = _phases(document)
     listing = ", ".join(f"{p.name} ({p.thermo})" for p in phases) or "none"
+    source = SourceText.read(path)
+    entries = document.get("phases")
+    where = source.location(entries.start_mark.line + 1, entries.start_mark.column + 1) if entries else \
+        source.location(1, 1)
     if name is not None:
         chosen = next((p for p in phases if p.name == name), None)
         if chosen is None:
-            raise SingeInputError(f"{path}: no phase named {name!r} (phases: {listing})")
+            raise MechanismSemanticError([Problem(where, f"no phase named {name!r} (phases: {listing})")])
     else:
         chosen = next((p for p in phases if p.thermo == "ideal-gas"), None)
         if chosen is None:
-            raise SingeInputError(f"{path}: no ideal-gas phase (phases: {listing}); singe compiles gas-phase "
-                                  "kinetics and transport")
+            raise MechanismSemanticError([Problem(where, f"no ideal-gas phase (phases: {listing}); singe compiles "
+                                                  "gas-phase kinetics and transport")])
     if chosen.thermo != "ideal-gas":
-        raise MechanismSemanticError([Problem(SourceText.read(path).location(chosen.line, 1),
+        raise MechanismSemanticError([Problem(source.location(chosen.line, 1),
                                               f"phase {chosen.name!r} is a {chosen.thermo} phase, not an ideal gas",
                                               "singe's kernels assume an ideal gas; choose a gas phase with --phase")])
     return chosen
@@ -164,24 +282,36 @@ def _side_key(side: str) -> tuple:
 
 
 def load_yaml(path: pathlib.Path, phase: str | None = None, qss_file: QssFile | None = None) -> Mechanism:
-    """The ``Mechanism`` of a gas phase of a Cantera YAML file."""
+    """The ``Mechanism`` of a gas phase of a Cantera YAML file, with Cantera's
+    warnings (a NASA polynomial discontinuous at T_mid, ...) as located
+    warnings in ``Mechanism.warnings``.  Every Cantera error, whether raised
+    loading the phase or reading an entry from it, is located in the file."""
     path = resolve_yaml(path)
     document = _document(path)
     chosen = choose_phase(path, document, phase)
     source = SourceText.read(path)
-    phase_location = source.location(chosen.line, 1)
-    try:
-        gas = ct.Solution(str(path), chosen.name, transport_model=None)
-    except ct.CanteraError as error:
-        lines = [line.strip() for line in str(error).splitlines() if line.strip() and not line.startswith("*")]
-        detail = " ".join(line for line in lines if "thrown by" not in line and not line.startswith("|"))
-        raise MechanismSemanticError([Problem(phase_location, f"Cantera cannot load phase "
-                                               f"{chosen.name!r}: {detail}")]) from None
     problems = ProblemCollector()
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            gas = ct.Solution(str(path), chosen.name, transport_model=None)
+        mechanism = _mechanism(gas, path, document, chosen, source, qss_file, problems)
+    except ct.CanteraError as error:
+        location, detail = cantera_error(str(error), source, source.location(chosen.line, 1))
+        raise MechanismSemanticError([Problem(location, f"Cantera cannot load phase {chosen.name!r}: "
+                                              f"{detail}")]) from None
+    species_lines = _entry_lines(document, "species", "name")
+    for warning in caught:
+        _cantera_warning(str(warning.message), source, species_lines, source.location(chosen.line, 1), problems)
+    return dataclasses.replace(mechanism, warnings=tuple(problems.warnings))
+
+
+def _mechanism(gas, path: pathlib.Path, document: dict, chosen: _Phase, source: SourceText,
+               qss_file: QssFile | None, problems: ProblemCollector) -> Mechanism:
     species_lines = _entry_lines(document, "species", "name")
     species = [_species(gas, k, source.location(*species_lines.get((gas.species_name(k),), [(chosen.line, 1)])[0]),
                         problems) for k in range(gas.n_species)]
-    _check_transport(species, phase_location, problems)
+    _check_transport(species, source.location(chosen.line, 1), problems)
     equation_lines = _equation_lines(document, chosen)
     reactions = [_reaction(gas, i, source, equation_lines, problems) for i in range(gas.n_reactions)]
     names = [s.name for s in species if s is not None]
@@ -190,6 +320,47 @@ def load_yaml(path: pathlib.Path, phase: str | None = None, qss_file: QssFile | 
     sources = (str(path),) + ((qss_file.source.path,) if qss_file else ())
     elements = tuple(e.upper() for e in gas.element_names)
     return Mechanism(path.stem, elements, tuple(species), tuple(reactions), qss, stiff, sources)
+
+
+CANTERA_LINE = re.compile(r"Error on lines? (\d+)")
+CANTERA_EXCERPT = re.compile(r"^>\s*(\d+) > .*\n( *)\^", re.MULTILINE)
+CANTERA_EXCERPT_MARGIN = len("|    88 | ")
+CANTERA_SPECIES = re.compile(r"[Ff]or species '?([^\s,']+)'?")
+
+
+def cantera_error(text: str, source: SourceText, fallback: Location) -> tuple[Location, str]:
+    """(where, what) of a Cantera error message: 'Error on line N of FILE:',
+    the caret under its excerpt for the column; ``fallback`` without them."""
+    lines = [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("*")]
+    detail = " ".join(line for line in lines if "thrown by" not in line and not line.startswith(("|", ">", "^"))
+                      and not CANTERA_LINE.match(line))
+    line = CANTERA_LINE.search(text)
+    if line is None or not source.path.endswith(_file_of_error(text)):
+        return fallback, detail
+    excerpt = CANTERA_EXCERPT.search(text)
+    column = 1
+    if excerpt is not None and int(excerpt.group(1)) == int(line.group(1)):
+        column = max(len(excerpt.group(2)) - CANTERA_EXCERPT_MARGIN + 1, 1)
+    return source.location(int(line.group(1)), column), detail
+
+
+def _file_of_error(text: str) -> str:
+    match = re.search(r"Error on lines? \d+(?: and \d+)? of (.*?):?$", text, re.MULTILINE)
+    return match.group(1).strip() if match else ""
+
+
+def _cantera_warning(text: str, source: SourceText, species_lines, fallback: Location,
+                     problems: ProblemCollector) -> None:
+    """A warning Cantera gave loading the phase, located at the line it names,
+    else at the species it names, else at the phase.  NASA7 discontinuities
+    are left to singe's own check (physics.py), the same on both routes."""
+    if text.startswith("NasaPoly2::validate"):
+        return
+    species = CANTERA_SPECIES.search(text)
+    if species and (species.group(1),) in species_lines:
+        fallback = source.location(*species_lines[(species.group(1),)][0])
+    location, detail = cantera_error(text, source, fallback)
+    problems.warn(location, f"Cantera: {detail}")
 
 
 # -- species -------------------------------------------------------------------
@@ -202,12 +373,20 @@ def _species(gas, k: int, where: Location, problems: ProblemCollector) -> Specie
     weight = 0.0
     for element, count in spec.composition.items():
         weight += count * weights[element]
-    transport = _transport(spec.transport, where)
+    transport = _transport(spec, where, problems)
+    if thermo is None or not check_thermo(spec.name, thermo, where, problems):
+        return None
+    if transport is not None and not check_transport(spec.name, transport, sum(n for _, n in composition), where,
+                                                     problems):
+        return None
     return Species(spec.name, composition, weight, thermo, transport, where)
 
 
 def _thermo(spec, where: Location, problems: ProblemCollector):
     thermo = spec.thermo
+    if thermo is None:
+        problems.add(where, f"species {spec.name!r} has no thermo entry", "give it NASA7 or NASA9 polynomials")
+        return None
     c = list(thermo.coeffs)
     if isinstance(thermo, ct.NasaPoly2):
         return Nasa7(thermo.min_temp, c[0], thermo.max_temp, low=tuple(c[8:15]), high=tuple(c[1:8]))
@@ -222,9 +401,19 @@ def _thermo(spec, where: Location, problems: ProblemCollector):
     return None
 
 
-def _transport(data, where: Location) -> TransportData | None:
-    if data is None:
+def _transport(spec, where: Location, problems: ProblemCollector) -> TransportData | None:
+    """The species' transport data.  Cantera keeps an entry whose model is
+    not 'gas' as data its Python API cannot read (reading it crashes): such an
+    entry is reported instead."""
+    entry = spec.input_data.get("transport")
+    if entry is None:
         return None
+    model = entry.get("model") if isinstance(entry, dict) else None
+    if model != "gas":
+        problems.add(where, f"species {spec.name!r}: transport model {model!r}; singe reads 'model: gas' entries",
+                     "a gas species' transport entry starts 'model: gas'")
+        return None
+    data = spec.transport
     return TransportData(GEOMETRIES[data.geometry], data.well_depth / BOLTZMANN, data.diameter * 1e10,
                          data.dipole / DEBYE, data.polarizability * 1e30, data.rotational_relaxation,
                          location=where)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import pathlib
 from dataclasses import dataclass
 
@@ -71,19 +72,24 @@ def load_mechanism(chem: PathLike, thermo: PathLike | None = None, transport: Pa
     Raises ``SingeInputError`` (with file:line:col and a hint) for bad input.
     """
     chem_path = pathlib.Path(chem)
+    qss_path = None if qss is False else (qss or find_companion(chem_path, QSS_NAMES))
+    problems = ProblemCollector(permissive)
     if chem_path.suffix.lower() in YAML_SUFFIXES:
-        qss_path = None if qss is False else (qss or find_companion(chem_path, QSS_NAMES))
         mechanism = load_yaml(chem_path, phase, parse_qss(_read(qss_path, "QSS list")) if qss_path else None)
-        problems = ProblemCollector()
-        check_mechanism(mechanism, problems)
-        problems.raise_if_any(MechanismSemanticError)
-        return mechanism
+        problems.warnings.extend(mechanism.warnings)
+    else:
+        mechanism = _load_chemkin(chem_path, thermo, transport, qss_path, problems)
+    check_mechanism(mechanism, problems)
+    problems.raise_if_any(MechanismSemanticError)
+    return dataclasses.replace(mechanism, warnings=tuple(problems.warnings))
+
+
+def _load_chemkin(chem_path: pathlib.Path, thermo: PathLike | None, transport: PathLike | None,
+                  qss_path: PathLike | None, problems: ProblemCollector) -> Mechanism:
+    """The Mechanism of CHEMKIN files (warnings left in ``problems``)."""
     syntax = parse_chemkin(_read(chem_path, "mechanism"))
     thermo_path = thermo or find_companion(chem_path, THERMO_NAMES)
     transport_path = transport or find_companion(chem_path, TRANSPORT_NAMES)
-    qss_path = None if qss is False else (qss or find_companion(chem_path, QSS_NAMES))
-
-    problems = ProblemCollector(permissive)
     thermo_entries = _thermo_entries(syntax, thermo_path, problems)
     transport_files = [parse_transport(s.body) for s in syntax.transport]
     if transport_path is not None:
@@ -99,11 +105,8 @@ def load_mechanism(chem: PathLike, thermo: PathLike | None = None, transport: Pa
                      "list its species between SPECIES and END")
     problems.raise_if_any(MechanismSemanticError)
     sources = tuple(str(p) for p in (chem_path, thermo_path, transport_path, qss_path) if p)
-    mechanism = Mechanism(chem_path.stem, tuple(elements), tuple(species), tuple(reactions),
-                          qss_names, stiff_names, sources, tuple(problems.warnings))
-    check_mechanism(mechanism, problems)
-    problems.raise_if_any(MechanismSemanticError)
-    return mechanism
+    return Mechanism(chem_path.stem, tuple(elements), tuple(species), tuple(reactions),
+                     qss_names, stiff_names, sources)
 
 
 @dataclass(frozen=True)
@@ -116,9 +119,11 @@ class _ThermoSource:
 
 
 def _thermo_entries(syntax: ChemkinFile, thermo_path, problems: ProblemCollector) -> dict:
-    """Declared species name (upper-case) -> (entry, _ThermoSource).  Embedded
-    entries first (they override the database), then the file's; a species'
-    entry twice in one file is an error (or, permissive, the first is kept)."""
+    """Declared species name (upper-case) -> (entry, _ThermoSource).  The
+    chemistry file's THERMO sections are read first, then the thermo file.
+    As in ``ck2yaml``, a species' second entry — in the same file, or in the
+    thermo file after an embedded section — is an error (``permissive``: a
+    warning, and the first entry is kept)."""
     wanted = {token.text.upper() for token in syntax.species}
     files = [parse_thermo(section.body, section.header) for section in syntax.thermo]
     takes_all = any(section.header.upper().startswith("ALL") for section in syntax.thermo)
@@ -131,18 +136,22 @@ def _thermo_entries(syntax: ChemkinFile, thermo_path, problems: ProblemCollector
             defaults = tuple(t.value for t in thermo_file.default_temperatures)
         single_mid = thermo_file.single_mid.value if thermo_file.single_mid else None
         where = _ThermoSource(thermo_file.source, defaults, single_mid)
-        in_file: dict[str, object] = {}
         for entry in thermo_file.entries:
             key = entry.name.upper()
             if key not in wanted:
                 continue
-            if key in in_file:
-                problems.tolerable(entry.location, f"second thermo entry for species {entry.name!r} "
-                                   f"(the first is at line {in_file[key].location.line})", "the first entry is kept")
+            if key in entries:
+                _second_thermo_entry(entry, entries[key][0].location, problems)
                 continue
-            in_file[key] = entry
-            entries.setdefault(key, (entry, where))
+            entries[key] = (entry, where)
     return entries
+
+
+def _second_thermo_entry(entry, first: Location, problems: ProblemCollector) -> None:
+    here = entry.location
+    place = f"line {first.line}" if first.file == here.file else f"{first.file}:{first.line}"
+    problems.tolerable(here, f"second thermo entry for species {entry.name!r} (the first is at {place})",
+                       "the first entry is kept")
 
 
 def _elements(syntax: ChemkinFile, problems: ProblemCollector) -> dict[str, float]:

@@ -110,6 +110,12 @@ class KernelSpec:
     ``default``: compiled when the command names no kernels.  ``qssa``: the
     kernel has QSSA operations (``--qssa-warps`` applies).  ``auto_placement``:
     the placement mode 'auto' means for this kernel (None: decided by what fits).
+    ``dispatch``: how the warps' programs become one kernel body, 'overlay'
+    (code shared between warps whose next units agree, ``singe.codegen.overlay``)
+    or 'switch' (each warp's program one case of a single switch,
+    ``singe.codegen.dispatch``).  ``balance``: what the warp mapper evens out
+    between warps, 'flops' or 'issue' (machine instructions issued,
+    ``singe.mapping.issue_cost``).
     """
 
     name: str
@@ -126,6 +132,8 @@ class KernelSpec:
     default: bool = True
     qssa: bool = False
     auto_placement: str | None = None
+    dispatch: str = "overlay"
+    balance: str = "flops"
 
     @property
     def output(self) -> Field:
@@ -176,7 +184,8 @@ KERNELS: dict[str, KernelSpec] = {spec.name: spec for spec in (
                ("temperature", "pressure", "mass_fractions", "dt", "diffusion_source"), ("production_rates",),
                reference_kinetics.net_production_rates, 1e-9, "net production rates (QSSA, stiffness removal)",
                errors=scaled_errors, error_measure="error / max|wdot|", transport=False, qssa=True,
-               auto_placement="buffer"),  # paper §3.4: rates stay in registers, exchanged in passes
+               auto_placement=None,  # placement as fits (store, mixed, else buffer: the paper's passes, §3.4)
+               dispatch="switch", balance="issue"),  # warps share little code: one dispatch per slab
     KernelSpec("conductivity", conductivity.conductivity_graph, ("temperature", "mass_fractions"),
                ("conductivity",), reference_transport.thermal_conductivity, 1e-10,
                "mixture thermal conductivity", cantera="thermal_conductivity", default=False),

@@ -133,7 +133,9 @@ class WarpPrograms:
     ``barrier_limit``: named barrier ids available (ids 1 .. limit-1 for
     points, 0 for ``FullSync``); ``plan``: the register plan
     (``singe.programs.plan``; None for hand-built programs);
-    ``constants``: the mechanism constants each warp uses.
+    ``constants``: the mechanism constants each warp uses; ``workspace``:
+    the slots live in a per-CTA workspace in global memory rather than in
+    shared memory (the table form, ``singe.programs.tables``).
     """
 
     kernel: str
@@ -144,6 +146,7 @@ class WarpPrograms:
     shared_slots: int
     barrier_limit: int
     plan: RegisterPlan | None = None
+    workspace: bool = False
 
     @property
     def registers(self) -> tuple[int, ...]:
@@ -166,6 +169,11 @@ class WarpPrograms:
 
     @property
     def shared_bytes(self) -> int:
+        return 0 if self.workspace else self.slot_bytes
+
+    @property
+    def slot_bytes(self) -> int:
+        """Bytes of the slots per CTA (in shared memory, or the workspace)."""
         return self.shared_slots * WARP_SIZE * 8
 
     def constants(self, warp: int) -> list[float]:

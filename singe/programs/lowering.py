@@ -1,17 +1,48 @@
-"""Code units: what overlay aligns across warps.
+"""Code units: what overlay aligns across warps, and what codegen emits for them.
 
 A warp program becomes a list of units.  A ``ComputeUnit`` is an operation
 together with the shared-memory loads right before it that only it reads
 (emitted as reads where the operation uses them) and the stores right after
 it of outputs not read again from the register (emitted as writes where
-they are computed).  Other items stay units of their own.
+they are computed).  Other items stay units of their own: ``LoadUnit``
+(one shared read into a register), ``StoreUnit`` (one shared write),
+``BarrierUnit`` (one ``bar.sync`` / ``bar.arrive``).
+
+What a ``ComputeUnit`` emits, in order (``codegen/render.py`` follows this
+module; the timing model counts from it):
+
+- one read into a temporary per ``pinned_loads`` entry (a shared value its
+  own stores would overwrite before its last use);
+- its ``instructions`` (the live ones) one by one, except the runs in
+  ``loops``: each ``Loop`` is emitted as a ``for`` over ``count``
+  iterations of ``period`` instructions, ``LOOP_UNROLL`` iterations per
+  trip (``#pragma unroll``), with
+  * a variable declared before the loop for each ``carried`` position;
+  * one shared read before the loop per ``invariant_loads`` entry (the same
+    slot every iteration, not stored by the loop);
+  * per iteration, one warp-uniform load of the per-warp constant table (an
+    LDC from the constant bank when the kernel's tables fit in
+    ``codegen.CONSTANT_BANK_BYTES``, else an LDG) per entry of ``varying_constants`` (the loop's block of constants, laid out
+    iteration-major and read through an index stepped by their number);
+    constants equal in every iteration stay ordinary constants;
+  * per iteration, each integer that differs between iterations (a shared
+    slot, a species index) is a ``column_kind``: 'fixed', 'affine' (base +
+    step * i: address arithmetic) or 'table' (one load of the
+    ``singe_loop_ints`` table per iteration);
+  * per trip, the loop counter's increment, compare and branch.
+- every other operand as in straight-line code: a constant is one
+  ``SINGE_CONST`` (a shuffle from a register stripe or a warp-uniform load,
+  see ``RegisterPlan.stripes_in_registers``), a shared input one read.
+
+``loop_summary`` gives these counts per loop.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
-from singe.kernels.ir import Instr, Operation
+from singe.kernels.ir import Const, Imm, Instr, Operation, Reg
 from singe.programs import Arrive, Compute, FullSync, SharedLoad, SharedStore, Sync, WarpProgram
 
 
@@ -27,6 +58,21 @@ class ComputeUnit:
 
     def writes(self) -> set[str]:
         return set(self.keep)
+
+    @functools.cached_property
+    def instructions(self) -> list[Instr]:
+        """The instructions emitted: those whose results are kept or stored."""
+        return live_instructions(self.op.instrs, set(self.keep) | set(self.stores))
+
+    @functools.cached_property
+    def pinned_loads(self) -> list[str]:
+        """Inline loads read into temporaries first (``overwritten_loads``)."""
+        return overwritten_loads(self, self.instructions)
+
+    @functools.cached_property
+    def loops(self) -> list["Loop"]:
+        """The runs of ``instructions`` emitted as loops (``find_loops``)."""
+        return find_loops(self, self.instructions, self.pinned_loads)
 
 
 @dataclass(frozen=True)
@@ -143,3 +189,237 @@ def live_instructions(instrs, needed) -> list[Instr]:
             live.append(instr)
             needed.update(instr.registers_read())
     return live[::-1]
+
+
+# -- loops over isomorphic runs ---------------------------------------------------------
+
+LOOP_UNROLL = 2  # iterations per trip of an emitted loop: halves the counter, compare and branch per iteration
+MIN_LOOP_ITERATIONS = 3  # a run of fewer iterations stays unrolled
+MIN_LOOP_INSTRUCTIONS = 12  # nor one that replaces fewer instructions
+MAX_LOOP_PERIOD = 64  # instructions per iteration considered
+
+
+@dataclass(frozen=True)
+class Loop:
+    """``count`` iterations of ``period`` instructions, starting at ``start``
+    in a unit's live instruction list (``ComputeUnit.instructions``), that
+    differ only in their constants, the shared slots and global indices
+    they read and write, and the temporaries of their own or the previous
+    iteration they read (paper §5: loops over per-warp constant tables).
+
+    ``carried``: (position, index) for each position of an iteration whose
+    value outlives it — read by the next iteration or after the loop; it
+    lives in a variable declared before the loop, set from the instruction
+    at ``index`` (``None``: only the last iteration's value is read, after
+    the loop).
+    """
+
+    start: int
+    period: int
+    count: int
+    carried: tuple[tuple[int, int | None], ...] = ()
+
+    @property
+    def stop(self) -> int:
+        return self.start + self.period * self.count
+
+    def iteration(self, instrs, t: int) -> list[Instr]:
+        return list(instrs[self.start + t * self.period:self.start + (t + 1) * self.period])
+
+
+def invariant_loads(unit: "ComputeUnit", loop: Loop) -> list[tuple[int, int]]:
+    """(position, operand) of the loop's shared-memory reads that read the
+    same slot in every iteration, a slot the loop does not store to: they
+    are read once, before the loop."""
+    iterations = [loop.iteration(unit.instructions, t) for t in range(loop.count)]
+    stored = {unit.stores[instr.dst] for it in iterations for instr in it if instr.dst in unit.stores}
+    found = []
+    for q, instr in enumerate(iterations[0]):
+        for k, src in enumerate(instr.srcs):
+            if not isinstance(src, Reg) or src.name not in unit.loads or src.name in unit.pinned_loads:
+                continue
+            slots = {unit.loads.get(it[q].srcs[k].name) for it in iterations}
+            if len(slots) == 1 and not slots & stored:
+                found.append((q, k))
+    return found
+
+
+def overwritten_loads(unit: "ComputeUnit", instrs: list[Instr]) -> list[str]:
+    """Inline loads whose slot the unit stores to before one of the load's
+    uses: they are read first, into temporaries (stores are written where
+    their value is computed, so a later read in place would see the new
+    value; a running sum read and rewritten by the same instruction needs
+    no temporary)."""
+    last_use: dict[str, int] = {}
+    for i, instr in enumerate(instrs):
+        for name in instr.registers_read():
+            last_use[name] = i
+    first_store: dict[int, int] = {}
+    for k, instr in enumerate(instrs):
+        if instr.dst in unit.stores:
+            first_store.setdefault(unit.stores[instr.dst], k)
+    return [value for value, slot in unit.loads.items()
+            if slot in first_store and first_store[slot] < last_use.get(value, -1)]
+
+
+def _signatures(unit: "ComputeUnit", instrs: list[Instr], pinned: set[str]) -> list[tuple]:
+    """Per instruction what two iterations of a loop must share: opcode,
+    field, immediates, the kind of each operand (a constant, a shared-memory
+    value, a named register, a temporary at a given distance back) and
+    where the result goes."""
+    defined = {instr.dst: i for i, instr in enumerate(instrs) if instr.dst is not None}
+    result = []
+    for i, instr in enumerate(instrs):
+        operands = []
+        for src in instr.srcs:
+            if isinstance(src, Imm):
+                operands.append(("imm", src.value))
+            elif isinstance(src, Const):
+                operands.append(("const",))
+            elif src.name in defined:
+                operands.append(("temp", i - defined[src.name]))
+            elif src.name in unit.loads and src.name not in pinned:
+                operands.append(("shared",))
+            else:
+                operands.append(("reg", src.name))
+        where = "keep" if instr.dst in unit.keep else "store" if instr.dst in unit.stores else ""
+        result.append((instr.opcode, instr.field, tuple(operands), where))
+    return result
+
+
+def _carried(instrs: list[Instr], loop: Loop) -> tuple[tuple[int, int | None], ...] | None:
+    """The loop's carried positions, or None where it cannot be a loop: an
+    iteration reads a temporary more than one period back, or code after
+    the loop reads one of an iteration before the last."""
+    defined = {instr.dst: i for i, instr in enumerate(instrs) if instr.dst is not None}
+    carried: dict[int, int | None] = {}
+    for q, instr in enumerate(loop.iteration(instrs, 0)):
+        for name in instr.registers_read():
+            d = loop.start + q - defined.get(name, loop.start + q)
+            if d > q:  # the previous iteration's position q - d + period
+                if d > loop.period:
+                    return None
+                carried[q - d + loop.period] = loop.start + q - d
+    last = loop.stop - loop.period
+    for instr in instrs[loop.stop:]:
+        for name in instr.registers_read():
+            k = defined.get(name, -1)
+            if loop.start <= k < last:
+                return None
+            if last <= k < loop.stop:
+                carried.setdefault(k - last, None)
+    return tuple(sorted(carried.items()))
+
+
+def _runs(signatures: list[tuple], lo: int, hi: int):
+    """Candidate (start, period, count) runs of repeating signatures in [lo, hi)."""
+    for period in range(1, min(MAX_LOOP_PERIOD, (hi - lo) // MIN_LOOP_ITERATIONS) + 1):
+        i = lo
+        while i + period < hi:
+            if signatures[i] != signatures[i + period]:
+                i += 1
+                continue
+            j = i
+            while j + period < hi and signatures[j] == signatures[j + period]:
+                j += 1
+            for start in range(i, min(i + period, j)):  # every phase of the stretch
+                yield start, period, (j - start) // period + 1
+            i = j
+
+
+def _merit(loop: Loop) -> tuple:
+    """Instructions covered, then fewer values carried, then the shorter period."""
+    return loop.count * loop.period, -len(loop.carried), -loop.period
+
+
+def _best_loop(instrs: list[Instr], signatures: list[tuple], lo: int, hi: int) -> Loop | None:
+    """The best run (``_merit``) that can be a loop."""
+    best = None
+    for start, period, count in _runs(signatures, lo, hi):
+        if best is not None and count * period < best.count * best.period:
+            continue
+        if any(where == "keep" for *_, where in signatures[start:start + period]):
+            continue  # a register output per iteration
+        while count >= MIN_LOOP_ITERATIONS and count * period >= MIN_LOOP_INSTRUCTIONS:
+            carried = _carried(instrs, Loop(start, period, count))
+            if carried is not None:
+                loop = Loop(start, period, count, carried)
+                best = loop if best is None or _merit(loop) > _merit(best) else best
+                break
+            count -= 1
+    return best
+
+
+def find_loops(unit: "ComputeUnit", instrs: list[Instr], pinned=()) -> list[Loop]:
+    """Disjoint loops over the isomorphic runs of ``instrs`` (the unit's live
+    instructions), in order: the largest run first, then the largest in the
+    code before and after it.  ``pinned``: loads read into temporaries
+    (``overwritten_loads``), which a loop cannot index."""
+    signatures = _signatures(unit, instrs, set(pinned))
+    loops: list[Loop] = []
+    pending = [(0, len(instrs))]
+    while pending:
+        lo, hi = pending.pop()
+        loop = _best_loop(instrs, signatures, lo, hi)
+        if loop is None:
+            continue
+        loops.append(loop)
+        pending += [(lo, loop.start), (loop.stop, hi)]
+    return sorted(loops, key=lambda loop: loop.start)
+
+
+def column_kind(values) -> str:
+    """How an integer that takes ``values`` in a loop's iterations is emitted:
+    'fixed' (one number), 'affine' (base + step * i) or 'table' (an entry of
+    the loop table per iteration)."""
+    values = list(values)
+    if len(set(values)) == 1:
+        return "fixed"
+    return "affine" if len({b - a for a, b in zip(values, values[1:])}) == 1 else "table"
+
+
+def varying_constants(unit: ComputeUnit, loop: Loop) -> list[tuple[int, int]]:
+    """(position, operand) of the constants that differ between the loop's
+    iterations, in the order of the loop's block of the constant table."""
+    iterations = [loop.iteration(unit.instructions, t) for t in range(loop.count)]
+    return [(q, k) for q, instr in enumerate(iterations[0]) for k, src in enumerate(instr.srcs)
+            if isinstance(src, Const) and len({it[q].srcs[k].value for it in iterations}) > 1]
+
+
+def integer_columns(unit: ComputeUnit, loop: Loop) -> list[list[int]]:
+    """Per iteration-varying integer of the body, its values: shared slots read
+    in place (not hoisted), shared slots stored, global indices."""
+    iterations = [loop.iteration(unit.instructions, t) for t in range(loop.count)]
+    hoisted = set(invariant_loads(unit, loop))
+    columns = []
+    for q, instr in enumerate(iterations[0]):
+        for k, src in enumerate(instr.srcs):
+            if isinstance(src, Reg) and src.name in unit.loads and src.name not in unit.pinned_loads \
+                    and (q, k) not in hoisted:
+                columns.append([unit.loads[it[q].srcs[k].name] for it in iterations])
+        if instr.opcode in ("ldg", "stg"):
+            columns.append([it[q].index for it in iterations])
+        if instr.dst in unit.stores:
+            columns.append([unit.stores[it[q].dst] for it in iterations])
+    return columns
+
+
+@dataclass(frozen=True)
+class LoopSummary:
+    """What one emitted loop costs beyond its body (see the module docstring)."""
+
+    iterations: int
+    body: int  # instructions per iteration (the IR's, each a lowered expression)
+    constant_loads: int  # per iteration, from the per-warp constant table
+    table_loads: int  # per iteration, from singe_loop_ints
+    affine_indices: int  # per iteration, base + step * i
+    hoisted_loads: int  # once, before the loop
+    carried: int  # values living across iterations
+    trips: int  # counter increment, compare and branch each
+
+
+def loop_summary(unit: ComputeUnit, loop: Loop) -> LoopSummary:
+    kinds = [column_kind(values) for values in integer_columns(unit, loop)]
+    return LoopSummary(loop.count, loop.period, len(varying_constants(unit, loop)), kinds.count("table"),
+                       kinds.count("affine"), len(invariant_loads(unit, loop)), len(loop.carried),
+                       -(-loop.count // LOOP_UNROLL))

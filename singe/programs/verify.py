@@ -39,6 +39,7 @@ from singe.errors import SingeInternalError
 from singe.graphs import topological_order as kahn_order
 from singe.programs import (FULL_BARRIER_ID, Arrive, Compute, FullSync, SharedLoad,
                             SharedStore, Sync, WarpPrograms)
+from singe.programs.tables import expand_table_loops
 
 #: Slabs the graph is unrolled over: edges never go from a slab to an earlier one, so
 #: every hazard between consecutive slabs shows in two.
@@ -416,7 +417,10 @@ def shared_memory_problems(graph: ItemGraph, clocks: np.ndarray, order: list[int
 
 def check_programs(programs: WarpPrograms) -> None:
     """Raise ``SingeInternalError`` unless the barriers provably order every hazard
-    of ``programs`` and cannot deadlock (see the module docstring)."""
+    of ``programs`` and cannot deadlock (see the module docstring).  A table loop
+    counts as its slot loads, a computation and its slot stores
+    (``singe.programs.tables.expand_table_loops``)."""
+    programs = expand_table_loops(programs)
     check_structure(programs)
     check_registers(programs)
     graph = ItemGraph(programs)

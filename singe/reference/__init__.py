@@ -5,26 +5,11 @@ The functions every kernel is compared with, by the state of the kernels
 ``net_production_rates`` [kmol/m^3/s] (QSSA and stiffness removal applied),
 ``viscosity`` [Pa s], ``mixture_diffusion`` [m^2/s], ``thermal_conductivity``
 [W/m/K].  The modules hold the parts: ``thermo``, ``kinetics``, ``qssa``,
-``stiffness``, ``transport``.
-
-The functions are looked up on first use (PEP 562): the transport fits read
-``singe.reference.thermo``, so importing the package must not import
-``singe.reference.transport`` eagerly.
+``stiffness``, ``transport``; they evaluate the mechanism's derived tables
+(``singe.derived``).
 """
 
-import importlib
+from singe.reference.kinetics import net_production_rates
+from singe.reference.transport import mixture_diffusion, thermal_conductivity, viscosity
 
-_FUNCTIONS = {"net_production_rates": "kinetics", "viscosity": "transport", "mixture_diffusion": "transport",
-              "thermal_conductivity": "transport"}
-
-__all__ = list(_FUNCTIONS)
-
-
-def __getattr__(name: str):
-    if name in _FUNCTIONS:
-        return getattr(importlib.import_module(f"singe.reference.{_FUNCTIONS[name]}"), name)
-    raise AttributeError(f"module 'singe.reference' has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(list(globals()) + __all__)
+__all__ = ["net_production_rates", "viscosity", "mixture_diffusion", "thermal_conductivity"]

@@ -29,8 +29,10 @@ import numpy as np
 from singe.errors import SingeInternalError
 from singe.programs import (FULL_BARRIER_ID, WARP_SIZE, Arrive, Compute, FullSync, SharedLoad,
                             SharedStore, Sync, WarpPrograms)
+from singe.programs.tables import TableLoop, program_ops
 from singe.sim.barriers import Generation, NamedBarriers
 from singe.sim.machine import GlobalMemory, decode_operation, global_fields, instruction_counts, run_code
+from singe.sim.tables import run_table_loop
 
 HAZARD_KINDS = ("race", "uninitialized", "deadlock", "misuse")
 SCHEDULES = ("round-robin", "random")
@@ -86,7 +88,7 @@ class _Stop(Exception):
 
 # --------------------------------------------------------------------------- decoding
 
-_COMPUTE, _STORE, _LOAD, _BARRIER = range(4)
+_COMPUTE, _STORE, _LOAD, _BARRIER, _TABLE = range(5)
 
 
 def _decode_item(item, programs: WarpPrograms, cache: dict, wrap=None, warp: int = 0) -> tuple:
@@ -105,6 +107,8 @@ def _decode_item(item, programs: WarpPrograms, cache: dict, wrap=None, warp: int
         if isinstance(item, SharedStore):
             return (_STORE, (item.value, item.slot), Counter(shared_store=1))
         return (_LOAD, (item.value, item.slot), Counter(shared_load=1))
+    if isinstance(item, TableLoop):
+        return (_TABLE, (item,), item.counts)
     if isinstance(item, FullSync):
         return (_BARRIER, (FULL_BARRIER_ID, programs.threads, True), Counter(full_sync=1))
     if isinstance(item, Arrive):
@@ -180,7 +184,7 @@ class _Layout:
 
 def _input_rows(programs: WarpPrograms, inputs: dict, n_points: int) -> dict[str, np.ndarray]:
     """The input fields the programs load, as (rows, n_points) float arrays (shape-checked)."""
-    ops = [op for program in programs.programs for op in program.computes()]
+    ops = program_ops(programs)
     arrays = {}
     for name, rows in global_fields(ops, "ldg").items():
         if name not in inputs:
@@ -196,7 +200,7 @@ def _input_rows(programs: WarpPrograms, inputs: dict, n_points: int) -> dict[str
 
 def _global_memories(programs: WarpPrograms, inputs: dict, layout: _Layout):
     """Per slab a ``GlobalMemory``, and the per-slab output arrays (field -> list over slabs)."""
-    ops = [op for program in programs.programs for op in program.computes()]
+    ops = program_ops(programs)
     sliced = {name: layout.split(a) for name, a in _input_rows(programs, inputs, layout.n_points).items()}
     outputs = {name: [np.full((rows, layout.width), np.nan) for _ in range(layout.slabs)]
                for name, rows in global_fields(ops, "stg").items()}
@@ -259,7 +263,7 @@ class _Run:
         self.rng = np.random.default_rng(seed) if schedule == "random" else None
         self.uniform: list[float] = []
         self.handlers = {_COMPUTE: self._compute, _STORE: self._store, _LOAD: self._load,
-                         _BARRIER: self._barrier}
+                         _BARRIER: self._barrier, _TABLE: self._table}
         for warp in self.warps:
             self._settle(warp)
 
@@ -354,6 +358,20 @@ class _Run:
     def _load(self, warp: _Warp, index: int, value: str, slot: int) -> None:
         self._check_load(warp, index, value, slot)
         warp.regs[value] = self.shared[slot]
+
+    def _table(self, warp: _Warp, index: int, item: TableLoop) -> None:
+        """A table loop: its slot loads (checked), its rows (``singe.sim.tables``), its slot stores (checked)."""
+        values = {}
+        for value, slot in item.reads:
+            self._check_load(warp, index, value, slot)
+            values[value] = self.shared[slot]
+        memory = self.memories[warp.slab]
+        writes, stores = run_table_loop(item, values, lambda name, row: memory.loads[(name, row)])
+        for value, slot in item.writes:
+            self._check_store(warp, index, value, slot)
+            self.shared[slot] = writes[value]
+        for key, array in stores.items():
+            memory.stores[key][...] = array
 
     # ---- shared-memory hazards
 

@@ -68,13 +68,18 @@ static __device__ __forceinline__ double singe_exp(double x)
 // Constant slot s of this warp: broadcast from lane s % 32 of register stripe s / 32 for the first
 // 96 slots, a warp-uniform cached load beyond them.
 #define SINGE_CONST(slot) ((slot) < 96 ? __shfl_sync(0xffffffffu, cs[((slot) >> 5) % 3], (slot) & 31) \
-                           : __ldg(&h2o2_diffusion_constants[warp_id * 96 + (slot)]))
+                           : SINGE_TABLE(warp_id * 96 + (slot)))
+// Entry i of the constant table: the constant bank (the table fits in it; warp-uniform reads are one LDC each).
+#define SINGE_TABLE(i) h2o2_diffusion_constants[(i)]
+// Loops read this warp's constants from slot s on, stepping an index into the table (warp-uniform cached loads).
+#define SINGE_CONST_INDEX(slot) (warp_id * 96 + (slot))
+#define SINGE_CONST_AT(index) SINGE_TABLE(index)
 
 
 // Mechanism constants, per warp, striped across the lanes: slot s of warp w sits in lane s % 32 of stripe s / 32.
 // Read-only, but not declared const: nvcc's front end spends memory on every read
 // of an initialised const table (18 GB and a minute for a 52-species diffusion kernel).
-static __device__ double h2o2_diffusion_constants[288] = {
+static __constant__ double h2o2_diffusion_constants[288] = {
   0.05879931792791203, 0.055509297807382736, -0.005840185951905024, 0.13252298528264378,
   -2.6560988915075545, 8.834001728343262, -0.0035560577371021233, 0.08027954326253946,
   -2.2575070638592183, 8.527072785027945, -0.004600286740043771, 0.10407643653737658,
@@ -162,6 +167,13 @@ static __constant__ int singe_index[7][3] = {
 };
 
 
+// Loops: per-iteration shared-memory slots and species indices that are no arithmetic progression.
+static __constant__ int singe_loop_ints[29] = {
+  6, 7, 8, 15, 12, 13, 14, 25, 7, 8, 15, 16, 13, 14, 25, 26,
+  8, 15, 16, 17, 17, 18, 3, 23, 24, 27, 18, 3, 4,
+};
+
+
 __global__ void __launch_bounds__(96, 2)
 h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__restrict__ pressure, const double *__restrict__ mass_fractions, double *__restrict__ diffusion, const int n_points, const int species_stride)
 {
@@ -172,7 +184,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
   double cs[3];
 #pragma unroll
   for (int s = 0; s < 3; s++)
-    cs[s] = __ldg(&h2o2_diffusion_constants[(warp_id * 3 + s) * 32 + lane]);
+    cs[s] = SINGE_TABLE((warp_id * 3 + s) * 32 + lane);
   double r0 = 0.0, r1 = 0.0, r2 = 0.0, r3 = 0.0, r4 = 0.0;
   const int n_slabs = (n_points + 31) >> 5;
 #pragma unroll 1
@@ -212,41 +224,25 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t5 = t3 * shared[3][lane];
         const double t6 = t5;
         shared[10][lane] = t6;
-        const double t7 = fma(SINGE_CONST(6), r0, SINGE_CONST(7));
-        const double t8 = fma(t7, r0, SINGE_CONST(8));
-        const double t9 = fma(t8, r0, SINGE_CONST(9));
-        const double t10 = singe_exp(t9);
-        const double t11 = fma(t10, shared[5][lane], t4);
-        const double t12 = t10 * shared[3][lane];
-        const double t13 = t12;
-        shared[11][lane] = t13;
-        const double t14 = fma(SINGE_CONST(10), r0, SINGE_CONST(11));
-        const double t15 = fma(t14, r0, SINGE_CONST(12));
-        const double t16 = fma(t15, r0, SINGE_CONST(13));
-        const double t17 = singe_exp(t16);
-        const double t18 = fma(t17, shared[6][lane], t11);
-        const double t19 = t17 * shared[3][lane];
-        const double t20 = t19;
-        shared[12][lane] = t20;
-        const double t21 = fma(SINGE_CONST(14), r0, SINGE_CONST(15));
-        const double t22 = fma(t21, r0, SINGE_CONST(16));
-        const double t23 = fma(t22, r0, SINGE_CONST(17));
-        const double t24 = singe_exp(t23);
-        const double t25 = fma(t24, shared[7][lane], t18);
-        const double t26 = t24 * shared[3][lane];
-        const double t27 = t26;
-        shared[13][lane] = t27;
-        const double t28 = fma(SINGE_CONST(18), r0, SINGE_CONST(19));
-        const double t29 = fma(t28, r0, SINGE_CONST(20));
-        const double t30 = fma(t29, r0, SINGE_CONST(21));
-        const double t31 = singe_exp(t30);
-        const double t32 = fma(t31, shared[8][lane], t25);
-        const double t33 = t31 * shared[3][lane];
-        const double t34 = t33;
-        shared[14][lane] = t34;
-        const double t35 = t32;
-        const double t36 = t35;
-        shared[9][lane] = t36;
+        const double t7 = shared[3][lane];
+        double t8 = t4;
+        {
+        int k7 = SINGE_CONST_INDEX(6);
+      #pragma unroll 2
+        for (int i = 0; i < 4; i++, k7 += 4) {
+          const double t9 = fma(SINGE_CONST_AT(k7 + 0), r0, SINGE_CONST_AT(k7 + 1));
+          const double t10 = fma(t9, r0, SINGE_CONST_AT(k7 + 2));
+          const double t11 = fma(t10, r0, SINGE_CONST_AT(k7 + 3));
+          const double t12 = singe_exp(t11);
+          t8 = fma(t12, shared[(5 + 1 * i)][lane], t8);
+          const double t13 = t12 * t7;
+          const double t14 = t13;
+          shared[(11 + 1 * i)][lane] = t14;
+        }
+        }
+        const double t16 = t8;
+        const double t17 = t16;
+        shared[9][lane] = t17;
       }
       SINGE_BAR_ARRIVE(2, 96);  // point 1: x4, x5, x9, x8, x6, x7 (+1 more)
       SINGE_BAR_SYNC(3, 64);  // point 2: x6
@@ -256,44 +252,29 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t2 = fma(t1, r0, SINGE_CONST(25));
         const double t3 = singe_exp(t2);
         const double t4 = t3 * shared[5][lane];
-        const double t5 = t3 * shared[4][lane];
-        const double t6 = shared[11][lane] + t5;
-        shared[11][lane] = t6;
-        const double t7 = fma(SINGE_CONST(26), r0, SINGE_CONST(27));
-        const double t8 = fma(t7, r0, SINGE_CONST(28));
-        const double t9 = fma(t8, r0, SINGE_CONST(29));
-        const double t10 = singe_exp(t9);
-        const double t11 = fma(t10, shared[6][lane], t4);
-        const double t12 = t10 * shared[4][lane];
-        const double t13 = shared[12][lane] + t12;
-        shared[12][lane] = t13;
-        const double t14 = fma(SINGE_CONST(30), r0, SINGE_CONST(31));
-        const double t15 = fma(t14, r0, SINGE_CONST(32));
-        const double t16 = fma(t15, r0, SINGE_CONST(33));
-        const double t17 = singe_exp(t16);
-        const double t18 = fma(t17, shared[7][lane], t11);
-        const double t19 = t17 * shared[4][lane];
-        const double t20 = shared[13][lane] + t19;
-        shared[13][lane] = t20;
-        const double t21 = fma(SINGE_CONST(34), r0, SINGE_CONST(35));
-        const double t22 = fma(t21, r0, SINGE_CONST(36));
-        const double t23 = fma(t22, r0, SINGE_CONST(37));
-        const double t24 = singe_exp(t23);
-        const double t25 = fma(t24, shared[8][lane], t18);
-        const double t26 = t24 * shared[4][lane];
-        const double t27 = shared[14][lane] + t26;
-        shared[14][lane] = t27;
-        const double t28 = fma(SINGE_CONST(38), r0, SINGE_CONST(39));
-        const double t29 = fma(t28, r0, SINGE_CONST(40));
-        const double t30 = fma(t29, r0, SINGE_CONST(41));
-        const double t31 = singe_exp(t30);
-        const double t32 = fma(t31, shared[15][lane], t25);
-        const double t33 = t31 * shared[4][lane];
-        const double t34 = t33;
-        shared[25][lane] = t34;
-        const double t35 = t32;
-        const double t36 = shared[10][lane] + t35;
-        shared[10][lane] = t36;
+        const double t5 = shared[4][lane];
+        double t6 = t3;
+        double t7 = t4;
+        {
+        int k5 = SINGE_CONST_INDEX(26);
+      #pragma unroll 2
+        for (int i = 0; i < 4; i++, k5 += 4) {
+          const double t8 = t6 * t5;
+          const double t9 = shared[(11 + 1 * i)][lane] + t8;
+          shared[(11 + 1 * i)][lane] = t9;
+          const double t10 = fma(SINGE_CONST_AT(k5 + 0), r0, SINGE_CONST_AT(k5 + 1));
+          const double t11 = fma(t10, r0, SINGE_CONST_AT(k5 + 2));
+          const double t12 = fma(t11, r0, SINGE_CONST_AT(k5 + 3));
+          t6 = singe_exp(t12);
+          t7 = fma(t6, shared[singe_loop_ints[0 + i]][lane], t7);
+        }
+        }
+        const double t15 = t6 * shared[4][lane];
+        const double t16 = t15;
+        shared[25][lane] = t16;
+        const double t17 = t7;
+        const double t18 = shared[10][lane] + t17;
+        shared[10][lane] = t18;
       }
       {  // column operation
         const double t0 = fma(SINGE_CONST(42), r0, SINGE_CONST(43));
@@ -301,44 +282,29 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t2 = fma(t1, r0, SINGE_CONST(45));
         const double t3 = singe_exp(t2);
         const double t4 = t3 * shared[6][lane];
-        const double t5 = t3 * shared[5][lane];
-        const double t6 = shared[12][lane] + t5;
-        shared[12][lane] = t6;
-        const double t7 = fma(SINGE_CONST(46), r0, SINGE_CONST(47));
-        const double t8 = fma(t7, r0, SINGE_CONST(48));
-        const double t9 = fma(t8, r0, SINGE_CONST(49));
-        const double t10 = singe_exp(t9);
-        const double t11 = fma(t10, shared[7][lane], t4);
-        const double t12 = t10 * shared[5][lane];
-        const double t13 = shared[13][lane] + t12;
-        shared[13][lane] = t13;
-        const double t14 = fma(SINGE_CONST(50), r0, SINGE_CONST(51));
-        const double t15 = fma(t14, r0, SINGE_CONST(52));
-        const double t16 = fma(t15, r0, SINGE_CONST(53));
-        const double t17 = singe_exp(t16);
-        const double t18 = fma(t17, shared[8][lane], t11);
-        const double t19 = t17 * shared[5][lane];
-        const double t20 = shared[14][lane] + t19;
-        shared[14][lane] = t20;
-        const double t21 = fma(SINGE_CONST(54), r0, SINGE_CONST(55));
-        const double t22 = fma(t21, r0, SINGE_CONST(56));
-        const double t23 = fma(t22, r0, SINGE_CONST(57));
-        const double t24 = singe_exp(t23);
-        const double t25 = fma(t24, shared[15][lane], t18);
-        const double t26 = t24 * shared[5][lane];
-        const double t27 = shared[25][lane] + t26;
-        shared[25][lane] = t27;
-        const double t28 = fma(SINGE_CONST(58), r0, SINGE_CONST(59));
-        const double t29 = fma(t28, r0, SINGE_CONST(60));
-        const double t30 = fma(t29, r0, SINGE_CONST(61));
-        const double t31 = singe_exp(t30);
-        const double t32 = fma(t31, shared[16][lane], t25);
-        const double t33 = t31 * shared[5][lane];
-        const double t34 = t33;
-        shared[26][lane] = t34;
-        const double t35 = t32;
-        const double t36 = shared[11][lane] + t35;
-        shared[11][lane] = t36;
+        const double t5 = shared[5][lane];
+        double t6 = t3;
+        double t7 = t4;
+        {
+        int k5 = SINGE_CONST_INDEX(46);
+      #pragma unroll 2
+        for (int i = 0; i < 4; i++, k5 += 4) {
+          const double t8 = t6 * t5;
+          const double t9 = shared[singe_loop_ints[4 + i]][lane] + t8;
+          shared[singe_loop_ints[4 + i]][lane] = t9;
+          const double t10 = fma(SINGE_CONST_AT(k5 + 0), r0, SINGE_CONST_AT(k5 + 1));
+          const double t11 = fma(t10, r0, SINGE_CONST_AT(k5 + 2));
+          const double t12 = fma(t11, r0, SINGE_CONST_AT(k5 + 3));
+          t6 = singe_exp(t12);
+          t7 = fma(t6, shared[singe_loop_ints[8 + i]][lane], t7);
+        }
+        }
+        const double t15 = t6 * shared[5][lane];
+        const double t16 = t15;
+        shared[26][lane] = t16;
+        const double t17 = t7;
+        const double t18 = shared[11][lane] + t17;
+        shared[11][lane] = t18;
       }
       {  // column operation
         const double t0 = fma(SINGE_CONST(62), r0, SINGE_CONST(63));
@@ -346,44 +312,29 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t2 = fma(t1, r0, SINGE_CONST(65));
         const double t3 = singe_exp(t2);
         const double t4 = t3 * shared[7][lane];
-        const double t5 = t3 * shared[6][lane];
-        const double t6 = shared[13][lane] + t5;
-        shared[13][lane] = t6;
-        const double t7 = fma(SINGE_CONST(66), r0, SINGE_CONST(67));
-        const double t8 = fma(t7, r0, SINGE_CONST(68));
-        const double t9 = fma(t8, r0, SINGE_CONST(69));
-        const double t10 = singe_exp(t9);
-        const double t11 = fma(t10, shared[8][lane], t4);
-        const double t12 = t10 * shared[6][lane];
-        const double t13 = shared[14][lane] + t12;
-        shared[14][lane] = t13;
-        const double t14 = fma(SINGE_CONST(70), r0, SINGE_CONST(71));
-        const double t15 = fma(t14, r0, SINGE_CONST(72));
-        const double t16 = fma(t15, r0, SINGE_CONST(73));
-        const double t17 = singe_exp(t16);
-        const double t18 = fma(t17, shared[15][lane], t11);
-        const double t19 = t17 * shared[6][lane];
-        const double t20 = shared[25][lane] + t19;
-        shared[25][lane] = t20;
-        const double t21 = fma(SINGE_CONST(74), r0, SINGE_CONST(75));
-        const double t22 = fma(t21, r0, SINGE_CONST(76));
-        const double t23 = fma(t22, r0, SINGE_CONST(77));
-        const double t24 = singe_exp(t23);
-        const double t25 = fma(t24, shared[16][lane], t18);
-        const double t26 = t24 * shared[6][lane];
-        const double t27 = shared[26][lane] + t26;
-        shared[26][lane] = t27;
-        const double t28 = fma(SINGE_CONST(78), r0, SINGE_CONST(79));
-        const double t29 = fma(t28, r0, SINGE_CONST(80));
-        const double t30 = fma(t29, r0, SINGE_CONST(81));
-        const double t31 = singe_exp(t30);
-        const double t32 = fma(t31, shared[17][lane], t25);
-        const double t33 = t31 * shared[6][lane];
-        const double t34 = t33;
-        shared[33][lane] = t34;
-        const double t35 = t32;
-        const double t36 = shared[12][lane] + t35;
-        shared[12][lane] = t36;
+        const double t5 = shared[6][lane];
+        double t6 = t3;
+        double t7 = t4;
+        {
+        int k5 = SINGE_CONST_INDEX(66);
+      #pragma unroll 2
+        for (int i = 0; i < 4; i++, k5 += 4) {
+          const double t8 = t6 * t5;
+          const double t9 = shared[singe_loop_ints[12 + i]][lane] + t8;
+          shared[singe_loop_ints[12 + i]][lane] = t9;
+          const double t10 = fma(SINGE_CONST_AT(k5 + 0), r0, SINGE_CONST_AT(k5 + 1));
+          const double t11 = fma(t10, r0, SINGE_CONST_AT(k5 + 2));
+          const double t12 = fma(t11, r0, SINGE_CONST_AT(k5 + 3));
+          t6 = singe_exp(t12);
+          t7 = fma(t6, shared[singe_loop_ints[16 + i]][lane], t7);
+        }
+        }
+        const double t15 = t6 * shared[6][lane];
+        const double t16 = t15;
+        shared[33][lane] = t16;
+        const double t17 = t7;
+        const double t18 = shared[12][lane] + t17;
+        shared[12][lane] = t18;
       }
       SINGE_BAR_SYNC(4, 96);  // point 3: resistance0@w1.1, resistance3@w2.0, resistance5@w1.1, resistance8@w0.0, resistance6@w0.2, resistance7@w0.1 (+2 more)
       {  // reduction operation
@@ -419,41 +370,25 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t5 = t3 * shared[7][lane];
         const double t6 = t5;
         shared[20][lane] = t6;
-        const double t7 = fma(SINGE_CONST(7), r0, SINGE_CONST(8));
-        const double t8 = fma(t7, r0, SINGE_CONST(9));
-        const double t9 = fma(t8, r0, SINGE_CONST(10));
-        const double t10 = singe_exp(t9);
-        const double t11 = fma(t10, shared[15][lane], t4);
-        const double t12 = t10 * shared[7][lane];
-        const double t13 = t12;
-        shared[21][lane] = t13;
-        const double t14 = fma(SINGE_CONST(11), r0, SINGE_CONST(12));
-        const double t15 = fma(t14, r0, SINGE_CONST(13));
-        const double t16 = fma(t15, r0, SINGE_CONST(14));
-        const double t17 = singe_exp(t16);
-        const double t18 = fma(t17, shared[16][lane], t11);
-        const double t19 = t17 * shared[7][lane];
-        const double t20 = t19;
-        shared[22][lane] = t20;
-        const double t21 = fma(SINGE_CONST(15), r0, SINGE_CONST(16));
-        const double t22 = fma(t21, r0, SINGE_CONST(17));
-        const double t23 = fma(t22, r0, SINGE_CONST(18));
-        const double t24 = singe_exp(t23);
-        const double t25 = fma(t24, shared[17][lane], t18);
-        const double t26 = t24 * shared[7][lane];
-        const double t27 = t26;
-        shared[23][lane] = t27;
-        const double t28 = fma(SINGE_CONST(19), r0, SINGE_CONST(20));
-        const double t29 = fma(t28, r0, SINGE_CONST(21));
-        const double t30 = fma(t29, r0, SINGE_CONST(22));
-        const double t31 = singe_exp(t30);
-        const double t32 = fma(t31, shared[18][lane], t25);
-        const double t33 = t31 * shared[7][lane];
-        const double t34 = t33;
-        shared[24][lane] = t34;
-        const double t35 = t32;
-        const double t36 = t35;
-        shared[19][lane] = t36;
+        const double t7 = shared[7][lane];
+        double t8 = t4;
+        {
+        int k7 = SINGE_CONST_INDEX(7);
+      #pragma unroll 2
+        for (int i = 0; i < 4; i++, k7 += 4) {
+          const double t9 = fma(SINGE_CONST_AT(k7 + 0), r0, SINGE_CONST_AT(k7 + 1));
+          const double t10 = fma(t9, r0, SINGE_CONST_AT(k7 + 2));
+          const double t11 = fma(t10, r0, SINGE_CONST_AT(k7 + 3));
+          const double t12 = singe_exp(t11);
+          t8 = fma(t12, shared[(15 + 1 * i)][lane], t8);
+          const double t13 = t12 * t7;
+          const double t14 = t13;
+          shared[(21 + 1 * i)][lane] = t14;
+        }
+        }
+        const double t16 = t8;
+        const double t17 = t16;
+        shared[19][lane] = t17;
       }
       SINGE_BAR_ARRIVE(3, 64);  // point 2: x6
       {  // column operation
@@ -465,33 +400,25 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t5 = t3 * shared[8][lane];
         const double t6 = shared[21][lane] + t5;
         shared[21][lane] = t6;
-        const double t7 = fma(SINGE_CONST(27), r0, SINGE_CONST(28));
-        const double t8 = fma(t7, r0, SINGE_CONST(29));
-        const double t9 = fma(t8, r0, SINGE_CONST(30));
-        const double t10 = singe_exp(t9);
-        const double t11 = fma(t10, shared[16][lane], t4);
-        const double t12 = t10 * shared[8][lane];
-        const double t13 = shared[22][lane] + t12;
-        shared[22][lane] = t13;
-        const double t14 = fma(SINGE_CONST(31), r0, SINGE_CONST(32));
-        const double t15 = fma(t14, r0, SINGE_CONST(33));
-        const double t16 = fma(t15, r0, SINGE_CONST(34));
-        const double t17 = singe_exp(t16);
-        const double t18 = fma(t17, shared[17][lane], t11);
-        const double t19 = t17 * shared[8][lane];
-        const double t20 = shared[23][lane] + t19;
-        shared[23][lane] = t20;
-        const double t21 = fma(SINGE_CONST(35), r0, SINGE_CONST(36));
-        const double t22 = fma(t21, r0, SINGE_CONST(37));
-        const double t23 = fma(t22, r0, SINGE_CONST(38));
-        const double t24 = singe_exp(t23);
-        const double t25 = fma(t24, shared[18][lane], t18);
-        const double t26 = t24 * shared[8][lane];
-        const double t27 = shared[24][lane] + t26;
-        shared[24][lane] = t27;
-        const double t28 = t25;
-        const double t29 = shared[20][lane] + t28;
-        shared[20][lane] = t29;
+        const double t7 = shared[8][lane];
+        double t8 = t4;
+        {
+        int k7 = SINGE_CONST_INDEX(27);
+      #pragma unroll 2
+        for (int i = 0; i < 3; i++, k7 += 4) {
+          const double t9 = fma(SINGE_CONST_AT(k7 + 0), r0, SINGE_CONST_AT(k7 + 1));
+          const double t10 = fma(t9, r0, SINGE_CONST_AT(k7 + 2));
+          const double t11 = fma(t10, r0, SINGE_CONST_AT(k7 + 3));
+          const double t12 = singe_exp(t11);
+          t8 = fma(t12, shared[(16 + 1 * i)][lane], t8);
+          const double t13 = t12 * t7;
+          const double t14 = shared[(22 + 1 * i)][lane] + t13;
+          shared[(22 + 1 * i)][lane] = t14;
+        }
+        }
+        const double t16 = t8;
+        const double t17 = shared[20][lane] + t16;
+        shared[20][lane] = t17;
       }
       {  // column operation
         const double t0 = fma(SINGE_CONST(39), r0, SINGE_CONST(40));
@@ -499,36 +426,29 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t2 = fma(t1, r0, SINGE_CONST(42));
         const double t3 = singe_exp(t2);
         const double t4 = t3 * shared[16][lane];
-        const double t5 = t3 * shared[15][lane];
-        const double t6 = shared[22][lane] + t5;
-        shared[22][lane] = t6;
-        const double t7 = fma(SINGE_CONST(43), r0, SINGE_CONST(44));
-        const double t8 = fma(t7, r0, SINGE_CONST(45));
-        const double t9 = fma(t8, r0, SINGE_CONST(46));
-        const double t10 = singe_exp(t9);
-        const double t11 = fma(t10, shared[17][lane], t4);
-        const double t12 = t10 * shared[15][lane];
-        const double t13 = shared[23][lane] + t12;
-        shared[23][lane] = t13;
-        const double t14 = fma(SINGE_CONST(47), r0, SINGE_CONST(48));
-        const double t15 = fma(t14, r0, SINGE_CONST(49));
-        const double t16 = fma(t15, r0, SINGE_CONST(50));
-        const double t17 = singe_exp(t16);
-        const double t18 = fma(t17, shared[18][lane], t11);
-        const double t19 = t17 * shared[15][lane];
-        const double t20 = shared[24][lane] + t19;
-        shared[24][lane] = t20;
-        const double t21 = fma(SINGE_CONST(51), r0, SINGE_CONST(52));
-        const double t22 = fma(t21, r0, SINGE_CONST(53));
-        const double t23 = fma(t22, r0, SINGE_CONST(54));
-        const double t24 = singe_exp(t23);
-        const double t25 = fma(t24, shared[3][lane], t18);
-        const double t26 = t24 * shared[15][lane];
-        const double t27 = t26;
-        shared[27][lane] = t27;
-        const double t28 = t25;
-        const double t29 = shared[21][lane] + t28;
-        shared[21][lane] = t29;
+        const double t5 = shared[15][lane];
+        double t6 = t3;
+        double t7 = t4;
+        {
+        int k5 = SINGE_CONST_INDEX(43);
+      #pragma unroll 2
+        for (int i = 0; i < 3; i++, k5 += 4) {
+          const double t8 = t6 * t5;
+          const double t9 = shared[(22 + 1 * i)][lane] + t8;
+          shared[(22 + 1 * i)][lane] = t9;
+          const double t10 = fma(SINGE_CONST_AT(k5 + 0), r0, SINGE_CONST_AT(k5 + 1));
+          const double t11 = fma(t10, r0, SINGE_CONST_AT(k5 + 2));
+          const double t12 = fma(t11, r0, SINGE_CONST_AT(k5 + 3));
+          t6 = singe_exp(t12);
+          t7 = fma(t6, shared[singe_loop_ints[20 + i]][lane], t7);
+        }
+        }
+        const double t15 = t6 * shared[15][lane];
+        const double t16 = t15;
+        shared[27][lane] = t16;
+        const double t17 = t7;
+        const double t18 = shared[21][lane] + t17;
+        shared[21][lane] = t18;
       }
       {  // column operation
         const double t0 = fma(SINGE_CONST(55), r0, SINGE_CONST(56));
@@ -536,36 +456,29 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t2 = fma(t1, r0, SINGE_CONST(58));
         const double t3 = singe_exp(t2);
         const double t4 = t3 * shared[17][lane];
-        const double t5 = t3 * shared[16][lane];
-        const double t6 = shared[23][lane] + t5;
-        shared[23][lane] = t6;
-        const double t7 = fma(SINGE_CONST(59), r0, SINGE_CONST(60));
-        const double t8 = fma(t7, r0, SINGE_CONST(61));
-        const double t9 = fma(t8, r0, SINGE_CONST(62));
-        const double t10 = singe_exp(t9);
-        const double t11 = fma(t10, shared[18][lane], t4);
-        const double t12 = t10 * shared[16][lane];
-        const double t13 = shared[24][lane] + t12;
-        shared[24][lane] = t13;
-        const double t14 = fma(SINGE_CONST(63), r0, SINGE_CONST(64));
-        const double t15 = fma(t14, r0, SINGE_CONST(65));
-        const double t16 = fma(t15, r0, SINGE_CONST(66));
-        const double t17 = singe_exp(t16);
-        const double t18 = fma(t17, shared[3][lane], t11);
-        const double t19 = t17 * shared[16][lane];
-        const double t20 = shared[27][lane] + t19;
-        shared[27][lane] = t20;
-        const double t21 = fma(SINGE_CONST(67), r0, SINGE_CONST(68));
-        const double t22 = fma(t21, r0, SINGE_CONST(69));
-        const double t23 = fma(t22, r0, SINGE_CONST(70));
-        const double t24 = singe_exp(t23);
-        const double t25 = fma(t24, shared[4][lane], t18);
-        const double t26 = t24 * shared[16][lane];
-        const double t27 = t26;
-        shared[34][lane] = t27;
-        const double t28 = t25;
-        const double t29 = shared[22][lane] + t28;
-        shared[22][lane] = t29;
+        const double t5 = shared[16][lane];
+        double t6 = t3;
+        double t7 = t4;
+        {
+        int k5 = SINGE_CONST_INDEX(59);
+      #pragma unroll 2
+        for (int i = 0; i < 3; i++, k5 += 4) {
+          const double t8 = t6 * t5;
+          const double t9 = shared[singe_loop_ints[23 + i]][lane] + t8;
+          shared[singe_loop_ints[23 + i]][lane] = t9;
+          const double t10 = fma(SINGE_CONST_AT(k5 + 0), r0, SINGE_CONST_AT(k5 + 1));
+          const double t11 = fma(t10, r0, SINGE_CONST_AT(k5 + 2));
+          const double t12 = fma(t11, r0, SINGE_CONST_AT(k5 + 3));
+          t6 = singe_exp(t12);
+          t7 = fma(t6, shared[singe_loop_ints[26 + i]][lane], t7);
+        }
+        }
+        const double t15 = t6 * shared[16][lane];
+        const double t16 = t15;
+        shared[34][lane] = t16;
+        const double t17 = t7;
+        const double t18 = shared[22][lane] + t17;
+        shared[22][lane] = t18;
       }
       SINGE_BAR_SYNC(4, 96);  // point 3: resistance0@w1.1, resistance3@w2.0, resistance5@w1.1, resistance8@w0.0, resistance6@w0.2, resistance7@w0.1 (+2 more)
       {  // reduction operation
@@ -756,33 +669,25 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t5 = t3 * shared[17][lane];
         const double t6 = t5;
         shared[32][lane] = t6;
-        const double t7 = fma(SINGE_CONST(14), r0, SINGE_CONST(15));
-        const double t8 = fma(t7, r0, SINGE_CONST(16));
-        const double t9 = fma(t8, r0, SINGE_CONST(17));
-        const double t10 = singe_exp(t9);
-        const double t11 = fma(t10, shared[3][lane], t4);
-        const double t12 = t10 * shared[17][lane];
-        const double t13 = t12;
-        shared[28][lane] = t13;
-        const double t14 = fma(SINGE_CONST(18), r0, SINGE_CONST(19));
-        const double t15 = fma(t14, r0, SINGE_CONST(20));
-        const double t16 = fma(t15, r0, SINGE_CONST(21));
-        const double t17 = singe_exp(t16);
-        const double t18 = fma(t17, shared[4][lane], t11);
-        const double t19 = t17 * shared[17][lane];
-        const double t20 = t19;
-        shared[29][lane] = t20;
-        const double t21 = fma(SINGE_CONST(22), r0, SINGE_CONST(23));
-        const double t22 = fma(t21, r0, SINGE_CONST(24));
-        const double t23 = fma(t22, r0, SINGE_CONST(25));
-        const double t24 = singe_exp(t23);
-        const double t25 = fma(t24, shared[5][lane], t18);
-        const double t26 = t24 * shared[17][lane];
-        const double t27 = t26;
-        shared[30][lane] = t27;
-        const double t28 = t25;
-        const double t29 = t28;
-        shared[31][lane] = t29;
+        const double t7 = shared[17][lane];
+        double t8 = t4;
+        {
+        int k7 = SINGE_CONST_INDEX(14);
+      #pragma unroll 2
+        for (int i = 0; i < 3; i++, k7 += 4) {
+          const double t9 = fma(SINGE_CONST_AT(k7 + 0), r0, SINGE_CONST_AT(k7 + 1));
+          const double t10 = fma(t9, r0, SINGE_CONST_AT(k7 + 2));
+          const double t11 = fma(t10, r0, SINGE_CONST_AT(k7 + 3));
+          const double t12 = singe_exp(t11);
+          t8 = fma(t12, shared[(3 + 1 * i)][lane], t8);
+          const double t13 = t12 * t7;
+          const double t14 = t13;
+          shared[(28 + 1 * i)][lane] = t14;
+        }
+        }
+        const double t16 = t8;
+        const double t17 = t16;
+        shared[31][lane] = t17;
       }
       {  // column operation
         const double t0 = fma(SINGE_CONST(26), r0, SINGE_CONST(27));
@@ -790,36 +695,29 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t2 = fma(t1, r0, SINGE_CONST(29));
         const double t3 = singe_exp(t2);
         const double t4 = t3 * shared[3][lane];
-        const double t5 = t3 * shared[18][lane];
-        const double t6 = shared[28][lane] + t5;
-        shared[28][lane] = t6;
-        const double t7 = fma(SINGE_CONST(30), r0, SINGE_CONST(31));
-        const double t8 = fma(t7, r0, SINGE_CONST(32));
-        const double t9 = fma(t8, r0, SINGE_CONST(33));
-        const double t10 = singe_exp(t9);
-        const double t11 = fma(t10, shared[4][lane], t4);
-        const double t12 = t10 * shared[18][lane];
-        const double t13 = shared[29][lane] + t12;
-        shared[29][lane] = t13;
-        const double t14 = fma(SINGE_CONST(34), r0, SINGE_CONST(35));
-        const double t15 = fma(t14, r0, SINGE_CONST(36));
-        const double t16 = fma(t15, r0, SINGE_CONST(37));
-        const double t17 = singe_exp(t16);
-        const double t18 = fma(t17, shared[5][lane], t11);
-        const double t19 = t17 * shared[18][lane];
-        const double t20 = shared[30][lane] + t19;
-        shared[30][lane] = t20;
-        const double t21 = fma(SINGE_CONST(38), r0, SINGE_CONST(39));
-        const double t22 = fma(t21, r0, SINGE_CONST(40));
-        const double t23 = fma(t22, r0, SINGE_CONST(41));
-        const double t24 = singe_exp(t23);
-        const double t25 = fma(t24, shared[6][lane], t18);
-        const double t26 = t24 * shared[18][lane];
-        const double t27 = t26;
-        shared[35][lane] = t27;
-        const double t28 = t25;
-        const double t29 = shared[32][lane] + t28;
-        shared[32][lane] = t29;
+        const double t5 = shared[18][lane];
+        double t6 = t3;
+        double t7 = t4;
+        {
+        int k5 = SINGE_CONST_INDEX(30);
+      #pragma unroll 2
+        for (int i = 0; i < 3; i++, k5 += 4) {
+          const double t8 = t6 * t5;
+          const double t9 = shared[(28 + 1 * i)][lane] + t8;
+          shared[(28 + 1 * i)][lane] = t9;
+          const double t10 = fma(SINGE_CONST_AT(k5 + 0), r0, SINGE_CONST_AT(k5 + 1));
+          const double t11 = fma(t10, r0, SINGE_CONST_AT(k5 + 2));
+          const double t12 = fma(t11, r0, SINGE_CONST_AT(k5 + 3));
+          t6 = singe_exp(t12);
+          t7 = fma(t6, shared[(4 + 1 * i)][lane], t7);
+        }
+        }
+        const double t15 = t6 * shared[18][lane];
+        const double t16 = t15;
+        shared[35][lane] = t16;
+        const double t17 = t7;
+        const double t18 = shared[32][lane] + t17;
+        shared[32][lane] = t18;
       }
       SINGE_BAR_SYNC(4, 96);  // point 3: resistance0@w1.1, resistance3@w2.0, resistance5@w1.1, resistance8@w0.0, resistance6@w0.2, resistance7@w0.1 (+2 more)
       {  // reduction operation

@@ -4,7 +4,7 @@
 // Launch: 4 warps (128 threads) per CTA, 2 CTAs per SM (sm_90);
 // each CTA handles 32 points at a time (one per lane) and loops over slabs of 32 points.
 // Expected: ~42 registers per thread (255 available), 7424 B shared memory,
-// 3 synchronization points on named barriers [0, 1, 2, 3], 55 constants per warp
+// 3 synchronization points on named barriers [0, 1, 2, 3], 60 constants per warp
 // (2 per thread after striping, 2 of them kept in registers).
 // Species (10, species-major arrays, stride species_stride): H2 H O O2 OH H2O HO2 H2O2 AR N2
 #include "h2o2_viscosity.h"
@@ -68,60 +68,65 @@ static __device__ __forceinline__ double singe_exp(double x)
 // Constant slot s of this warp: broadcast from lane s % 32 of register stripe s / 32 for the first
 // 64 slots, a warp-uniform cached load beyond them.
 #define SINGE_CONST(slot) ((slot) < 64 ? __shfl_sync(0xffffffffu, cs[((slot) >> 5) % 2], (slot) & 31) \
-                           : __ldg(&h2o2_viscosity_constants[warp_id * 64 + (slot)]))
+                           : SINGE_TABLE(warp_id * 64 + (slot)))
+// Entry i of the constant table: the constant bank (the table fits in it; warp-uniform reads are one LDC each).
+#define SINGE_TABLE(i) h2o2_viscosity_constants[(i)]
+// Loops read this warp's constants from slot s on, stepping an index into the table (warp-uniform cached loads).
+#define SINGE_CONST_INDEX(slot) (warp_id * 64 + (slot))
+#define SINGE_CONST_AT(index) SINGE_TABLE(index)
 
 
 // Mechanism constants, per warp, striped across the lanes: slot s of warp w sits in lane s % 32 of stripe s / 32.
 // Read-only, but not declared const: nvcc's front end spends memory on every read
 // of an initialised const table (18 GB and a minute for a 52-species diffusion kernel).
-static __device__ double h2o2_viscosity_constants[256] = {
+static __constant__ double h2o2_viscosity_constants[256] = {
   0.0, 0.0, 0.0, 0.0,
   0.0005428416255372465, -0.012256814751576906, 0.4143441164485218, -8.049497730632867,
   0.003356905868958147, -0.07538330009778764, 0.8860705791860739, -9.217844100969598,
   0.03125195324707794, 0.055509297807382736, 0.029399658963956014, 0.25,
-  0.20412414523193154, 0.3331841186979649, 0.34291585839835853, 0.33429459776511156,
-  0.33529017250040033, 0.34322663485128596, 0.3435197643168, 0.3449567203606627,
-  0.34147970892630153, 1.4198591479439078, 0.2886751345948129, 0.34811278670927365,
+  1.4198591479439078, 0.20412414523193154, 0.3331841186979649, 0.34291585839835853,
+  0.33429459776511156, 0.33529017250040033, 0.34322663485128596, 0.3435197643168,
+  0.3449567203606627, 0.34147970892630153, 0.2886751345948129, 1.0039920318408906,
+  0.25, 0.34291585839835853, 0.34811278670927365, 0.3435197643168,
   0.344058772664597, 0.34827524024906154, 0.3484282730142159, 0.34917571209057574,
-  0.3473592750903838, 1.0039920318408906, 0.11827232578866644, 0.08607388720696257,
-  0.2537887780512603, 0.25730207350400125, 0.29015580079647435, 0.29156971147029626,
-  0.29875641131968483, 0.2820668722143575, 3.9998749980468142, 0.06178582142776551,
-  0.2082805259060159, 0.21219282102310535, 0.2519308856173268, 0.2634535380677382,
-  0.24155916425181054, 5.656677470034862, 0.0, 0.0,
-  0.0, 0.0, 0.0, 0.0,
-  0.0, 0.0, 0.0, 0.0,
+  0.3473592750903838, 0.11827232578866644, 3.9998749980468142, 0.08607388720696257,
+  0.25, 0.2886751345948129, 0.2537887780512603, 0.25730207350400125,
+  0.29015580079647435, 0.29156971147029626, 0.29875641131968483, 0.2820668722143575,
+  5.656677470034862, 0.06178582142776551, 0.20412414523193154, 0.25,
+  0.2082805259060159, 0.21219282102310535, 0.2519308856173268, 0.2537887780512603,
+  0.2634535380677382, 0.24155916425181054, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
   0.008020596576854932, -0.18336774492671157, 1.7200743185958043, -11.11622418526927,
   0.0033569058689580083, -0.07538330009778386, 0.8860705791860422, -9.217844100969515,
   0.49603174603174605, 0.0, 0.0, 0.0,
   0.9920634920634921, 0.06250390649415588, 0.05879931792791203, 0.030297521662727988,
-  0.11509614200772453, 0.08363116359187062, 0.2461529120998737, 0.28569078131489195,
-  0.25, 0.25357221709439204, 0.2872169070172647, 0.2886751345948129,
-  0.29610098025611015, 0.27889132141581274, 4.123954412939115, 0.11216282906851,
-  0.08138526250207187, 0.24247812884988523, 0.2827971122664734, 0.24637599460546986,
-  0.2843655428851411, 0.28586508899021695, 0.2935151200181844, 0.2758206634551549,
-  4.244408085940842, 0.08482615828069773, 0.06086342932712926, 0.20201388879024315,
-  0.24805408457042066, 0.2061709201692516, 0.2100862632816315, 0.25187301940680934,
-  0.26162719860928263, 0.23955567686980545, 5.745084855770191, 0.05998115174228478,
-  0.19996775578359674, 0.20412414523193154, 0.20804122403171768, 0.2481128414550465,
-  0.25983832224521636, 0.237601227269232, 5.832152261386872, 0.0,
-  0.0, 0.0, 0.0, 0.0,
+  0.11509614200772453, 4.123954412939115, 0.08363116359187062, 0.2461529120998737,
+  0.28569078131489195, 0.25, 0.25357221709439204, 0.2872169070172647,
+  0.2886751345948129, 0.29610098025611015, 0.27889132141581274, 0.11216282906851,
+  4.244408085940842, 0.08138526250207187, 0.24247812884988523, 0.2827971122664734,
+  0.24637599460546986, 0.25, 0.2843655428851411, 0.28586508899021695,
+  0.2935151200181844, 0.2758206634551549, 0.08482615828069773, 5.745084855770191,
+  0.06086342932712926, 0.20201388879024315, 0.24805408457042066, 0.2061709201692516,
+  0.2100862632816315, 0.25, 0.25187301940680934, 0.26162719860928263,
+  0.23955567686980545, 0.08363116359187062, 5.832152261386872, 0.05998115174228478,
+  0.19996775578359674, 0.2461529120998737, 0.20412414523193154, 0.20804122403171768,
+  0.2481128414550465, 0.25, 0.25983832224521636, 0.237601227269232,
   0.0, 0.0, 0.0, 0.0,
   0.005460590962277188, -0.12351409264245271, 1.253175680187251, -10.401899039501235,
   -0.010160086481829, 0.17221835559184773, -0.43324533934079656, -7.712164180046578,
   0.005460590962277815, -0.12351409264246738, 1.2531756801873626, -10.401899039501512,
   0.005460590962277049, -0.12351409264244997, 1.253175680187232, -10.401899039501185,
   0.007499619756571293, -0.17103884996570862, 1.6227026940098073, -11.340280294789888,
-  0.07749103869490676, 0.05546460209935123, 0.1890624412605087, 0.23578005276017483,
-  0.19319474498901537, 0.19710117787753265, 0.23780498091473815, 0.2397583080787631,
-  0.25, 0.22698810702280886, 6.320601237224193, 0.0916057224828689,
-  0.06589031801928921, 0.213162566130194, 0.2581650056959053, 0.21730078425753974,
-  0.22118535577917037, 0.2600251481673443, 0.26181225487007814, 0.27106530443825133,
-  5.292825332466584, 0.0, 0.0, 0.0,
+  0.07749103869490676, 6.320601237224193, 0.05546460209935123, 0.1890624412605087,
+  0.23578005276017483, 0.19319474498901537, 0.19710117787753265, 0.23780498091473815,
+  0.2397583080787631, 0.25, 0.22698810702280886, 0.0,
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
+  0.0, 0.0916057224828689, 5.292825332466584, 0.06589031801928921,
+  0.213162566130194, 0.2581650056959053, 0.21730078425753974, 0.22118535577917037,
+  0.2600251481673443, 0.26181225487007814, 0.27106530443825133, 0.25,
   0.0, 0.0, 0.0, 0.0,
   0.0047141708919229836, -0.10633816904139652, 1.1213919387104632, -10.10376371347016,
   0.49603174603174605, 0.9920634920634921, 0.06250390649415588, 0.03125195324707794,
@@ -143,7 +148,7 @@ static __device__ double h2o2_viscosity_constants[256] = {
 
 
 // Warp indexing: per-warp shared-memory slots and species indices where warps share code.
-static __constant__ int singe_index[9][4] = {
+static __constant__ int singe_index[12][4] = {
   { 0, 1, 4, 14 },
   { 0, 2, 5, 15 },
   { 0, 6, 0, 0 },
@@ -153,6 +158,15 @@ static __constant__ int singe_index[9][4] = {
   { 22, 19, 0, 0 },
   { 7, 4, 0, 0 },
   { 24, 21, 0, 0 },
+  { 0, 11, 14, 0 },
+  { 0, 24, 26, 0 },
+  { 0, 27, 28, 0 },
+};
+
+
+// Loops: per-iteration shared-memory slots and species indices that are no arithmetic progression.
+static __constant__ int singe_loop_ints[9] = {
+  2, 3, 5, 6, 8, 10, 12, 13, 15,
 };
 
 
@@ -166,7 +180,7 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
   double cs[2];
 #pragma unroll
   for (int s = 0; s < 2; s++)
-    cs[s] = __ldg(&h2o2_viscosity_constants[(warp_id * 2 + s) * 32 + lane]);
+    cs[s] = SINGE_TABLE((warp_id * 2 + s) * 32 + lane);
   double r0 = 0.0, r1 = 0.0, r2 = 0.0;
   const int n_slabs = (n_points + 31) >> 5;
 #pragma unroll 1
@@ -300,194 +314,95 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
         const double t1 = t0 * t0;
         const double t2 = t1 * SINGE_CONST(15);
         const double t3 = t2 * shared[17][lane];
-        const double t4 = fma(r1, shared[2][lane], 1.0);
-        const double t5 = t4 * t4;
-        const double t6 = t5 * SINGE_CONST(16);
-        const double t7 = fma(t6, shared[18][lane], t3);
-        const double t8 = fma(r1, shared[3][lane], 1.0);
-        const double t9 = t8 * t8;
-        const double t10 = t9 * SINGE_CONST(17);
-        const double t11 = fma(t10, shared[19][lane], t7);
-        const double t12 = fma(r1, shared[5][lane], 1.0);
-        const double t13 = t12 * t12;
-        const double t14 = t13 * SINGE_CONST(18);
-        const double t15 = fma(t14, shared[20][lane], t11);
-        const double t16 = fma(r1, shared[6][lane], 1.0);
-        const double t17 = t16 * t16;
-        const double t18 = t17 * SINGE_CONST(19);
-        const double t19 = fma(t18, shared[21][lane], t15);
-        const double t20 = fma(r1, shared[8][lane], 1.0);
-        const double t21 = t20 * t20;
-        const double t22 = t21 * SINGE_CONST(20);
-        const double t23 = fma(t22, shared[22][lane], t19);
-        const double t24 = fma(r1, shared[10][lane], 1.0);
-        const double t25 = t24 * t24;
-        const double t26 = t25 * SINGE_CONST(21);
-        const double t27 = fma(t26, shared[23][lane], t23);
-        const double t28 = fma(r1, shared[12][lane], 1.0);
-        const double t29 = t28 * t28;
-        const double t30 = t29 * SINGE_CONST(22);
-        const double t31 = fma(t30, shared[24][lane], t27);
-        const double t32 = fma(r1, shared[13][lane], 1.0);
-        const double t33 = t32 * t32;
-        const double t34 = t33 * SINGE_CONST(23);
-        const double t35 = fma(t34, shared[25][lane], t31);
-        const double t36 = fma(r1, shared[15][lane], 1.0);
-        const double t37 = t36 * t36;
-        const double t38 = t37 * SINGE_CONST(24);
-        const double t39 = fma(t38, shared[26][lane], t35);
-        const double t40 = r1 * r1;
-        const double t41 = t40 * SINGE_CONST(25);
-        const double t42 = shared[17][lane] * t41;
-        const double t43 = t42 / t39;
-        const double t44 = t43;
-        r0 = t44;
+        double t4 = t3;
+        {
+        int k4 = SINGE_CONST_INDEX(17);
+      #pragma unroll 2
+        for (int i = 0; i < 9; i++, k4 += 1) {
+          const double t5 = fma(r1, shared[singe_loop_ints[0 + i]][lane], 1.0);
+          const double t6 = t5 * t5;
+          const double t7 = t6 * SINGE_CONST_AT(k4 + 0);
+          t4 = fma(t7, shared[(18 + 1 * i)][lane], t4);
+        }
+        }
+        const double t9 = r1 * r1;
+        const double t10 = t9 * SINGE_CONST(16);
+        const double t11 = shared[17][lane] * t10;
+        const double t12 = t11 / t4;
+        const double t13 = t12;
+        r0 = t13;
       }
       {  // species operation
         const double t0 = fma(shared[1][lane], shared[0][lane], 1.0);
         const double t1 = t0 * t0;
         const double t2 = t1 * SINGE_CONST(26);
         const double t3 = t2 * shared[17][lane];
-        const double t4 = fma(shared[1][lane], shared[2][lane], 1.0);
-        const double t5 = t4 * t4;
-        const double t6 = t5 * SINGE_CONST(15);
-        const double t7 = fma(t6, shared[18][lane], t3);
-        const double t8 = fma(shared[1][lane], shared[3][lane], 1.0);
-        const double t9 = t8 * t8;
-        const double t10 = t9 * SINGE_CONST(18);
-        const double t11 = fma(t10, shared[19][lane], t7);
-        const double t12 = fma(shared[1][lane], shared[5][lane], 1.0);
-        const double t13 = t12 * t12;
-        const double t14 = t13 * SINGE_CONST(27);
-        const double t15 = fma(t14, shared[20][lane], t11);
-        const double t16 = fma(shared[1][lane], shared[6][lane], 1.0);
-        const double t17 = t16 * t16;
-        const double t18 = t17 * SINGE_CONST(22);
-        const double t19 = fma(t18, shared[21][lane], t15);
-        const double t20 = fma(shared[1][lane], shared[8][lane], 1.0);
-        const double t21 = t20 * t20;
-        const double t22 = t21 * SINGE_CONST(28);
-        const double t23 = fma(t22, shared[22][lane], t19);
-        const double t24 = fma(shared[1][lane], shared[10][lane], 1.0);
-        const double t25 = t24 * t24;
-        const double t26 = t25 * SINGE_CONST(29);
-        const double t27 = fma(t26, shared[23][lane], t23);
-        const double t28 = fma(shared[1][lane], shared[12][lane], 1.0);
-        const double t29 = t28 * t28;
-        const double t30 = t29 * SINGE_CONST(30);
-        const double t31 = fma(t30, shared[24][lane], t27);
-        const double t32 = fma(shared[1][lane], shared[13][lane], 1.0);
-        const double t33 = t32 * t32;
-        const double t34 = t33 * SINGE_CONST(31);
-        const double t35 = fma(t34, shared[25][lane], t31);
-        const double t36 = fma(shared[1][lane], shared[15][lane], 1.0);
-        const double t37 = t36 * t36;
-        const double t38 = t37 * SINGE_CONST(32);
-        const double t39 = fma(t38, shared[26][lane], t35);
-        const double t40 = shared[1][lane] * shared[1][lane];
-        const double t41 = t40 * SINGE_CONST(33);
-        const double t42 = shared[18][lane] * t41;
-        const double t43 = t42 / t39;
-        const double t44 = r0 + t43;
-        r1 = t44;
+        const double t4 = shared[1][lane];
+        double t5 = t3;
+        {
+        int k4 = SINGE_CONST_INDEX(28);
+      #pragma unroll 2
+        for (int i = 0; i < 9; i++, k4 += 1) {
+          const double t6 = fma(t4, shared[singe_loop_ints[0 + i]][lane], 1.0);
+          const double t7 = t6 * t6;
+          const double t8 = t7 * SINGE_CONST_AT(k4 + 0);
+          t5 = fma(t8, shared[(18 + 1 * i)][lane], t5);
+        }
+        }
+        const double t10 = shared[1][lane] * shared[1][lane];
+        const double t11 = t10 * SINGE_CONST(27);
+        const double t12 = shared[18][lane] * t11;
+        const double t13 = t12 / t5;
+        const double t14 = r0 + t13;
+        r1 = t14;
       }
       {  // species operation
         const double t0 = fma(r2, shared[0][lane], 1.0);
         const double t1 = t0 * t0;
-        const double t2 = t1 * SINGE_CONST(34);
+        const double t2 = t1 * SINGE_CONST(37);
         const double t3 = t2 * shared[17][lane];
-        const double t4 = fma(r2, shared[2][lane], 1.0);
-        const double t5 = t4 * t4;
-        const double t6 = t5 * SINGE_CONST(35);
-        const double t7 = fma(t6, shared[18][lane], t3);
-        const double t8 = fma(r2, shared[3][lane], 1.0);
-        const double t9 = t8 * t8;
-        const double t10 = t9 * SINGE_CONST(15);
-        const double t11 = fma(t10, shared[19][lane], t7);
-        const double t12 = fma(r2, shared[5][lane], 1.0);
-        const double t13 = t12 * t12;
-        const double t14 = t13 * SINGE_CONST(26);
-        const double t15 = fma(t14, shared[20][lane], t11);
-        const double t16 = fma(r2, shared[6][lane], 1.0);
-        const double t17 = t16 * t16;
-        const double t18 = t17 * SINGE_CONST(36);
-        const double t19 = fma(t18, shared[21][lane], t15);
-        const double t20 = fma(r2, shared[8][lane], 1.0);
-        const double t21 = t20 * t20;
-        const double t22 = t21 * SINGE_CONST(37);
-        const double t23 = fma(t22, shared[22][lane], t19);
-        const double t24 = fma(r2, shared[10][lane], 1.0);
-        const double t25 = t24 * t24;
-        const double t26 = t25 * SINGE_CONST(38);
-        const double t27 = fma(t26, shared[23][lane], t23);
-        const double t28 = fma(r2, shared[12][lane], 1.0);
-        const double t29 = t28 * t28;
-        const double t30 = t29 * SINGE_CONST(39);
-        const double t31 = fma(t30, shared[24][lane], t27);
-        const double t32 = fma(r2, shared[13][lane], 1.0);
-        const double t33 = t32 * t32;
-        const double t34 = t33 * SINGE_CONST(40);
-        const double t35 = fma(t34, shared[25][lane], t31);
-        const double t36 = fma(r2, shared[15][lane], 1.0);
-        const double t37 = t36 * t36;
-        const double t38 = t37 * SINGE_CONST(41);
-        const double t39 = fma(t38, shared[26][lane], t35);
-        const double t40 = r2 * r2;
-        const double t41 = t40 * SINGE_CONST(42);
-        const double t42 = shared[19][lane] * t41;
-        const double t43 = t42 / t39;
-        const double t44 = r1 + t43;
-        r0 = t44;
+        double t4 = t3;
+        {
+        int k4 = SINGE_CONST_INDEX(39);
+      #pragma unroll 2
+        for (int i = 0; i < 9; i++, k4 += 1) {
+          const double t5 = fma(r2, shared[singe_loop_ints[0 + i]][lane], 1.0);
+          const double t6 = t5 * t5;
+          const double t7 = t6 * SINGE_CONST_AT(k4 + 0);
+          t4 = fma(t7, shared[(18 + 1 * i)][lane], t4);
+        }
+        }
+        const double t9 = r2 * r2;
+        const double t10 = t9 * SINGE_CONST(38);
+        const double t11 = shared[19][lane] * t10;
+        const double t12 = t11 / t4;
+        const double t13 = r1 + t12;
+        r0 = t13;
       }
       {  // species operation
         const double t0 = fma(shared[4][lane], shared[0][lane], 1.0);
         const double t1 = t0 * t0;
-        const double t2 = t1 * SINGE_CONST(35);
+        const double t2 = t1 * SINGE_CONST(39);
         const double t3 = t2 * shared[17][lane];
-        const double t4 = fma(shared[4][lane], shared[2][lane], 1.0);
-        const double t5 = t4 * t4;
-        const double t6 = t5 * SINGE_CONST(43);
-        const double t7 = fma(t6, shared[18][lane], t3);
-        const double t8 = fma(shared[4][lane], shared[3][lane], 1.0);
-        const double t9 = t8 * t8;
-        const double t10 = t9 * SINGE_CONST(16);
-        const double t11 = fma(t10, shared[19][lane], t7);
-        const double t12 = fma(shared[4][lane], shared[5][lane], 1.0);
-        const double t13 = t12 * t12;
-        const double t14 = t13 * SINGE_CONST(15);
-        const double t15 = fma(t14, shared[20][lane], t11);
-        const double t16 = fma(shared[4][lane], shared[6][lane], 1.0);
-        const double t17 = t16 * t16;
-        const double t18 = t17 * SINGE_CONST(44);
-        const double t19 = fma(t18, shared[21][lane], t15);
-        const double t20 = fma(shared[4][lane], shared[8][lane], 1.0);
-        const double t21 = t20 * t20;
-        const double t22 = t21 * SINGE_CONST(45);
-        const double t23 = fma(t22, shared[22][lane], t19);
-        const double t24 = fma(shared[4][lane], shared[10][lane], 1.0);
-        const double t25 = t24 * t24;
-        const double t26 = t25 * SINGE_CONST(46);
-        const double t27 = fma(t26, shared[23][lane], t23);
-        const double t28 = fma(shared[4][lane], shared[12][lane], 1.0);
-        const double t29 = t28 * t28;
-        const double t30 = t29 * SINGE_CONST(36);
-        const double t31 = fma(t30, shared[24][lane], t27);
-        const double t32 = fma(shared[4][lane], shared[13][lane], 1.0);
-        const double t33 = t32 * t32;
-        const double t34 = t33 * SINGE_CONST(47);
-        const double t35 = fma(t34, shared[25][lane], t31);
-        const double t36 = fma(shared[4][lane], shared[15][lane], 1.0);
-        const double t37 = t36 * t36;
-        const double t38 = t37 * SINGE_CONST(48);
-        const double t39 = fma(t38, shared[26][lane], t35);
-        const double t40 = shared[4][lane] * shared[4][lane];
-        const double t41 = t40 * SINGE_CONST(49);
-        const double t42 = shared[20][lane] * t41;
-        const double t43 = t42 / t39;
-        const double t44 = r0 + t43;
-        r1 = t44;
+        const double t4 = shared[4][lane];
+        double t5 = t3;
+        {
+        int k4 = SINGE_CONST_INDEX(49);
+      #pragma unroll 2
+        for (int i = 0; i < 9; i++, k4 += 1) {
+          const double t6 = fma(t4, shared[singe_loop_ints[0 + i]][lane], 1.0);
+          const double t7 = t6 * t6;
+          const double t8 = t7 * SINGE_CONST_AT(k4 + 0);
+          t5 = fma(t8, shared[(18 + 1 * i)][lane], t5);
+        }
+        }
+        const double t10 = shared[4][lane] * shared[4][lane];
+        const double t11 = t10 * SINGE_CONST(48);
+        const double t12 = shared[20][lane] * t11;
+        const double t13 = t12 / t5;
+        const double t14 = r0 + t13;
+        r1 = t14;
       }
-      SINGE_BAR_SYNC(3, 96);  // point 2: mixture_viscosity@w1.3, mixture_viscosity@w2.1
       break;
     }
     case 1: {
@@ -504,192 +419,71 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
         const double t1 = t0 * t0;
         const double t2 = t1 * SINGE_CONST(16);
         const double t3 = t2 * shared[17][lane];
-        const double t4 = fma(r1, shared[2][lane], 1.0);
-        const double t5 = t4 * t4;
-        const double t6 = t5 * SINGE_CONST(17);
-        const double t7 = fma(t6, shared[18][lane], t3);
-        const double t8 = fma(r1, shared[3][lane], 1.0);
-        const double t9 = t8 * t8;
-        const double t10 = t9 * SINGE_CONST(18);
-        const double t11 = fma(t10, shared[19][lane], t7);
-        const double t12 = fma(r1, shared[5][lane], 1.0);
-        const double t13 = t12 * t12;
-        const double t14 = t13 * SINGE_CONST(19);
-        const double t15 = fma(t14, shared[20][lane], t11);
-        const double t16 = fma(r1, shared[6][lane], 1.0);
-        const double t17 = t16 * t16;
-        const double t18 = t17 * SINGE_CONST(20);
-        const double t19 = fma(t18, shared[21][lane], t15);
-        const double t20 = fma(r1, shared[8][lane], 1.0);
-        const double t21 = t20 * t20;
-        const double t22 = t21 * SINGE_CONST(21);
-        const double t23 = fma(t22, shared[22][lane], t19);
-        const double t24 = fma(r1, shared[10][lane], 1.0);
-        const double t25 = t24 * t24;
-        const double t26 = t25 * SINGE_CONST(22);
-        const double t27 = fma(t26, shared[23][lane], t23);
-        const double t28 = fma(r1, shared[12][lane], 1.0);
-        const double t29 = t28 * t28;
-        const double t30 = t29 * SINGE_CONST(23);
-        const double t31 = fma(t30, shared[24][lane], t27);
-        const double t32 = fma(r1, shared[13][lane], 1.0);
-        const double t33 = t32 * t32;
-        const double t34 = t33 * SINGE_CONST(24);
-        const double t35 = fma(t34, shared[25][lane], t31);
-        const double t36 = fma(r1, shared[15][lane], 1.0);
-        const double t37 = t36 * t36;
-        const double t38 = t37 * SINGE_CONST(25);
-        const double t39 = fma(t38, shared[26][lane], t35);
-        const double t40 = r1 * r1;
-        const double t41 = t40 * SINGE_CONST(26);
-        const double t42 = shared[21][lane] * t41;
-        const double t43 = t42 / t39;
-        const double t44 = t43;
-        r0 = t44;
+        double t4 = t3;
+        {
+        int k4 = SINGE_CONST_INDEX(18);
+      #pragma unroll 2
+        for (int i = 0; i < 9; i++, k4 += 1) {
+          const double t5 = fma(r1, shared[singe_loop_ints[0 + i]][lane], 1.0);
+          const double t6 = t5 * t5;
+          const double t7 = t6 * SINGE_CONST_AT(k4 + 0);
+          t4 = fma(t7, shared[(18 + 1 * i)][lane], t4);
+        }
+        }
+        const double t9 = r1 * r1;
+        const double t10 = t9 * SINGE_CONST(17);
+        const double t11 = shared[21][lane] * t10;
+        const double t12 = t11 / t4;
+        const double t13 = t12;
+        r0 = t13;
       }
       {  // species operation
         const double t0 = fma(shared[7][lane], shared[0][lane], 1.0);
         const double t1 = t0 * t0;
         const double t2 = t1 * SINGE_CONST(27);
         const double t3 = t2 * shared[17][lane];
-        const double t4 = fma(shared[7][lane], shared[2][lane], 1.0);
-        const double t5 = t4 * t4;
-        const double t6 = t5 * SINGE_CONST(28);
-        const double t7 = fma(t6, shared[18][lane], t3);
-        const double t8 = fma(shared[7][lane], shared[3][lane], 1.0);
-        const double t9 = t8 * t8;
-        const double t10 = t9 * SINGE_CONST(29);
-        const double t11 = fma(t10, shared[19][lane], t7);
-        const double t12 = fma(shared[7][lane], shared[5][lane], 1.0);
-        const double t13 = t12 * t12;
-        const double t14 = t13 * SINGE_CONST(30);
-        const double t15 = fma(t14, shared[20][lane], t11);
-        const double t16 = fma(shared[7][lane], shared[6][lane], 1.0);
-        const double t17 = t16 * t16;
-        const double t18 = t17 * SINGE_CONST(31);
-        const double t19 = fma(t18, shared[21][lane], t15);
-        const double t20 = fma(shared[7][lane], shared[8][lane], 1.0);
-        const double t21 = t20 * t20;
-        const double t22 = t21 * SINGE_CONST(20);
-        const double t23 = fma(t22, shared[22][lane], t19);
-        const double t24 = fma(shared[7][lane], shared[10][lane], 1.0);
-        const double t25 = t24 * t24;
-        const double t26 = t25 * SINGE_CONST(32);
-        const double t27 = fma(t26, shared[23][lane], t23);
-        const double t28 = fma(shared[7][lane], shared[12][lane], 1.0);
-        const double t29 = t28 * t28;
-        const double t30 = t29 * SINGE_CONST(33);
-        const double t31 = fma(t30, shared[24][lane], t27);
-        const double t32 = fma(shared[7][lane], shared[13][lane], 1.0);
-        const double t33 = t32 * t32;
-        const double t34 = t33 * SINGE_CONST(34);
-        const double t35 = fma(t34, shared[25][lane], t31);
-        const double t36 = fma(shared[7][lane], shared[15][lane], 1.0);
-        const double t37 = t36 * t36;
-        const double t38 = t37 * SINGE_CONST(35);
-        const double t39 = fma(t38, shared[26][lane], t35);
-        const double t40 = shared[7][lane] * shared[7][lane];
-        const double t41 = t40 * SINGE_CONST(36);
-        const double t42 = shared[22][lane] * t41;
-        const double t43 = t42 / t39;
-        const double t44 = r0 + t43;
-        r1 = t44;
+        const double t4 = shared[7][lane];
+        double t5 = t3;
+        {
+        int k4 = SINGE_CONST_INDEX(29);
+      #pragma unroll 2
+        for (int i = 0; i < 9; i++, k4 += 1) {
+          const double t6 = fma(t4, shared[singe_loop_ints[0 + i]][lane], 1.0);
+          const double t7 = t6 * t6;
+          const double t8 = t7 * SINGE_CONST_AT(k4 + 0);
+          t5 = fma(t8, shared[(18 + 1 * i)][lane], t5);
+        }
+        }
+        const double t10 = shared[7][lane] * shared[7][lane];
+        const double t11 = t10 * SINGE_CONST(28);
+        const double t12 = shared[22][lane] * t11;
+        const double t13 = t12 / t5;
+        const double t14 = r0 + t13;
+        r1 = t14;
       }
       {  // species operation
         const double t0 = fma(shared[9][lane], shared[0][lane], 1.0);
         const double t1 = t0 * t0;
-        const double t2 = t1 * SINGE_CONST(37);
+        const double t2 = t1 * SINGE_CONST(38);
         const double t3 = t2 * shared[17][lane];
-        const double t4 = fma(shared[9][lane], shared[2][lane], 1.0);
-        const double t5 = t4 * t4;
-        const double t6 = t5 * SINGE_CONST(38);
-        const double t7 = fma(t6, shared[18][lane], t3);
-        const double t8 = fma(shared[9][lane], shared[3][lane], 1.0);
-        const double t9 = t8 * t8;
-        const double t10 = t9 * SINGE_CONST(39);
-        const double t11 = fma(t10, shared[19][lane], t7);
-        const double t12 = fma(shared[9][lane], shared[5][lane], 1.0);
-        const double t13 = t12 * t12;
-        const double t14 = t13 * SINGE_CONST(40);
-        const double t15 = fma(t14, shared[20][lane], t11);
-        const double t16 = fma(shared[9][lane], shared[6][lane], 1.0);
-        const double t17 = t16 * t16;
-        const double t18 = t17 * SINGE_CONST(41);
-        const double t19 = fma(t18, shared[21][lane], t15);
-        const double t20 = fma(shared[9][lane], shared[8][lane], 1.0);
-        const double t21 = t20 * t20;
-        const double t22 = t21 * SINGE_CONST(42);
-        const double t23 = fma(t22, shared[22][lane], t19);
-        const double t24 = fma(shared[9][lane], shared[10][lane], 1.0);
-        const double t25 = t24 * t24;
-        const double t26 = t25 * SINGE_CONST(20);
-        const double t27 = fma(t26, shared[23][lane], t23);
-        const double t28 = fma(shared[9][lane], shared[12][lane], 1.0);
-        const double t29 = t28 * t28;
-        const double t30 = t29 * SINGE_CONST(43);
-        const double t31 = fma(t30, shared[24][lane], t27);
-        const double t32 = fma(shared[9][lane], shared[13][lane], 1.0);
-        const double t33 = t32 * t32;
-        const double t34 = t33 * SINGE_CONST(44);
-        const double t35 = fma(t34, shared[25][lane], t31);
-        const double t36 = fma(shared[9][lane], shared[15][lane], 1.0);
-        const double t37 = t36 * t36;
-        const double t38 = t37 * SINGE_CONST(45);
-        const double t39 = fma(t38, shared[26][lane], t35);
-        const double t40 = shared[9][lane] * shared[9][lane];
-        const double t41 = t40 * SINGE_CONST(46);
-        const double t42 = shared[23][lane] * t41;
-        const double t43 = t42 / t39;
-        const double t44 = r1 + t43;
-        r0 = t44;
-      }
-      {  // species operation
-        const double t0 = fma(shared[11][lane], shared[0][lane], 1.0);
-        const double t1 = t0 * t0;
-        const double t2 = t1 * SINGE_CONST(17);
-        const double t3 = t2 * shared[17][lane];
-        const double t4 = fma(shared[11][lane], shared[2][lane], 1.0);
-        const double t5 = t4 * t4;
-        const double t6 = t5 * SINGE_CONST(47);
-        const double t7 = fma(t6, shared[18][lane], t3);
-        const double t8 = fma(shared[11][lane], shared[3][lane], 1.0);
-        const double t9 = t8 * t8;
-        const double t10 = t9 * SINGE_CONST(48);
-        const double t11 = fma(t10, shared[19][lane], t7);
-        const double t12 = fma(shared[11][lane], shared[5][lane], 1.0);
-        const double t13 = t12 * t12;
-        const double t14 = t13 * SINGE_CONST(18);
-        const double t15 = fma(t14, shared[20][lane], t11);
-        const double t16 = fma(shared[11][lane], shared[6][lane], 1.0);
-        const double t17 = t16 * t16;
-        const double t18 = t17 * SINGE_CONST(49);
-        const double t19 = fma(t18, shared[21][lane], t15);
-        const double t20 = fma(shared[11][lane], shared[8][lane], 1.0);
-        const double t21 = t20 * t20;
-        const double t22 = t21 * SINGE_CONST(50);
-        const double t23 = fma(t22, shared[22][lane], t19);
-        const double t24 = fma(shared[11][lane], shared[10][lane], 1.0);
-        const double t25 = t24 * t24;
-        const double t26 = t25 * SINGE_CONST(51);
-        const double t27 = fma(t26, shared[23][lane], t23);
-        const double t28 = fma(shared[11][lane], shared[12][lane], 1.0);
-        const double t29 = t28 * t28;
-        const double t30 = t29 * SINGE_CONST(20);
-        const double t31 = fma(t30, shared[24][lane], t27);
-        const double t32 = fma(shared[11][lane], shared[13][lane], 1.0);
-        const double t33 = t32 * t32;
-        const double t34 = t33 * SINGE_CONST(52);
-        const double t35 = fma(t34, shared[25][lane], t31);
-        const double t36 = fma(shared[11][lane], shared[15][lane], 1.0);
-        const double t37 = t36 * t36;
-        const double t38 = t37 * SINGE_CONST(53);
-        const double t39 = fma(t38, shared[26][lane], t35);
-        const double t40 = shared[11][lane] * shared[11][lane];
-        const double t41 = t40 * SINGE_CONST(54);
-        const double t42 = shared[24][lane] * t41;
-        const double t43 = t42 / t39;
-        const double t44 = r0 + t43;
-        shared[27][lane] = t44;
+        const double t4 = shared[9][lane];
+        double t5 = t3;
+        {
+        int k4 = SINGE_CONST_INDEX(40);
+      #pragma unroll 2
+        for (int i = 0; i < 9; i++, k4 += 1) {
+          const double t6 = fma(t4, shared[singe_loop_ints[0 + i]][lane], 1.0);
+          const double t7 = t6 * t6;
+          const double t8 = t7 * SINGE_CONST_AT(k4 + 0);
+          t5 = fma(t8, shared[(18 + 1 * i)][lane], t5);
+        }
+        }
+        const double t10 = shared[9][lane] * shared[9][lane];
+        const double t11 = t10 * SINGE_CONST(39);
+        const double t12 = shared[23][lane] * t11;
+        const double t13 = t12 / t5;
+        const double t14 = r1 + t13;
+        r0 = t14;
       }
       break;
     }
@@ -721,96 +515,23 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
         const double t1 = t0 * t0;
         const double t2 = t1 * SINGE_CONST(20);
         const double t3 = t2 * shared[17][lane];
-        const double t4 = fma(r1, shared[2][lane], 1.0);
-        const double t5 = t4 * t4;
-        const double t6 = t5 * SINGE_CONST(21);
-        const double t7 = fma(t6, shared[18][lane], t3);
-        const double t8 = fma(r1, shared[3][lane], 1.0);
-        const double t9 = t8 * t8;
-        const double t10 = t9 * SINGE_CONST(22);
-        const double t11 = fma(t10, shared[19][lane], t7);
-        const double t12 = fma(r1, shared[5][lane], 1.0);
-        const double t13 = t12 * t12;
-        const double t14 = t13 * SINGE_CONST(23);
-        const double t15 = fma(t14, shared[20][lane], t11);
-        const double t16 = fma(r1, shared[6][lane], 1.0);
-        const double t17 = t16 * t16;
-        const double t18 = t17 * SINGE_CONST(24);
-        const double t19 = fma(t18, shared[21][lane], t15);
-        const double t20 = fma(r1, shared[8][lane], 1.0);
-        const double t21 = t20 * t20;
-        const double t22 = t21 * SINGE_CONST(25);
-        const double t23 = fma(t22, shared[22][lane], t19);
-        const double t24 = fma(r1, shared[10][lane], 1.0);
-        const double t25 = t24 * t24;
-        const double t26 = t25 * SINGE_CONST(26);
-        const double t27 = fma(t26, shared[23][lane], t23);
-        const double t28 = fma(r1, shared[12][lane], 1.0);
-        const double t29 = t28 * t28;
-        const double t30 = t29 * SINGE_CONST(27);
-        const double t31 = fma(t30, shared[24][lane], t27);
-        const double t32 = fma(r1, shared[13][lane], 1.0);
-        const double t33 = t32 * t32;
-        const double t34 = t33 * SINGE_CONST(28);
-        const double t35 = fma(t34, shared[25][lane], t31);
-        const double t36 = fma(r1, shared[15][lane], 1.0);
-        const double t37 = t36 * t36;
-        const double t38 = t37 * SINGE_CONST(29);
-        const double t39 = fma(t38, shared[26][lane], t35);
-        const double t40 = r1 * r1;
-        const double t41 = t40 * SINGE_CONST(30);
-        const double t42 = shared[25][lane] * t41;
-        const double t43 = t42 / t39;
-        const double t44 = t43;
-        r0 = t44;
-      }
-      {  // species operation
-        const double t0 = fma(shared[14][lane], shared[0][lane], 1.0);
-        const double t1 = t0 * t0;
-        const double t2 = t1 * SINGE_CONST(31);
-        const double t3 = t2 * shared[17][lane];
-        const double t4 = fma(shared[14][lane], shared[2][lane], 1.0);
-        const double t5 = t4 * t4;
-        const double t6 = t5 * SINGE_CONST(32);
-        const double t7 = fma(t6, shared[18][lane], t3);
-        const double t8 = fma(shared[14][lane], shared[3][lane], 1.0);
-        const double t9 = t8 * t8;
-        const double t10 = t9 * SINGE_CONST(33);
-        const double t11 = fma(t10, shared[19][lane], t7);
-        const double t12 = fma(shared[14][lane], shared[5][lane], 1.0);
-        const double t13 = t12 * t12;
-        const double t14 = t13 * SINGE_CONST(34);
-        const double t15 = fma(t14, shared[20][lane], t11);
-        const double t16 = fma(shared[14][lane], shared[6][lane], 1.0);
-        const double t17 = t16 * t16;
-        const double t18 = t17 * SINGE_CONST(35);
-        const double t19 = fma(t18, shared[21][lane], t15);
-        const double t20 = fma(shared[14][lane], shared[8][lane], 1.0);
-        const double t21 = t20 * t20;
-        const double t22 = t21 * SINGE_CONST(36);
-        const double t23 = fma(t22, shared[22][lane], t19);
-        const double t24 = fma(shared[14][lane], shared[10][lane], 1.0);
-        const double t25 = t24 * t24;
-        const double t26 = t25 * SINGE_CONST(37);
-        const double t27 = fma(t26, shared[23][lane], t23);
-        const double t28 = fma(shared[14][lane], shared[12][lane], 1.0);
-        const double t29 = t28 * t28;
-        const double t30 = t29 * SINGE_CONST(38);
-        const double t31 = fma(t30, shared[24][lane], t27);
-        const double t32 = fma(shared[14][lane], shared[13][lane], 1.0);
-        const double t33 = t32 * t32;
-        const double t34 = t33 * SINGE_CONST(39);
-        const double t35 = fma(t34, shared[25][lane], t31);
-        const double t36 = fma(shared[14][lane], shared[15][lane], 1.0);
-        const double t37 = t36 * t36;
-        const double t38 = t37 * SINGE_CONST(28);
-        const double t39 = fma(t38, shared[26][lane], t35);
-        const double t40 = shared[14][lane] * shared[14][lane];
-        const double t41 = t40 * SINGE_CONST(40);
-        const double t42 = shared[26][lane] * t41;
-        const double t43 = t42 / t39;
-        const double t44 = r0 + t43;
-        shared[28][lane] = t44;
+        double t4 = t3;
+        {
+        int k4 = SINGE_CONST_INDEX(22);
+      #pragma unroll 2
+        for (int i = 0; i < 9; i++, k4 += 1) {
+          const double t5 = fma(r1, shared[singe_loop_ints[0 + i]][lane], 1.0);
+          const double t6 = t5 * t5;
+          const double t7 = t6 * SINGE_CONST_AT(k4 + 0);
+          t4 = fma(t7, shared[(18 + 1 * i)][lane], t4);
+        }
+        }
+        const double t9 = r1 * r1;
+        const double t10 = t9 * SINGE_CONST(21);
+        const double t11 = shared[25][lane] * t10;
+        const double t12 = t11 / t4;
+        const double t13 = t12;
+        r0 = t13;
       }
       break;
     }
@@ -845,22 +566,41 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
         const double t2 = r1 + t1;
         r0 = t2;
       }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[7 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(11);
-        const double t2 = r0 + t1;
-        r1 = t2;
-      }
       break;
     }
     default: break;
     }
     if ((1u << warp_id) & 0x00000006u) {  // warps 1, 2
+      {  // species operation
+        const double t0 = fma(shared[singe_index[9][warp_id]][lane], shared[0][lane], 1.0);
+        const double t1 = t0 * t0;
+        const double t2 = t1 * SINGE_CONST(49);
+        const double t3 = t2 * shared[17][lane];
+        const double t4 = shared[singe_index[9][warp_id]][lane];
+        double t5 = t3;
+        {
+        int k4 = SINGE_CONST_INDEX(51);
+      #pragma unroll 2
+        for (int i = 0; i < 9; i++, k4 += 1) {
+          const double t6 = fma(t4, shared[singe_loop_ints[0 + i]][lane], 1.0);
+          const double t7 = t6 * t6;
+          const double t8 = t7 * SINGE_CONST_AT(k4 + 0);
+          t5 = fma(t8, shared[(18 + 1 * i)][lane], t5);
+        }
+        }
+        const double t10 = shared[singe_index[9][warp_id]][lane] * shared[singe_index[9][warp_id]][lane];
+        const double t11 = t10 * SINGE_CONST(50);
+        const double t12 = shared[singe_index[10][warp_id]][lane] * t11;
+        const double t13 = t12 / t5;
+        const double t14 = r0 + t13;
+        shared[singe_index[11][warp_id]][lane] = t14;
+      }
       SINGE_BAR_ARRIVE(3, 96);  // point 2: mixture_viscosity@w1.3, mixture_viscosity@w2.1
       SINGE_BAR_SYNC(0, 128);  // all warps: end of slab: the next slab reuses shared memory and barriers
     }
     switch (warp_id) {
     case 0: {
+      SINGE_BAR_SYNC(3, 96);  // point 2: mixture_viscosity@w1.3, mixture_viscosity@w2.1
       {  // reduction operation
         const double t0 = r1 + shared[27][lane];
         const double t1 = t0 + shared[28][lane];
@@ -873,6 +613,12 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
       break;
     }
     case 3: {
+      {  // species operation
+        const double t0 = __ldg(&mass_fractions[7 * species_stride + point]);
+        const double t1 = t0 * SINGE_CONST(11);
+        const double t2 = r0 + t1;
+        r1 = t2;
+      }
       {  // species operation
         const double t0 = __ldg(&mass_fractions[8 * species_stride + point]);
         const double t1 = t0 * SINGE_CONST(12);

@@ -1,0 +1,85 @@
+"""SASS of the transport kernels at the paper's settings, loops against full unrolling.
+
+    python -m autotune.transport_sass [--kernels dme:viscosity:15x3,...] [--archs sm_90,sm_80] [--unrolled]
+
+One row per kernel and arch: lane-instructions issued per point (total and
+FP64), static SASS instructions, spill stores/loads and the nvcc time
+(autotune/sass.py; issued and static counts on sm_90, ptxas's resources
+on the other archs), for the emitted kernel (isomorphic runs as loops over
+per-warp tables, ``lowering.find_loops``) and, with ``--unrolled``, for the
+same kernel fully unrolled.  The default rows are the paper's settings
+(DME viscosity 15 warps, diffusion 10, n-heptane both 13, 3 CTAs per SM)
+and the command's default of 8 warps for DME, n-heptane and GRI-Mech 3.0.
+nvcc takes 3-90 s per kernel.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+
+from autotune import sass
+from autotune.bench import mechanism_path
+from singe import compile_kernel, load_mechanism
+from singe.codegen import generate
+from singe.codegen.nvcc import compile_cuda
+
+PAPER = "dme:viscosity:15x3,dme:diffusion:10x3,heptane:viscosity:13x3,heptane:diffusion:13x3"
+WALKED_ARCH = "sm_90"  # the arch whose SASS is walked for issued counts (autotune/sass.py); others: ptxas only
+DEFAULTS = ",".join(f"{m}:{k}:8x2" for m in ("dme", "heptane", "gri30") for k in ("viscosity", "diffusion"))
+
+
+def parse_rows(text: str) -> list[tuple[str, str, int, int]]:
+    """'dme:viscosity:15x3,...' -> [(mechanism, kernel, warps, CTAs per SM)]."""
+    rows = []
+    for part in text.split(","):
+        try:
+            mechanism, kernel, setting = part.strip().split(":")
+            warps, ctas = setting.split("x")
+            rows.append((mechanism, kernel, int(warps), int(ctas)))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"rows look like dme:viscosity:15x3, not {part!r}") from None
+    return rows
+
+
+def measure(mechanism: str, kernel: str, warps: int, ctas: int, arch: str, roll: bool) -> str:
+    """The row's numbers: the SASS walk on ``WALKED_ARCH``, ptxas's report elsewhere."""
+    mech = load_mechanism(str(mechanism_path(mechanism)))
+    generated = generate(compile_kernel(mech, kernel, warps=warps, ctas_per_sm=ctas, arch=arch), roll=roll)
+    with tempfile.TemporaryDirectory() as scratch:
+        path = generated.write(scratch)[0]
+        if arch == WALKED_ARCH:
+            view = sass.analyse(path, arch, warps)
+            return (f"{view.total:9} {view.per_point['fp64']:7} {view.static:7} "
+                    f"{view.spill_stores:5}/{view.spill_loads:<5} {view.registers:4} {view.nvcc_s:6.1f}")
+        start = time.perf_counter()
+        entry = compile_cuda(path, arch).entry(generated.name)
+        seconds = time.perf_counter() - start
+    return f"{'-':>9} {'-':>7} {'-':>7} {entry.spill_stores:5}/{entry.spill_loads:<5} {entry.registers:4} {seconds:6.1f}"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kernels", type=parse_rows, default=parse_rows(PAPER + "," + DEFAULTS))
+    parser.add_argument("--archs", default="sm_90,sm_80")
+    parser.add_argument("--unrolled", action="store_true", help="also the fully unrolled kernels")
+    args = parser.parse_args(argv)
+    missing = sass.missing_tools()
+    if missing:
+        print(f"skipped: the SASS view needs {', '.join(missing)}")
+        return 0
+    print(f"{'mech':8} {'kernel':10} {'setting':7} {'arch':6} {'style':8} {'issued/pt':>9} {'fp64/pt':>7} "
+          f"{'static':>7} {'spill st/ld':>11} {'regs':>4} {'nvcc s':>6}")
+    for mechanism, kernel, warps, ctas in args.kernels:
+        for arch in args.archs.split(","):
+            for roll in (True, False) if args.unrolled else (True,):
+                numbers = measure(mechanism, kernel, warps, ctas, arch, roll)
+                print(f"{mechanism:8} {kernel:10} {warps:2}x{ctas}    {arch:6} {'loops' if roll else 'unrolled':8} "
+                      f"{numbers}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,244 @@
+"""What a table loop computes (``singe.programs.tables.TableLoop``), in numpy.
+
+The simulator's definition of the phases of the table-form chemistry kernel
+(``singe.kernels.table_form``): each function runs the loop body once per row
+of the warp's share, in the order and with the operations of the emitted
+CUDA loop (``templates/chemistry_tables.cu.j2``), over every point of the
+slab at once.  ``values`` holds the workspace slots the loop reads (by value
+name), ``load(field, index)`` reads global memory; a phase returns the values
+it writes (by name) and the global rows it stores ((field, index) -> array).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from singe.constants import BIG_NUMBER as BIG
+from singe.constants import GAS_CONSTANT, ONE_ATM
+from singe.constants import SMALL_NUMBER as SMALL
+from singe.errors import SingeInternalError
+from singe.kernels import chemistry_tables as ct
+from singe.reference.kinetics import _sri as reference_sri
+from singe.reference.kinetics import _troe as reference_troe
+
+
+
+class _Point:
+    """Per-point values every phase derives from T and P."""
+
+    def __init__(self, load):
+        self.T = load("temperature", 0)
+        self.lnT = np.log(self.T)
+        self.invT = 1.0 / self.T
+        self._load = load
+
+    def pressure(self):
+        P = self._load("pressure", 0)
+        self.P = P
+        self.lnP = np.log(P)
+        self.log10P = np.log10(P)
+        self.C_total = P / (GAS_CONSTANT * self.T)
+        self.lnC0 = np.log(ONE_ATM / (GAS_CONSTANT * self.T))
+        cube_root = np.cbrt(self.T)
+        self.Tm13 = 1.0 / cube_root
+        self.Tm23 = 1.0 / (cube_root * cube_root)
+        return self
+
+
+def gibbs(tables: ct.ChemistryTables, k: int, pt: _Point) -> np.ndarray:
+    """g_k/RT: the NASA9-form coefficients of the range T falls in, then the terms of
+    ``singe.kernels.chemistry.gibbs_draft``."""
+    first, last = int(tables.thermo_ptr[k]), int(tables.thermo_ptr[k + 1])
+    a = [np.full(pt.T.shape, c) for c in tables.thermo_coeffs[first]]
+    for i in range(first + 1, last):
+        bound = tables.thermo_bound[i]
+        above = pt.T >= bound if tables.thermo_nasa9[k] else pt.T > bound
+        a = [np.where(above, c, x) for c, x in zip(tables.thermo_coeffs[i], a)]
+    c0, c_ln, c_inv = a[2] - a[8], -a[2], a[1] + a[7]
+    c1, c2, c3, c4 = -a[3] / 2.0, -a[4] / 6.0, -a[5] / 12.0, -a[6] / 20.0
+    poly = (((c4 * pt.T + c3) * pt.T + c2) * pt.T + c1) * pt.T
+    poly = a[1] * (pt.lnT * pt.invT) + poly
+    poly = (-0.5 * a[0]) * (pt.invT * pt.invT) + poly
+    return (c_inv * pt.invT + (c_ln * pt.lnT + poly)) + c0
+
+
+def thermo_phase(item, values, load):
+    tables, pt = item.tables, _Point(load)
+    writes = {}
+    partial = np.zeros(pt.T.shape)
+    for k in range(item.begin, item.end):
+        writes[f"g{k}"] = gibbs(tables, k, pt)
+        partial = partial + load("mass_fractions", k) / tables.weights[k]
+    writes[item.writes[-1][0]] = partial
+    return writes, {}
+
+
+def concentrations_phase(item, values, load):
+    tables, pt = item.tables, _Point(load).pressure()
+    total = values[item.reads[0][0]]
+    for name, _ in item.reads[1:]:
+        total = total + values[name]
+    density = pt.P * (1.0 / total) / (GAS_CONSTANT * pt.T)
+    return {f"C{k}": (load("mass_fractions", k) / tables.weights[k]) * density
+            for k in range(item.begin, item.end)}, {}
+
+
+def arrhenius(sets: ct.ArrheniusSets, i: int, pt: _Point) -> np.ndarray:
+    exponent = sets.b[i] * pt.lnT - sets.Ea_R[i] * pt.invT
+    if sets.lt_B[i] != 0.0 or sets.lt_C[i] != 0.0:
+        exponent = exponent + sets.lt_B[i] * pt.Tm13 + sets.lt_C[i] * pt.Tm23
+    return sets.A[i] * np.exp(exponent)
+
+
+def _falloff(tables, row, flags, M, pt):
+    e = int(tables.extra[row])
+    first, second = arrhenius(tables.forward, row, pt), arrhenius(tables.falloff_second, e, pt)
+    activated = bool(flags & ct.ACTIVATED)
+    k_low, k_high = (first, second) if activated else (second, first)
+    Pr = M * k_low / (k_high + SMALL)
+    F = 1.0
+    if flags & ct.TROE:  # the broadening functions as the reference evaluates them, one row
+        F = reference_troe(tables.falloff_params[e, :4, None], pt.T, Pr[None, :])[0]
+    elif flags & ct.SRI:
+        F = reference_sri(tables.falloff_params[e, :, None], pt.T, Pr[None, :])[0]
+    if activated:
+        return (F / (1.0 + Pr)) * k_low
+    return (Pr * (F / (1.0 + Pr))) * k_high
+
+
+def _plog(tables, row, pt):
+    e = int(tables.extra[row])
+    first, last = int(tables.plog_ptr[e]), int(tables.plog_ptr[e + 1])
+    log_k = []
+    for i in range(first, last):
+        total = np.full(pt.T.shape, SMALL)
+        for s in range(int(tables.plog_set_ptr[i]), int(tables.plog_set_ptr[i + 1])):
+            total = total + arrhenius(tables.plog_sets, s, pt)
+        log_k.append(np.log(total))
+    log_p = tables.plog_log_p
+    result = log_k[0]
+    for i in range(first, last):
+        j = i - first
+        if i + 1 < last:
+            slope = (log_k[j + 1] - log_k[j]) * (pt.lnP - log_p[i]) * (1.0 / (log_p[i + 1] - log_p[i]))
+            inside = log_k[j] + slope
+        else:
+            inside = log_k[j]
+        result = np.where(pt.lnP >= log_p[i], inside, result)
+    return np.exp(result)
+
+
+def _chebyshev(tables, row, pt):
+    e = int(tables.extra[row])
+    n_T, n_P, offset = (int(x) for x in tables.cheb_shape[e])
+    T_num, T_den, P_num, P_den = tables.cheb_scale[e]
+    coeffs = tables.cheb_coeffs[offset:offset + n_T * n_P].reshape(n_T, n_P)
+    P_red = (2.0 * pt.log10P + P_num) * P_den
+    T_red = (2.0 * pt.invT + T_num) * T_den
+    dots = []
+    for t in range(n_T):
+        dot, previous, current = np.full(pt.T.shape, coeffs[t, 0]), P_red, np.ones_like(P_red)
+        for p in range(1, n_P):
+            following = 2.0 * P_red * current - previous
+            dot = dot + following * coeffs[t, p]
+            previous, current = current, following
+        dots.append(dot)
+    log10_k, previous, current = dots[0], T_red, np.ones_like(T_red)
+    for t in range(1, n_T):
+        following = 2.0 * T_red * current - previous
+        log10_k = log10_k + following * dots[t]
+        previous, current = current, following
+    return np.power(10.0, log10_k)
+
+
+def _product(csr: ct.Csr, row: int, power: bool, values):
+    product = 1.0
+    for k, order in zip(*csr.row(row)):
+        C = values[f"C{k}"]
+        if power:
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                product = product * np.where(C > 0.0, np.power(np.where(C > 0.0, C, 1.0), order), 0.0)
+        else:  # a factor of C per entry (repeated species for nu > 1)
+            product = product * C
+    return product
+
+
+def _reciprocal_equilibrium(tables, row, flags, values, pt):
+    """min(1/Kc, 1e300) = min(exp(sum nu g/RT - dn ln(P_atm/RT)), 1e300): from the net stoichiometry
+    for power-form rows, else as (sum of g over the reverse entries - over the forward ones), each
+    species once per unit of its coefficient."""
+    if flags & (ct.FORWARD_POWER | ct.REVERSE_POWER):
+        sum_g, dn = 0.0, 0.0
+        for k, nu in zip(*tables.net.row(row)):
+            sum_g = sum_g + nu * values[f"g{k}"]
+            dn = dn + nu
+    else:
+        sides = []
+        for csr in (tables.reverse_factors, tables.forward_factors):
+            total = 0.0
+            for k in csr.row(row)[0]:
+                total = total + values[f"g{k}"]
+            sides.append(total)
+        sum_g = sides[0] - sides[1]
+        dn = float(tables.reverse_factors.row(row)[0].size - tables.forward_factors.row(row)[0].size)
+    return np.minimum(np.exp(sum_g - dn * pt.lnC0), BIG)
+
+
+def rate_of_progress(tables: ct.ChemistryTables, row: int, values, pt: _Point) -> np.ndarray:
+    """q = q_f - q_r of one row."""
+    flags = int(tables.flags[row])
+    group = tables.group_of(row)
+    M = None
+    if tables.efficiencies.ptr[row + 1] > tables.efficiencies.ptr[row] or flags & ct.BASE_ONE:
+        M = pt.C_total if flags & ct.BASE_ONE else 0.0
+        for k, w in zip(*tables.efficiencies.row(row)):
+            M = M + w * values[f"C{k}"]
+    if group == "elementary":
+        kf = arrhenius(tables.forward, row, pt)
+    elif group == "falloff":
+        kf = _falloff(tables, row, flags, M, pt)
+    elif group == "plog":
+        kf = _plog(tables, row, pt)
+    else:
+        kf = _chebyshev(tables, row, pt)
+    kr = None
+    if flags & ct.EXPLICIT_REVERSE:
+        kr = arrhenius(tables.reverse, int(tables.reverse_index[row]), pt)
+    elif flags & ct.EQUILIBRIUM:
+        kr = kf * _reciprocal_equilibrium(tables, row, flags, values, pt)
+    if flags & ct.THIRD_BODY:
+        kf = kf * M
+        kr = None if kr is None else kr * M
+    q = kf * _product(tables.forward_factors, row, bool(flags & ct.FORWARD_POWER), values)
+    if kr is not None:
+        q = q - kr * _product(tables.reverse_factors, row, bool(flags & ct.REVERSE_POWER), values)
+    return q
+
+
+def rates_phase(item, values, load):
+    pt = _Point(load).pressure()
+    return {f"q{row}": rate_of_progress(item.tables, row, values, pt) for row in range(item.begin, item.end)}, {}
+
+
+def species_phase(item, values, load):
+    tables = item.tables
+    stores = {}
+    width = load("temperature", 0).shape
+    for k in range(item.begin, item.end):
+        total = np.zeros(width)
+        for row, nu in zip(*tables.species_sums.row(k)):
+            total = total + nu * values[f"q{row}"]
+        stores[("production_rates", k)] = total
+    return {}, stores
+
+
+PHASES = {"thermo": thermo_phase, "concentrations": concentrations_phase, "rates": rates_phase,
+          "species": species_phase}
+
+
+def run_table_loop(item, values: dict, load) -> tuple[dict, dict]:
+    """(values written, global rows stored) of one ``TableLoop``."""
+    phase = PHASES.get(item.phase)
+    if phase is None:
+        raise SingeInternalError(f"unknown table phase {item.phase!r}")
+    return phase(item, values, load)

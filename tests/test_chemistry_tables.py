@@ -1,0 +1,254 @@
+"""The table form of the chemistry kernel (singe.kernels.table_form): simulated and run on the host
+against Cantera and singe.reference, with companions that fail on a wrong table entry or a
+missing barrier; the choice of form; QSSA refused; the command's progress lines."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+
+import cantera as ct
+import numpy as np
+import pytest
+
+import singe
+from singe.cli import main
+from singe.codegen import generate
+from singe.codegen.nvcc import compile_cuda, find_nvcc
+from singe.compiler import compile_kernel
+from singe.errors import SingeInputError, SingeInternalError
+from singe.kernels.table_form import choose_form
+from singe.programs import FullSync, WarpProgram
+from singe.reference.kinetics import net_production_rates
+from singe.sim import SimulationError
+from singe.compiler import TableKernel
+from autotune.bench_detailed import cantera_rates
+from conftest import load
+from cantera_reference import BUNDLED_MECHANISMS, CANTERA_DATA, cantera_solution, random_states
+from test_kinetics import FORMS_COMMON, FORMS_SINGE_ONLY
+
+TOLERANCE = 1e-9  # x max|wdot| per point
+STATES = 64
+REITZ = CANTERA_DATA / "nDodecane_Reitz.yaml"
+HEXANE = CANTERA_DATA / "example_data" / "n-hexane-NUIG-2015.yaml"
+
+
+def worst_error(ours: np.ndarray, theirs: np.ndarray) -> float:
+    """Largest |ours - theirs| relative to max|wdot| of the point."""
+    return float(np.max(np.abs(ours - theirs) / np.abs(theirs).max(axis=0)))
+
+
+def states(mech, seed: int, n: int = STATES):
+    return random_states(n, mech.n_species, seed=seed, T_range=(800.0, 2400.0))
+
+
+def tables_kernel(mech, warps: int = 8) -> TableKernel:
+    compiled = compile_kernel(mech, "chemistry", warps=warps, form="tables")
+    assert isinstance(compiled, TableKernel)
+    compiled.verify()
+    return compiled
+
+
+def with_tables(compiled: TableKernel, tables) -> TableKernel:
+    """The same kernel reading other tables."""
+    return dataclasses.replace(compiled, tables=tables, programs=_retarget(compiled.programs, tables))
+
+
+def _retarget(programs, tables):
+    items = [tuple(dataclasses.replace(item, tables=tables) if hasattr(item, "tables") else item
+                   for item in p.items) for p in programs.programs]
+    return dataclasses.replace(programs, programs=tuple(WarpProgram(p.warp, i) for p, i in
+                                                        zip(programs.programs, items)))
+
+
+@pytest.mark.parametrize("name", ["h2o2", "gri30"])
+def test_small_mechanisms_match_cantera_in_the_simulator(name):
+    mech = load(name)
+    T, P, Y = states(mech, seed=21)
+    expected = cantera_rates(cantera_solution(name), mech, T, P, Y)
+    for warps in (1, 3, 8, 16):
+        error = worst_error(tables_kernel(mech, warps).simulate(T, P, Y), expected)
+        assert error <= TOLERANCE, f"{name} warps={warps}: {error:.2e}"
+
+
+def test_h2o2_on_the_host_matches_cantera():
+    mech = load("h2o2")
+    T, P, Y = states(mech, seed=22)
+    compiled = tables_kernel(mech, 4)
+    expected = cantera_rates(cantera_solution("h2o2"), mech, T, P, Y)
+    assert worst_error(compiled.run_host(T, P, Y), expected) <= TOLERANCE
+    assert worst_error(compiled.run_host(T, P, Y, schedule="priority", seed=3), expected) <= TOLERANCE
+    # one CTA looping over slabs (the workspace reused), a partial last slab
+    part = slice(0, 50)
+    ours = compiled.run_host(T[part], P[part], Y[:, part], max_ctas=1)
+    assert worst_error(ours, expected[:, part]) <= TOLERANCE
+    sim = compiled.run(T[part], P[part], Y[:, part], slabs=2, schedule="random", seed=5)
+    assert not sim.hazards and worst_error(sim.outputs["production_rates"], expected[:, part]) <= TOLERANCE
+
+
+def test_a_wrong_table_entry_is_caught():
+    """Companion: one pre-exponential factor off by 1e-6 fails the comparison (simulator and host)."""
+    mech = load("h2o2")
+    T, P, Y = states(mech, seed=22)
+    compiled = tables_kernel(mech, 4)
+    tables = compiled.tables
+    A = tables.forward.A.copy()
+    A[3] *= 1.0 + 1e-6
+    wrong = with_tables(compiled, dataclasses.replace(tables, forward=dataclasses.replace(tables.forward, A=A)))
+    expected = cantera_rates(cantera_solution("h2o2"), mech, T, P, Y)
+    assert worst_error(wrong.simulate(T, P, Y), expected) > TOLERANCE
+    assert worst_error(wrong.run_host(T, P, Y), expected) > TOLERANCE
+
+
+def test_a_missing_barrier_is_caught():
+    """Companion: without the barrier before the rates phase the proof fails and the simulator races."""
+    compiled = tables_kernel(load("h2o2"), 4)
+    programs = compiled.programs
+    cut = []
+    for p in programs.programs:
+        syncs = [i for i, item in enumerate(p.items) if isinstance(item, FullSync)]
+        cut.append(WarpProgram(p.warp, p.items[:syncs[1]] + p.items[syncs[1] + 1:]))
+    broken = dataclasses.replace(compiled, programs=dataclasses.replace(programs, programs=tuple(cut)))
+    with pytest.raises(SingeInternalError, match="not ordered after"):
+        broken.verify()
+    mech = compiled.mechanism
+    T, P, Y = states(mech, seed=23, n=32)
+    with pytest.raises(SimulationError, match="race"):
+        broken.simulate(T, P, Y)
+
+
+@pytest.fixture(scope="module")
+def rate_forms(tmp_path_factory):
+    """PLOG, Chebyshev, Troe, SRI, chemically activated, FORD/RORD, REV, Landau-Teller:
+    (singe mechanism with every form, the same without the forms ck2yaml cannot read, its Cantera gas)."""
+    folder = tmp_path_factory.mktemp("table_forms")
+    thermo = folder / "therm.dat"
+    thermo.write_text((BUNDLED_MECHANISMS / "h2o2" / "therm.dat").read_text())
+    (folder / "all.inp").write_text(FORMS_COMMON + FORMS_SINGE_ONLY)
+    (folder / "common.inp").write_text(FORMS_COMMON + "END\n")
+    subprocess.run([sys.executable, "-m", "cantera.ck2yaml", f"--input={folder / 'common.inp'}",
+                    f"--thermo={thermo}", f"--output={folder / 'common.yaml'}", "--quiet"],
+                   check=True, capture_output=True)
+    return (singe.load_mechanism(folder / "all.inp", thermo=thermo),
+            singe.load_mechanism(folder / "common.inp", thermo=thermo), ct.Solution(str(folder / "common.yaml")))
+
+
+def test_every_rate_form_matches_cantera_and_the_reference(rate_forms):
+    every, common, gas = rate_forms
+    T, P, Y = random_states(STATES, common.n_species, seed=24, T_range=(800.0, 2400.0), P_range_atm=(1e-3, 1e3))
+    expected = cantera_rates(gas, common, T, P, Y)
+    compiled = tables_kernel(common, 3)
+    assert {"plog", "chebyshev", "falloff"} <= {compiled.tables.group_of(r) for r in range(compiled.tables.n_rows)}
+    assert worst_error(compiled.simulate(T, P, Y), expected) <= TOLERANCE
+    assert worst_error(compiled.run_host(T, P, Y), expected) <= TOLERANCE
+    full = tables_kernel(every, 5)
+    assert full.tables.landau_teller
+    reference = net_production_rates(every, T, P, Y)
+    assert worst_error(full.simulate(T, P, Y), reference) <= TOLERANCE
+    assert worst_error(full.run_host(T, P, Y), reference) <= TOLERANCE
+
+
+@pytest.fixture(scope="module")
+def reitz():
+    return singe.load_mechanism(REITZ)
+
+
+def test_reitz_dodecane_matches_cantera(reitz):
+    """Cantera's bundled n-dodecane (Reitz, 100 species): simulator and host, 64 states, 800-2400 K."""
+    T, P, Y = states(reitz, seed=25)
+    expected = cantera_rates(ct.Solution(str(REITZ), "nDodecane_IG"), reitz, T, P, Y)  # its ideal-gas phase
+    compiled = compile_kernel(reitz, "chemistry")  # 'auto' takes the table form at 100 species
+    assert compiled.form == "tables"
+    compiled.verify()
+    assert worst_error(compiled.simulate(T, P, Y), expected) <= TOLERANCE
+    assert worst_error(compiled.run_host(T, P, Y), expected) <= TOLERANCE
+
+
+@pytest.mark.exhaustive
+def test_nuig_hexane_matches_cantera():
+    """NUIG n-hexane (1,268 species, 5,336 reactions): simulator and host, 64 states."""
+    mech = singe.load_mechanism(HEXANE)
+    T, P, Y = states(mech, seed=26)
+    expected = cantera_rates(ct.Solution(str(HEXANE)), mech, T, P, Y)
+    compiled = compile_kernel(mech, "chemistry")
+    assert compiled.form == "tables"
+    compiled.verify()
+    assert worst_error(compiled.simulate(T, P, Y), expected) <= TOLERANCE
+    assert worst_error(compiled.run_host(T, P, Y), expected) <= TOLERANCE
+
+
+def test_form_choice(reitz):
+    assert choose_form(load("gri30"), "chemistry", "auto") == "unrolled"
+    assert choose_form(load("h2o2"), "chemistry", "auto") == "unrolled"
+    assert choose_form(reitz, "chemistry", "auto") == "tables"
+    assert choose_form(reitz, "chemistry", "unrolled") == "unrolled"
+    assert choose_form(reitz, "viscosity", "auto") == "unrolled"
+    with pytest.raises(SingeInputError, match="chemistry kernel only"):
+        choose_form(reitz, "viscosity", "tables")
+
+
+@pytest.mark.parametrize("name", ["dme", "heptane"])
+def test_published_mechanisms_stay_unrolled(name):
+    """DME and n-heptane keep the unrolled form (smaller, QSSA), which the table form refuses."""
+    mech = load(name)
+    assert choose_form(mech, "chemistry", "auto") == "unrolled"
+    with pytest.raises(SingeInputError, match="--form unrolled"):
+        compile_kernel(mech, "chemistry", form="tables")
+
+
+def test_cli_refuses_tables_with_qssa(capsys, tmp_path):
+    mech = load("dme")
+    assert main([mech.sources[0], "--kernels", "chemistry", "--form", "tables", "-o", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "QSSA" in err and "use --form unrolled" in err
+
+
+def test_cli_reports_progress_for_a_large_mechanism(capsys, tmp_path):
+    assert main([str(REITZ), "--kernels", "chemistry", "-o", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    for stage in ("tables", "programs", "emit"):
+        assert f"  chemistry: {stage} " in out
+    assert "nDodecane_Reitz_chemistry.cu: table form, 8 warps, 100 species" in out
+    assert (tmp_path / "nDodecane_Reitz_chemistry.cu").stat().st_size < 200_000
+
+
+def test_cli_stays_quiet_for_a_small_mechanism(capsys, tmp_path):
+    assert main(["h2o2", "--kernels", "chemistry", "--form", "tables", "-o", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "h2o2_chemistry.cu: table form" in out and "chemistry: emit" not in out
+
+
+@pytest.mark.skipif(find_nvcc() is None, reason="nvcc not found")
+def test_table_form_compiles_without_spills(tmp_path):
+    generate(tables_kernel(load("gri30"), 8)).write(tmp_path)
+    entry = compile_cuda(tmp_path / "gri30_chemistry.cu", "sm_90").entry("gri30_chemistry")
+    assert entry.spill_stores == 0 and entry.stack_frame == 0
+    assert entry.registers <= 128  # the launch bounds at 2 CTAs per SM
+
+
+def test_cli_validates_a_mechanism_without_transport_data(capsys, tmp_path):
+    """--validate draws states in the thermo range when there are no transport fits (chemistry only)."""
+    assert main([str(REITZ), "--kernels", "chemistry", "--validate", "-o", str(tmp_path)]) == 0
+    line = capsys.readouterr().out.splitlines()[-1]
+    assert "against singe.reference" in line and "[simulator]" in line
+    assert float(line.split("singe.reference ")[1].split()[0]) <= TOLERANCE
+
+
+def test_no_baseline_of_the_table_form():
+    from singe.codegen import generate_baseline
+
+    with pytest.raises(SingeInputError, match="form='unrolled'"):
+        generate_baseline(tables_kernel(load("h2o2"), 2))
+
+
+@pytest.mark.exhaustive
+@pytest.mark.parametrize("warps", [1, 2, 5, 12, 16, 32])
+def test_reitz_every_warp_count(reitz, warps):
+    """The phases split over any number of warps (ctas_per_sm 1 where 2 do not fit)."""
+    T, P, Y = states(reitz, seed=27)
+    compiled = compile_kernel(reitz, "chemistry", warps=warps, ctas_per_sm=1 if warps > 16 else 2, form="tables")
+    compiled.verify()
+    expected = net_production_rates(reitz, T, P, Y)
+    assert worst_error(compiled.simulate(T, P, Y, schedule="random", seed=warps), expected) <= TOLERANCE
+    assert worst_error(compiled.run_host(T, P, Y, schedule="priority", seed=warps), expected) <= TOLERANCE

@@ -1,0 +1,109 @@
+"""Chemistry dispatch (singe.codegen.dispatch: each warp's program one case of
+a single switch) and the mapper's balance of issued instructions."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import numpy as np
+import pytest
+
+from singe import host
+from singe.codegen import generate
+from singe.compiler import compile_kernel
+from singe.mapping import REBALANCE_TOLERANCE, issue_cost
+from singe.reference.kinetics import net_production_rates
+from cantera_reference import random_states
+from conftest import load
+
+TOLERANCE = 1e-9  # x max|wdot| per point, as tests/test_host_runtime.py
+BALANCED = REBALANCE_TOLERANCE + 0.02  # the rebalancing stops when no single move helps
+CASE = re.compile(r"^    case (\d+): \{$", re.M)
+
+
+def chemistry(name: str, warps: int, **options):
+    return compile_kernel(load(name), "chemistry", warps=warps, **options)
+
+
+def cases(cu: str) -> dict[int, tuple[int, int]]:
+    """Warp -> (start, end) character span of its case body in the switch."""
+    heads = list(CASE.finditer(cu))
+    ends = [m.start() for m in heads[1:]] + [cu.index("    default: break;")]
+    return {int(m.group(1)): (m.end(), end) for m, end in zip(heads, ends)}
+
+
+def swap_cases(cu: str, a: int, b: int) -> str:
+    """The kernel with warps ``a`` and ``b`` running each other's programs."""
+    spans = cases(cu)
+    (a0, a1), (b0, b1) = sorted((spans[a], spans[b]))
+    return cu[:a0] + cu[b0:b1] + cu[a1:b0] + cu[a0:a1] + cu[b1:]
+
+
+def worst_error(mech, generated, T, P, Y) -> float:
+    """Largest |host - reference| / max over species of |reference| at the point; inf when the run fails
+    or gives non-finite values."""
+    source = host.kernel_source(generated)
+    fields, n = host.compiled_fields(source, T, P, Y)
+    try:
+        ours = host.load(generated).run(fields, n)["production_rates"]
+    except host.HostRuntimeError:
+        return float("inf")
+    if not np.all(np.isfinite(ours)):
+        return float("inf")
+    truth = net_production_rates(mech, T, P, Y)
+    return float(np.max(np.abs(ours - truth) / np.abs(truth).max(axis=0)))
+
+
+def test_chemistry_dispatches_once_per_slab():
+    """One switch, one case per warp, no per-unit warp tests; transport keeps the overlay."""
+    cu = generate(chemistry("h2o2", 4)).cu
+    assert cu.count("switch (warp_id)") == 1
+    assert "if ((1u << warp_id)" not in cu
+    assert sorted(cases(cu)) == [0, 1, 2, 3]
+    single = generate(chemistry("h2o2", 1)).cu
+    assert "switch (warp_id)" not in single and "if ((1u << warp_id)" not in single
+    viscosity = generate(compile_kernel(load("h2o2"), "viscosity", warps=4)).cu
+    assert "// all warps" in viscosity
+
+
+def test_switch_kernel_runs_right_and_misdispatch_is_caught():
+    """The emitted kernel on the host matches singe.reference; with two
+    warps' cases swapped (a wrong dispatch) the comparison fails."""
+    mech = load("h2o2")
+    T, P, Y = random_states(64, len(mech.transported_species), 3)
+    generated = generate(chemistry("h2o2", 4))
+    assert worst_error(mech, generated, T, P, Y) <= TOLERANCE
+    swapped = dataclasses.replace(generated, cu=swap_cases(generated.cu, 1, 2))
+    assert swapped.cu != generated.cu
+    assert worst_error(mech, swapped, T, P, Y) > TOLERANCE
+
+
+def warp_loads(compiled) -> list[int]:
+    loads = [0] * compiled.options.warps
+    for op in compiled.graph.operations:  # before the per-warp partial sums
+        if op.name in compiled.mapping.warp_of:
+            loads[compiled.mapping.warp_of[op.name]] += issue_cost(op)
+    return loads
+
+
+def imbalance(loads: list[int]) -> float:
+    return max(loads) / (sum(loads) / len(loads))
+
+
+@pytest.mark.parametrize("name, warps, qssa", [("gri30", 8, 1), ("dme", 8, 4), ("heptane", 16, 2)])
+def test_mapping_balances_issued_instructions(name, warps, qssa):
+    """Chemistry operations (before the per-warp partial sums) are spread so
+    that no warp issues more than about REBALANCE_TOLERANCE x the mean."""
+    loads = warp_loads(chemistry(name, warps, qssa_warps=qssa))
+    assert imbalance(loads) <= BALANCED, loads
+
+
+def test_imbalance_measure_flags_a_lopsided_mapping():
+    """Companion: the measure above fails a mapping that piles work on one warp."""
+    compiled = chemistry("gri30", 8)
+    lopsided = dict(compiled.mapping.warp_of)
+    for name in list(lopsided)[: len(lopsided) // 3]:
+        lopsided[name] = 0
+    assert imbalance(warp_loads(dataclasses.replace(
+        compiled, mapping=dataclasses.replace(compiled.mapping, warp_of=lopsided)))) > BALANCED

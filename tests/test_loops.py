@@ -1,0 +1,147 @@
+"""Loops over per-warp constant tables (programs/lowering.find_loops, codegen/render).
+
+The lowering finds the isomorphic runs of an operation's instructions; the
+emitted loops run on the host against singe.reference (1e-9 relative, as
+tests/test_host_runtime.py) and give the unrolled kernel's results; a wrong
+entry of a loop's constant block or integer table, or a wrong trip count,
+is caught by the same comparison.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import re
+
+import numpy as np
+import pytest
+
+from singe import host
+from singe.codegen import generate
+from singe.codegen.overlay import _Constants
+from singe.compiler import compile_kernel
+from singe.kernels.transport import wilke_op
+from singe.codegen.render import render_unit
+from singe.programs.lowering import ComputeUnit, Loop, LoopSummary, find_loops, loop_summary
+from singe.reference import transport as reference
+from singe.derived.transport import fit_transport
+from conftest import load
+from cantera_reference import random_states
+
+TOLERANCE = 1e-9  # relative, worst output and point (tests/test_host_runtime.py)
+WEIGHTS = np.array([2.016, 1.008, 15.999, 31.998, 17.007, 18.015, 33.006, 34.014, 39.95, 28.014])
+
+
+def wilke_unit(k: int, in_registers=()) -> ComputeUnit:
+    """Wilke operation k of 10 species, every input read from shared memory except ``in_registers``."""
+    op = wilke_op(k, WEIGHTS)
+    loads = {v: slot for slot, v in enumerate(op.inputs) if v not in in_registers and v != f"s{k}"}
+    return ComputeUnit(op, loads, {}, frozenset({f"term{k}"}))
+
+
+def test_wilke_sum_is_one_loop():
+    """The first pair starts the sum (a multiply), the other nine are one loop of
+    four instructions whose running sum (position 3) is carried, set from the first pair's."""
+    unit = wilke_unit(2)
+    assert unit.loops == [Loop(start=4, period=4, count=9, carried=((3, 3),))]
+    body = unit.loops[0].iteration(unit.instructions, 0)
+    assert [i.opcode for i in body] == ["fma", "mul", "mul", "fma"]
+
+
+def test_a_register_input_splits_the_run():
+    """x5 in a register cannot be indexed by the loop counter: the pairs before
+    and after it become two loops (the pair itself stays unrolled)."""
+    unit = wilke_unit(2, in_registers=("x5",))
+    assert [(loop.start, loop.count) for loop in unit.loops] == [(4, 4), (24, 4)]
+    assert all(loop.period == 4 for loop in unit.loops)
+
+
+def test_short_runs_stay_unrolled():
+    op = wilke_op(0, WEIGHTS[:3])
+    unit = ComputeUnit(op, {v: s for s, v in enumerate(op.inputs) if v != "s0"}, {}, frozenset({"term0"}))
+    assert find_loops(unit, unit.instructions) == []
+
+
+# -- the emitted loops on the host -------------------------------------------------------------
+
+@functools.lru_cache(maxsize=None)
+def states():
+    mech = load("dme")
+    fits = fit_transport(mech)
+    return random_states(32, len(mech.transported_species), 3, T_range=(fits.T_min, min(fits.T_max, 3000.0)))
+
+
+@functools.lru_cache(maxsize=None)
+def compiled(kernel: str):
+    return compile_kernel(load("dme"), kernel, warps=4)
+
+
+def run(generated) -> np.ndarray:
+    T, P, Y = states()
+    source = host.kernel_source(generated)
+    fields, n = host.compiled_fields(source, T, P, Y)
+    return next(iter(host.run_host(generated, fields, n).values()))
+
+
+def truth(kernel: str) -> np.ndarray:
+    rule = reference.viscosity if kernel == "viscosity" else reference.mixture_diffusion
+    T, P, Y = states()
+    return np.atleast_2d(rule(load("dme"), T, P, Y))
+
+
+def worst(ours: np.ndarray, kernel: str) -> float:
+    return float(np.max(np.abs(ours - truth(kernel)) / np.abs(truth(kernel))))
+
+
+@pytest.mark.parametrize("kernel", ["viscosity", "diffusion"])
+def test_rolled_kernels_match_reference_and_unrolled(kernel):
+    """DME at 4 warps: loops (and for diffusion the integer table of slots that
+    are no progression) agree with singe.reference and with the unrolled kernel."""
+    rolled = generate(compiled(kernel))
+    assert rolled.info.loops > 0
+    assert kernel == "viscosity" or rolled.info.loop_ints > 0
+    ours = run(rolled)
+    assert worst(ours, kernel) <= TOLERANCE
+    unrolled = run(generate(compiled(kernel), roll=False))
+    assert float(np.max(np.abs(ours - unrolled) / np.abs(unrolled))) <= 1e-13
+
+
+def test_wrong_constant_in_a_loop_block_is_caught(monkeypatch):
+    """One constant of each loop's block off by 1 %: the comparison fails."""
+    original = _Constants.block
+
+    def perturbed(self, values):
+        wrong = {w: v[:-1] + (v[-1] * 1.01,) for w, v in values.items()}
+        return original(self, wrong)
+
+    monkeypatch.setattr(_Constants, "block", perturbed)
+    assert worst(run(generate(compiled("viscosity"))), "viscosity") > 1e-4
+
+
+def test_wrong_loop_table_entry_or_trip_count_is_caught():
+    """A shared slot of the loop table moved by one, or one iteration fewer: the comparison fails."""
+    generated = generate(compiled("diffusion"))
+    table = re.search(r"singe_loop_ints\[\d+\] = \{\n  (\d+),", generated.cu)
+    moved = generated.cu.replace(table.group(0), table.group(0)[:-len(table.group(1)) - 1]
+                                 + f"{int(table.group(1)) + 1},", 1)
+    short = re.sub(r"i < (\d+); i\+\+", lambda m: f"i < {int(m.group(1)) - 1}; i++", generated.cu, count=1)
+    for cu in (moved, short):
+        ours = run(dataclasses.replace(generated, cu=cu))
+        assert not np.all(np.isfinite(ours)) or worst(ours, "diffusion") > 1e-6
+
+
+def test_loop_summary_counts_what_is_emitted():
+    """The Wilke loop: 9 iterations of 4 instructions, one constant load and two
+    affine shared slots (x_j, 1/s_j) per iteration, the running sum carried, 5 trips."""
+    unit = wilke_unit(2)
+    summary = loop_summary(unit, unit.loops[0])
+    assert summary == LoopSummary(iterations=9, body=4, constant_loads=1, table_loads=0, affine_indices=2,
+                                  hoisted_loads=0, carried=1, trips=5)
+    text = generate_unit_text(unit)
+    assert text.count("SINGE_CONST_AT(") == summary.constant_loads
+    assert text.count("* i)]") == summary.affine_indices and "for (int i = 0; i < 9;" in text
+
+
+def generate_unit_text(unit: ComputeUnit) -> str:
+    names = {f"s{unit.op.name.split('_')[1]}": "r0"}
+    return "\n".join(render_unit(unit, names, 128).lines)

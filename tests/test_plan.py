@@ -61,7 +61,7 @@ def test_ctas_per_sm_are_chosen_so_that_nothing_spills():
     if more in options.replace(ctas_per_sm=None).cta_candidates():  # one CTA more would leave too few
         assert compile_kernel(load("h2o2"), "chemistry", warps=2, ctas_per_sm=more).programs.plan.floor \
             + SPILL_HEADROOM > options.target.register_budget(chosen.programs.threads, more)
-    forced = compile_kernel(load("dme"), "chemistry", warps=8, qssa_warps=4, ctas_per_sm=2)
+    forced = compile_kernel(load("dme"), "chemistry", warps=8, ctas_per_sm=3)
     assert forced.programs.plan.spilled and "--ctas-per-sm 1 would avoid them" in forced.programs.warnings[0]
 
 

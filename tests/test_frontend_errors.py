@@ -125,6 +125,21 @@ def test_qss_species_not_in_mechanism(tmp_path):
     assert_problem(error, "STIFF species 'H2O3' is not in the mechanism", 5, 1, file_name="mech.qss")
 
 
+def test_qss_end_on_the_names_line(tmp_path):
+    """``QSSA HO2 END`` on one line reads as the three-line form does."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    one_line = singe.load_mechanism(write_mechanism(tmp_path / "a", GOOD, qss="QSSA HO2 END\nSTIFF H2O2 END"))
+    three_lines = singe.load_mechanism(write_mechanism(tmp_path / "b", GOOD, qss="QSSA\nHO2\nEND\nSTIFF\nH2O2\nEND\n"))
+    assert one_line.qss_species == three_lines.qss_species == ("HO2",)
+    assert one_line.stiff_species == three_lines.stiff_species == ("H2O2",)
+
+
+def test_qss_section_without_end(tmp_path):
+    error = load_error(tmp_path, GOOD, qss="QSSA HO2 END\nSTIFF\nH2O2\n")
+    assert_problem(error, "the QSSA/STIFF section has no END", 3, 1, file_name="mech.qss")
+
+
 def test_reaction_line_without_numbers(tmp_path):
     error = load_error(tmp_path, "H2+O2=2OH 1.7E13\n")
     assert_problem(error, "reaction line needs A, b and E", FIRST, 17)

@@ -9,12 +9,18 @@ from singe.frontend.syntax import QssFile
 from singe.frontend.transport import WordLexer
 
 
+class QssLexer(WordLexer):
+    """Words of a .qss file: END closes a section wherever it stands on its line."""
+
+    end_anywhere = True
+
+
 class QssParser(ParserBase):
     """PLY grammar of a QSSA/stiff species list: ``QSSA names END``, ``STIFF names END``."""
 
     tokens = WordLexer.tokens
 
-    lexer_class = WordLexer
+    lexer_class = QssLexer
 
     def parse(self, source: SourceText) -> QssFile:
         sections = self._run(source)

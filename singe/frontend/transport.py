@@ -16,6 +16,10 @@ class WordLexer(LexerBase):
 
     tokens = ("WORD", "NUMBER", "NEWLINE", "END")
 
+    # TRANSPORT data ends at an END that starts a line; a .qss section's END
+    # may follow its names on the same line (``QSSA CH2 HCO END``).
+    end_anywhere = False
+
     t_ignore = " \t\f\v\xa0"  # form feed, vertical tab, no-break space: whitespace
     t_ignore_COMMENT = r"!.*"
 
@@ -33,7 +37,7 @@ class WordLexer(LexerBase):
         if is_number(t.value):
             t.type = "NUMBER"
             finite_number(t.value, self.location(t))
-        elif t.value.upper() in ("END", "ENDOFDATA") and self.first_on_line(t):
+        elif t.value.upper() in ("END", "ENDOFDATA") and (self.end_anywhere or self.first_on_line(t)):
             t.type = "END"
         return t
 

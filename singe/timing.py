@@ -33,8 +33,14 @@ Instructions (``EXPANSIONS``)
       (``singe.programs.lowering.program_units``; ``warp_code``,
       ``issued_per_warp``): the instructions of an operation that feed a
       value read later or a global store, a ``LDS`` per shared value read in
-      place and a ``STS`` per value written in place, the overlay's dispatch
-      (``MASK_DISPATCH``, ``SWITCH_DISPATCH``) and ``SLAB_OVERHEAD`` per slab.
+      place and a ``STS`` per value written in place, in the layout codegen
+      emits (``codegen.lay_out``): the overlay's dispatch (``MASK_DISPATCH``,
+      ``SWITCH_DISPATCH``) and ``SLAB_OVERHEAD`` per slab, or one switch per
+      slab (``WARP_SWITCH_SLAB``).  The runs emitted as loops
+      (``lowering.find_loops``) are their iterations' instructions, with a
+      table load per varying constant and 'table' column per iteration in
+      place of the constant's shuffles or load, and the loop's index
+      arithmetic and control (``loop_classes``).
       Checked against nvdisasm's per-warp counts of the compiled kernels
       (tests/test_timing.py, ``autotune.sass.model_check``).
     * A warp-specialized ``Const`` operand in the warp's register stripes
@@ -114,12 +120,14 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from singe.codegen import BASELINE_THREADS
+from singe.codegen import BASELINE_THREADS, constants_in_bank, lay_out
 from singe.errors import SingeInternalError
 from singe.kernels.ir import OPCODES, Const, DataflowGraph, Reg
+from singe.kernels.registry import kernel_spec
 from singe.programs import (FULL_BARRIER_ID, WARP_SIZE, Arrive, Compute, FullSync, SharedLoad, SharedStore, Sync,
                             WarpPrograms)
-from singe.programs.lowering import ComputeUnit, LoadUnit, StoreUnit, live_instructions, program_units
+from singe.programs.lowering import (ComputeUnit, LoadUnit, Loop, StoreUnit, live_instructions, loop_summary,
+                                     program_units, varying_constants)
 from singe.programs.plan import REGISTER_MARGIN, REGISTER_OVERHEAD, RegisterPlan
 from singe.sim.barriers import NamedBarriers
 from singe.targets import A100, H100, K20C, TARGETS, Latencies, Target
@@ -363,6 +371,11 @@ class _SegmentBuilder:
         _DECODED[key] = (op, in_registers, decoded)
         return decoded
 
+    def add(self, classes: dict) -> None:
+        """Machine instructions by ``ISSUE_CLASSES`` off the critical path (a loop's control, ``loop_classes``)."""
+        self.demand["issue"] += sum(classes.values())
+        self.demand["shuffle"] += classes.get("shfl", 0)
+
     def shared(self, value: str, load: bool) -> None:
         self.demand["issue"] += 1
         self.demand["shared"] += WARP_BYTES
@@ -468,6 +481,31 @@ SWITCH_DISPATCH = {"other": 2, "branch": 2}
 """Per warp per ``switch (warp_id)`` block: ptxas's jump-table lookup and indirect branch, and the branch out."""
 
 
+LOOP_TABLE_COLUMN = {"other": 3}
+"""Per iteration of an emitted loop (``lowering.Loop``) and 'table' integer
+column (``lowering.column_kind``), besides the load of the loop table
+``loop_classes`` counts: the entry's address, and the shared slot's
+address from the entry and the lane (IMAD, LEA, LEA)."""
+LOOP_AFFINE_COLUMN = {"other": 1}
+"""Per iteration and 'affine' integer column: its address step (one IMAD)."""
+LOOP_TRIP = {"other": 3, "branch": 1}
+"""Per trip of an emitted loop (``LOOP_UNROLL`` iterations): the counter's
+increment and compare, the constant-table index step, the backward branch.
+Read off the SASS (sm_90) of the H2/O2 viscosity kernel at 4 warps (the
+loops of ``wilke_*``: 9 iterations, one varying constant, one 'table' and
+one 'affine' column; per trip of two iterations 4 LDC, 13 integer
+instructions and the branch); with them the 7 warps of the H2/O2 viscosity
+and diffusion kernels are within 7.3 % of their SASS counts, and the
+held-out DME viscosity at 15 warps within 8.4 % (tests/test_timing.py)."""
+WARP_SWITCH_SLAB = {"other": 89, "branch": 8}
+"""``SLAB_OVERHEAD`` of the kernels dispatched by one switch per slab
+(``codegen.dispatch``; the switch itself is ``SWITCH_DISPATCH``): no masked
+blocks, so none of their convergence barriers and register moves.  Measured:
+the mean of the SASS count (sm_90) less the rest of this model over the 4
+warps of the H2/O2 chemistry kernel (57 under ``SLAB_OVERHEAD``, 7 more
+branches); checked on the DME chemistry kernel."""
+
+
 @dataclass(frozen=True)
 class WarpCode:
     """What codegen emits for one warp: its units (``singe.programs.lowering``),
@@ -481,6 +519,8 @@ class WarpCode:
     in_registers: frozenset | None
     dispatch: tuple
     rendered: bool = True
+    rolled: bool = False  # the units' loops (``ComputeUnit.loops``) are emitted as loops
+    table_class: str = "other"  # a constant-table load: LDC ('other') or LDG ('ldg')
 
     def needed(self, unit) -> set | None:
         """The values of a compute unit read after it (codegen emits what they need), None: all."""
@@ -494,20 +534,22 @@ def warp_code(programs: WarpPrograms) -> list[WarpCode]:
     units = [tuple(program_units(p)) for p in programs.programs]
     if programs.plan is None:
         return [WarpCode(u, None, (), rendered=False) for u in units]
-    from singe.codegen.overlay import overlay
-
-    overlaid = overlay(programs)
+    overlaid = lay_out(programs)
+    rolled = overlaid.loops > 0
+    table_class = "other" if constants_in_bank(overlaid) else "ldg"
     slots = len(overlaid.constants[0]) if overlaid.constants else 0
     kept = programs.plan.slots_in_registers(slots)
     result = []
+    slab = WARP_SWITCH_SLAB if kernel_spec(programs.kernel).dispatch == "switch" else SLAB_OVERHEAD
     for w in range(programs.warps):
-        dispatch = dict(SLAB_OVERHEAD)
+        dispatch = dict(slab)
         for block in overlaid.blocks:
             extra = {"mask": MASK_DISPATCH, "switch": SWITCH_DISPATCH}.get(block.kind, {})
             for name, n in extra.items():
                 dispatch[name] = dispatch.get(name, 0) + n
         table = overlaid.constants[w] if overlaid.constants else []
-        result.append(WarpCode(units[w], frozenset(table[:kept]), tuple(dispatch.items())))
+        result.append(WarpCode(units[w], frozenset(table[:kept]), tuple(dispatch.items()), True, rolled,
+                               table_class))
     return result
 
 
@@ -552,12 +594,42 @@ def _unit_classes(unit, code: WarpCode, latency: dict) -> dict:
     if isinstance(unit, ComputeUnit):
         decoded = _decode_operation(unit.op, latency, latency, None, EXPANSIONS, code.in_registers,
                                     code.needed(unit))
-        return dict(decoded.classes) | {"lds": len(unit.loads), "sts": len(unit.stores)}
+        counts = dict(decoded.classes) | {"lds": len(unit.loads), "sts": len(unit.stores)}
+        if code.rolled:
+            for loop in unit.loops:
+                for name, n in loop_classes(unit, loop, code).items():
+                    counts[name] = counts.get(name, 0) + n
+        return counts
     if isinstance(unit, LoadUnit):
         return {"lds": 1}
     if isinstance(unit, StoreUnit):
         return {"sts": 1}
     return {"bar": 1}
+
+
+def loop_classes(unit: ComputeUnit, loop: Loop, code: WarpCode) -> dict:
+    """What emitting ``loop`` of ``unit`` changes in the unit's machine
+    instructions by class, against its iterations written out: each varying
+    constant (``lowering.varying_constants``) is a load of the constant table
+    per iteration instead of a shuffle pair or a load, each 'table' integer
+    column a load of the loop table per iteration; plus the loop's index
+    arithmetic and control (``LOOP_TABLE_COLUMN``, ``LOOP_AFFINE_COLUMN``,
+    ``LOOP_TRIP``; counts from ``loop_summary``).  Invariant shared reads are
+    hoisted: the unit's one ``LDS`` per value read in place already counts
+    them once."""
+    summary = loop_summary(unit, loop)
+    counts = {code.table_class: summary.iterations * (summary.constant_loads + summary.table_loads)}
+    for position, operand in varying_constants(unit, loop):
+        for t in range(loop.count):
+            value = loop.iteration(unit.instructions, t)[position].srcs[operand].value
+            kept = code.in_registers is None or value in code.in_registers
+            name, n = ("shfl", SHUFFLES_PER_CONSTANT) if kept else ("ldg", 1)
+            counts[name] = counts.get(name, 0) - n
+    for per, n in ((LOOP_TABLE_COLUMN, summary.iterations * summary.table_loads),
+                   (LOOP_AFFINE_COLUMN, summary.iterations * summary.affine_indices), (LOOP_TRIP, summary.trips)):
+        for name, k in per.items():
+            counts[name] = counts.get(name, 0) + k * n
+    return counts
 
 
 def warp_steps(programs: WarpPrograms, preset: Preset) -> list[list]:
@@ -573,6 +645,8 @@ def warp_steps(programs: WarpPrograms, preset: Preset) -> list[list]:
                 for value in unit.loads:
                     builder.shared(value, True)
                 builder.operation(unit.op, loaded, code.in_registers, code.needed(unit))
+                for loop in unit.loops if code.rolled else ():
+                    builder.add(loop_classes(unit, loop, code))
                 for value in unit.stores:
                     builder.shared(value, False)
             elif isinstance(unit, (LoadUnit, StoreUnit)):

@@ -196,13 +196,11 @@ def generate(compiled, roll: bool | None = None) -> GeneratedKernel:
         return compiled.render()  # singe.codegen.tables, through the compiled kernel
     programs = compiled.programs
     options = compiled.options
-    roll = compiled.kernel in ROLLED_KERNELS if roll is None else roll
-    overlaid = warp_switch(programs) if kernel_spec(compiled.kernel).dispatch == "switch" else \
-        overlay(programs, roll=roll)
+    overlaid = lay_out(programs, roll)
     slots = len(overlaid.constants[0]) if overlaid.constants else 0
     stripes = -(-slots // 32)
     kept = programs.plan.stripes_in_registers(stripes)
-    constant_memory = _constant_bytes(overlaid, stripes) <= CONSTANT_BANK_BYTES
+    constant_memory = constants_in_bank(overlaid)
     name = kernel_name(compiled.mechanism.name, compiled.kernel)
     env = environment()
     spill = programs.warnings[0] if programs.warnings else ""
@@ -228,6 +226,23 @@ def generate(compiled, roll: bool | None = None) -> GeneratedKernel:
                        shared_fraction=overlaid.shared_units / max(overlaid.total_units, 1),
                        loops=overlaid.loops, loop_ints=len(overlaid.loop_ints), constant_memory=constant_memory)
     return GeneratedKernel(name, "warp-specialized", cu, header, info)
+
+
+def lay_out(programs, roll: bool | None = None) -> OverlaidKernel:
+    """The kernel body codegen emits for ``programs``: every warp's program as
+    one case of a switch (kernels whose spec dispatches so, ``codegen.dispatch``)
+    or the overlay (``roll``: loops over per-warp tables; default: for the
+    kernels in ``ROLLED_KERNELS``).  The timing model counts from the same layout."""
+    roll = programs.kernel in ROLLED_KERNELS if roll is None else roll
+    if kernel_spec(programs.kernel).dispatch == "switch":
+        return warp_switch(programs)
+    return overlay(programs, roll=roll)
+
+
+def constants_in_bank(overlaid: OverlaidKernel) -> bool:
+    """The kernel's constant tables are __constant__ arrays (read with LDC), not global ones (LDG)."""
+    slots = len(overlaid.constants[0]) if overlaid.constants else 0
+    return _constant_bytes(overlaid, -(-slots // 32)) <= CONSTANT_BANK_BYTES
 
 
 def _constant_bytes(overlaid: OverlaidKernel, stripes: int) -> int:

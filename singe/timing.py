@@ -528,9 +528,11 @@ class WarpCode:
 
 
 def warp_code(programs: WarpPrograms) -> list[WarpCode]:
-    """Each warp's code as codegen lowers it: the overlay (``singe.codegen.overlay``)
-    gives the per-warp constant tables (the first ``plan.slots_in_registers``
-    slots are register stripes) and the dispatch blocks."""
+    """Each warp's code as codegen lowers it: the kernel body's layout
+    (``singe.codegen.lay_out``: the overlay, or one switch per slab) gives the
+    per-warp constant tables (the first ``plan.slots_in_registers`` slots are
+    register stripes), the dispatch blocks, whether the units' loops are
+    emitted as loops and where the constant tables live."""
     units = [tuple(program_units(p)) for p in programs.programs]
     if programs.plan is None:
         return [WarpCode(u, None, (), rendered=False) for u in units]

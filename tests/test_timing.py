@@ -247,11 +247,11 @@ def _sass_tools_missing() -> list[str]:
     return sass.missing_tools()
 
 
+@pytest.mark.skipif(bool(_sass_tools_missing()), reason="needs nvcc, nvdisasm and cuobjdump (pip install "
+                                                        "nvidia-cuda-nvdisasm nvidia-cuda-cuobjdump)")
 @pytest.mark.parametrize("mechanism,kernel,warps,ctas", [
     ("h2o2", "viscosity", 4, 2), ("h2o2", "diffusion", 3, 2), ("h2o2", "chemistry", 4, 2),
     ("dme", "viscosity", 15, 3)])
-@pytest.mark.skipif(bool(_sass_tools_missing()), reason="needs nvcc, nvdisasm and cuobjdump (pip install "
-                                                        "nvidia-cuda-nvdisasm nvidia-cuda-cuobjdump)")
 def test_model_issues_what_the_compiled_kernel_issues_per_warp(mechanism, kernel, warps, ctas):
     """The timing model's per-warp instruction counts (from the units codegen
     emits) against nvdisasm's count of the compiled kernel (sm_90), warp by

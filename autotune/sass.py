@@ -625,9 +625,10 @@ def walk(listing: Listing, entry: str, machine: Machine) -> Walk:
 
 
 def slab_back_edge(listing: Listing, entry: str) -> int | None:
-    """Address of the slab loop's back-edge in ``entry``: the conditional
-    backward branch that goes furthest back (the outermost loop; nvcc rotates
-    the grid-stride loop over slabs, its exit test at the bottom).  The walk
+    """Address of the slab loop's back-edge in ``entry``: the backward branch
+    that goes furthest back (the outermost loop), when it is conditional (nvcc
+    rotates the grid-stride loop over slabs, its exit test at the bottom; a
+    loop tested at the top, whose back-edge is unconditional, gives None).  The walk
     takes it by trip count, whatever the registers say: ptxas may reuse the
     uniform register holding the slab count on one warp's path and restore it
     from where the walk cannot follow."""
@@ -635,13 +636,13 @@ def slab_back_edge(listing: Listing, entry: str) -> int | None:
     best = None
     for address in listing.order:
         ins = listing.instructions[address]
-        if not first <= address < end or ins.base != "BRA" or not ins.guard or ".DIV" in ins.opcode:
+        if not first <= address < end or ins.base != "BRA" or ".DIV" in ins.opcode:
             continue
         m = _TARGET.search(ins.text)
         target = listing.labels.get(m.group(1)) if m else None
-        if target is not None and target <= address and (best is None or target < best[1]):
+        if target is not None and target < address and (best is None or target < best[1]):
             best = (address, target)
-    return best[0] if best else None
+    return best[0] if best and listing.instructions[best[0]].guard else None
 
 
 def _branch_condition(lane: _Lane, ins: Instruction) -> bool | None:

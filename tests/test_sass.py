@@ -259,3 +259,10 @@ def test_a_slab_count_restored_by_r2ur_is_evaluated():
     banks = sass._banks(ELF, "r_kernel", "sm_90", {1: 96, 2: 96}, 64)
     alone = sass.walk(listing, "r_kernel", sass.Machine(tid=32, block_dim=64, banks=banks))
     assert alone.total == 9 + 3 * sum(HAND_REUSED[1].values()) + 1  # prologue, three slabs, EXIT
+
+
+def test_a_loop_tested_at_the_top_has_no_slab_back_edge():
+    """The first listing's slab loop ends in an unconditional BRA: no branch is taken by trip count
+    (an inner loop's conditional back-edge must never be mistaken for it)."""
+    assert sass.slab_back_edge(sass.parse_listing(LISTING), "k_kernel") is None
+    assert sass.slab_back_edge(sass.parse_listing(THROUGH_SHARED), "r_kernel") == 0x160

@@ -17,7 +17,11 @@ CUDA library's division) is taken as not taken, the fast path; ``BRA.DIV``
 instructions count as issued whatever their predicate.  The warp-specialized
 kernels loop over slabs of 32 points, one per lane: the walk runs one and two
 slabs, and the difference, summed over the warps, is the lane-instructions
-issued per point.  A data-parallel kernel (one thread per point) issues, per
+issued per point.  The slab loop's back-edge (the outermost conditional
+backward branch) is taken by trip count, not by the registers: ptxas may
+reuse the uniform register holding the slab count on one warp's path and
+restore it from where the walk cannot follow (``Walk.slab_tests_overruled``
+counts the exit tests the registers left unknown or decided otherwise).  A data-parallel kernel (one thread per point) issues, per
 point, what one warp issues.
 """
 
@@ -194,6 +198,7 @@ class Machine:
     block_dim: int = 32
     grid_dim: int = 1
     banks: dict[int, dict[int, int]] = field(default_factory=dict)  # bank -> byte offset -> 32-bit word
+    slabs: int | None = None  # slabs this CTA runs: the slab loop's back-edge is taken slabs - 1 times
 
 
 @dataclass
@@ -201,6 +206,7 @@ class Walk:
     counts: Counter = field(default_factory=Counter)  # class -> issued
     opcodes: Counter = field(default_factory=Counter)
     unknown_branches: int = 0
+    slab_tests_overruled: int = 0  # slab loop exit tests the registers did not decide (or decided otherwise)
 
     @property
     def total(self) -> int:
@@ -568,7 +574,7 @@ def _hfma2_constant(lane: _Lane, ins: Instruction) -> None:
     lane.clobber(ins)
 
 
-_HANDLERS = {"MOV": _mov, "HFMA2": _hfma2_constant, "S2R": _special, "S2UR": _special, "CS2R": None, "IMAD": _imad, "IADD3": _iadd3,
+_HANDLERS = {"MOV": _mov, "R2UR": _mov, "HFMA2": _hfma2_constant, "S2R": _special, "S2UR": _special, "CS2R": None, "IMAD": _imad, "IADD3": _iadd3,
              "VIADD": _viadd, "IADD": _viadd, "LOP3": _lop3, "SHF": _shf, "LEA": _lea, "ISETP": _isetp,
              "SEL": _sel, "VIMNMX": _minmax, "IMNMX": _minmax, "VIADDMNMX": _viaddmnmx, "STL": _stl, "LDL": _ldl, "LDC": _ldc, "PLOP3": _plop3}
 _HANDLERS = {k: v for k, v in _HANDLERS.items() if v is not None}
@@ -579,6 +585,8 @@ def walk(listing: Listing, entry: str, machine: Machine) -> Walk:
     lane = _Lane(listing, machine)
     result = Walk()
     address = listing.functions[entry][0]
+    back_edge = slab_back_edge(listing, entry) if machine.slabs is not None else None
+    trips = 0
     calls: list[int] = []
     for _ in range(STEP_LIMIT):
         ins = listing.instructions[address]
@@ -590,6 +598,10 @@ def walk(listing: Listing, entry: str, machine: Machine) -> Walk:
             taken = _branch_condition(lane, ins)
             if ".DIV" in ins.opcode:
                 taken = False
+            elif address == back_edge:
+                trips += 1
+                result.slab_tests_overruled += taken is not (trips < machine.slabs)
+                taken = trips < machine.slabs
             elif taken is None:
                 result.unknown_branches += 1
                 taken = _falls_into_call(listing, following)
@@ -610,6 +622,27 @@ def walk(listing: Listing, entry: str, machine: Machine) -> Walk:
         lane.execute(ins)
         address = following
     raise ValueError(f"{entry}: no EXIT within {STEP_LIMIT} instructions (a loop whose count is not known?)")
+
+
+def slab_back_edge(listing: Listing, entry: str) -> int | None:
+    """Address of the slab loop's back-edge in ``entry``: the backward branch
+    that goes furthest back (the outermost loop), when it is conditional (nvcc
+    rotates the grid-stride loop over slabs, its exit test at the bottom; a
+    loop tested at the top, whose back-edge is unconditional, gives None).  The walk
+    takes it by trip count, whatever the registers say: ptxas may reuse the
+    uniform register holding the slab count on one warp's path and restore it
+    from where the walk cannot follow."""
+    first, end = listing.functions[entry]
+    best = None
+    for address in listing.order:
+        ins = listing.instructions[address]
+        if not first <= address < end or ins.base != "BRA" or ".DIV" in ins.opcode:
+            continue
+        m = _TARGET.search(ins.text)
+        target = listing.labels.get(m.group(1)) if m else None
+        if target is not None and target < address and (best is None or target < best[1]):
+            best = (address, target)
+    return best[0] if best and listing.instructions[best[0]].guard else None
 
 
 def _branch_condition(lane: _Lane, ins: Instruction) -> bool | None:
@@ -734,9 +767,11 @@ def count_kernel(listing: Listing, elf_dump: str, function: str, arch: str, warp
         walks = []
         for slabs in (1, 2):
             banks = _banks(elf_dump, function, arch, {n_index: 32 * slabs, stride_index: 32 * slabs}, 32 * warps)
-            walks.append(walk(listing, function, Machine(tid=32 * w, block_dim=32 * warps, banks=banks)))
+            walks.append(walk(listing, function, Machine(tid=32 * w, block_dim=32 * warps, banks=banks,
+                                                         slabs=slabs)))
         difference = Walk(walks[1].counts - walks[0].counts, walks[1].opcodes - walks[0].opcodes,
-                          walks[1].unknown_branches - walks[0].unknown_branches)
+                          walks[1].unknown_branches - walks[0].unknown_branches,
+                          walks[1].slab_tests_overruled)
         result.append(difference)
     return result
 

@@ -184,3 +184,85 @@ def test_a_warp_mask_test_on_a_half2_constant_is_followed():
     walks = [sass.walk(listing, "m_kernel", sass.Machine(tid=32 * w, block_dim=64, banks=banks)) for w in (0, 1)]
     assert [w.opcodes["DMUL"] for w in walks] == [0, 1]
     assert walks[0].unknown_branches == walks[1].unknown_branches == 0
+
+
+REUSED = """
+        .type           r_kernel,@function
+r_kernel:
+        /*0000*/                   S2R R0, SR_TID.X ;
+        /*0010*/                   SHF.R.U32.HI R0, RZ, 0x5, R0 ;
+        /*0020*/                   S2R R8, SR_CTAID.X ;
+        /*0030*/                   ULDC UR4, c[0x0][0x218] ;
+        /*0040*/                   UIADD3 UR4, UR4, 0x1f, URZ ;
+        /*0050*/                   USHF.R.S32.HI UR4, URZ, 0x5, UR4 ;
+        /*0060*/                   MOV R10, UR4 ;
+        /*0070*/                   ISETP.GE.AND P0, PT, R8, UR4, PT ;
+        /*0080*/               @P0 EXIT ;
+.L_x_0:
+        /*0090*/                   ISETP.NE.AND P1, PT, R0, RZ, PT ;
+        /*00a0*/               @P1 BRA `(.L_x_1) ;
+        /*00b0*/                   DMUL R2, R4, R4 ;
+        /*00c0*/                   BRA `(.L_x_2) ;
+.L_x_1:
+        /*00d0*/                   UMOV UR4, 0x0 ;
+        /*00e0*/                   UMOV UR5, 0x3ff00000 ;
+        /*00f0*/                   DFMA R2, R4, R4, UR4 ;
+        /*0100*/                   DFMA R2, R2, R4, UR4 ;
+        /*0110*/                   RESTORE ;
+        /*0120*/                   R2UR UR4, R9 ;
+.L_x_2:
+        /*0130*/                   ULDC UR5, c[0x0][0xc] ;
+        /*0140*/                   VIADD R8, R8, UR5 ;
+        /*0150*/                   ISETP.GE.AND P0, PT, R8, UR4, PT ;
+        /*0160*/              @!P0 BRA `(.L_x_0) ;
+        /*0170*/                   EXIT ;
+"""
+# the slab count comes back into R9 through shared memory (the walk cannot follow) or from R10 (it can)
+THROUGH_SHARED = REUSED.replace("RESTORE", "LDS R9, [RZ]")
+THROUGH_REGISTER = REUSED.replace("RESTORE", "MOV R9, R10")
+
+# per warp and slab: ISETP, BRA; warp 0: DMUL, BRA; warp 1: UMOV, UMOV, DFMA, DFMA, restore, R2UR;
+# then the back-edge: ULDC, VIADD, ISETP, BRA
+HAND_REUSED = [
+    {"fp64": 1, "branch": 3, "other": 4},
+    {"fp64": 2, "lds": 1, "branch": 2, "other": 7},
+]
+
+
+def test_slab_loop_is_counted_when_the_slab_count_register_is_reused():
+    """Warp 1 reuses UR4 (the slab count) for a double constant and restores
+    it from shared memory: its exit test is unknown, the trip count decides."""
+    walks = sass.count_kernel(sass.parse_listing(THROUGH_SHARED), ELF, "r_kernel", "sm_90", warps=2)
+    assert [dict(w.counts) for w in walks] == HAND_REUSED
+    assert [w.slab_tests_overruled for w in walks] == [0, 2]  # two slabs: both of warp 1's tests unknown
+    assert all(w.unknown_branches == 0 for w in walks)
+
+
+def test_register_values_alone_stop_after_one_slab():
+    """The companion: walked on register values alone (no slab count given,
+    the old behaviour), warp 1 leaves the loop after one slab, so two slabs
+    and one issue the same and the per-slab difference is empty."""
+    listing = sass.parse_listing(THROUGH_SHARED)
+    totals = []
+    for slabs in (1, 2):
+        banks = sass._banks(ELF, "r_kernel", "sm_90", {1: 32 * slabs, 2: 32 * slabs}, 64)
+        totals.append(sass.walk(listing, "r_kernel", sass.Machine(tid=32, block_dim=64, banks=banks)).total)
+    assert totals[1] - totals[0] != sum(HAND_REUSED[1].values())
+    assert totals[1] == totals[0]
+
+
+def test_a_slab_count_restored_by_r2ur_is_evaluated():
+    """R2UR copies a known register: the exit test is decided by the registers, matching the trip count."""
+    listing = sass.parse_listing(THROUGH_REGISTER)
+    walks = sass.count_kernel(listing, ELF, "r_kernel", "sm_90", warps=2)
+    assert [w.slab_tests_overruled for w in walks] == [0, 0]
+    banks = sass._banks(ELF, "r_kernel", "sm_90", {1: 96, 2: 96}, 64)
+    alone = sass.walk(listing, "r_kernel", sass.Machine(tid=32, block_dim=64, banks=banks))
+    assert alone.total == 9 + 3 * sum(HAND_REUSED[1].values()) + 1  # prologue, three slabs, EXIT
+
+
+def test_a_loop_tested_at_the_top_has_no_slab_back_edge():
+    """The first listing's slab loop ends in an unconditional BRA: no branch is taken by trip count
+    (an inner loop's conditional back-edge must never be mistaken for it)."""
+    assert sass.slab_back_edge(sass.parse_listing(LISTING), "k_kernel") is None
+    assert sass.slab_back_edge(sass.parse_listing(THROUGH_SHARED), "r_kernel") == 0x160

@@ -52,6 +52,7 @@ from singe.errors import SingeInputError
 from singe.mechanism import Arrhenius, ChebyshevRate, Mechanism, Nasa7, PlogRate, Reaction
 from singe.memo import per_mechanism
 from singe.derived.rates import THIRD_BODY_KINDS, _sri_parameters, _troe_parameters
+from singe.derived.stoichiometry import reaction_stoichiometry
 
 GROUPS = ("elementary", "falloff", "plog", "chebyshev")
 """Reaction groups in row order (one loop each in the kernel)."""
@@ -222,12 +223,9 @@ def _efficiency_entries(mech: Mechanism, r: Reaction) -> tuple[list, bool]:
 
 
 def _net_entries(mech: Mechanism, r: Reaction) -> list[tuple[int, float]]:
-    net: dict[int, float] = {}
-    for name, nu in r.reactants:
-        net[mech.species_index(name)] = net.get(mech.species_index(name), 0.0) - nu
-    for name, nu in r.products:
-        net[mech.species_index(name)] = net.get(mech.species_index(name), 0.0) + nu
-    return [(k, nu) for k, nu in net.items() if nu != 0.0]
+    """(species, products minus reactants) of ``r``'s nonzero net coefficients, by species."""
+    net = reaction_stoichiometry(mech).net[r.index]
+    return [(int(k), float(net[k])) for k in np.flatnonzero(net)]
 
 
 def _falloff_params(r: Reaction) -> tuple[int, list[float]]:
@@ -328,7 +326,7 @@ class _RowTables:
 def _species_sums(mech: Mechanism, rows: list[Reaction]) -> Csr:
     per_species: list[list[tuple[int, float]]] = [[] for _ in range(mech.n_species)]
     for row, r in enumerate(rows):
-        for k, nu in sorted(_net_entries(mech, r)):
+        for k, nu in _net_entries(mech, r):
             per_species[k].append((row, nu))
     return Csr.of(per_species)
 

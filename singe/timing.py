@@ -541,18 +541,14 @@ def warp_code(programs: WarpPrograms) -> list[WarpCode]:
     table_class = "other" if constants_in_bank(overlaid) else "ldg"
     slots = len(overlaid.constants[0]) if overlaid.constants else 0
     kept = programs.plan.slots_in_registers(slots)
-    result = []
     slab = WARP_SWITCH_SLAB if kernel_spec(programs.kernel).dispatch == "switch" else SLAB_OVERHEAD
-    for w in range(programs.warps):
-        dispatch = dict(slab)
-        for block in overlaid.blocks:
-            extra = {"mask": MASK_DISPATCH, "switch": SWITCH_DISPATCH}.get(block.kind, {})
-            for name, n in extra.items():
-                dispatch[name] = dispatch.get(name, 0) + n
-        table = overlaid.constants[w] if overlaid.constants else []
-        result.append(WarpCode(units[w], frozenset(table[:kept]), tuple(dispatch.items()), True, rolled,
-                               table_class))
-    return result
+    dispatch = dict(slab)  # every warp passes every dispatch block of the layout
+    for block in overlaid.blocks:
+        for name, n in {"mask": MASK_DISPATCH, "switch": SWITCH_DISPATCH}.get(block.kind, {}).items():
+            dispatch[name] = dispatch.get(name, 0) + n
+    tables = overlaid.constants or [[] for _ in range(programs.warps)]
+    return [WarpCode(units[w], frozenset(tables[w][:kept]), tuple(dispatch.items()), True, rolled, table_class)
+            for w in range(programs.warps)]
 
 
 def static_instructions(issued: list[dict]) -> int:

@@ -180,15 +180,17 @@ def _falloff(table: FalloffTable, T: np.ndarray, M: np.ndarray) -> np.ndarray:
     Pr = M * k_low / (k_high + SMALL_NUMBER)
     F = np.ones_like(Pr)
     if table.troe.size:
-        F[table.troe] = _troe(table.troe_params, T, Pr[table.troe])
+        F[table.troe] = troe_falloff(table.troe_params, T, Pr[table.troe])
     if table.sri.size:
-        F[table.sri] = _sri(table.sri_params, T, Pr[table.sri])
+        F[table.sri] = sri_falloff(table.sri_params, T, Pr[table.sri])
     activated = table.activated[:, None]
     blend = np.where(activated, F / (1.0 + Pr), Pr * (F / (1.0 + Pr)))
     return blend * np.where(activated, k_low, k_high)
 
 
-def _troe(params: np.ndarray, T: np.ndarray, Pr: np.ndarray) -> np.ndarray:
+def troe_falloff(params: np.ndarray, T: np.ndarray, Pr: np.ndarray) -> np.ndarray:
+    """Troe's broadening factor F, (n_rows, n_points), for rows of (a, 1/T3, 1/T1, T2)
+    (the one definition: the reference and the table form's simulator read it)."""
     a, rT3, rT1, T2 = (p[:, None] for p in params)
     Fcent = (1.0 - a) * np.exp(-T[None, :] * rT3) + a * np.exp(-T[None, :] * rT1)
     with np.errstate(divide="ignore", over="ignore"):
@@ -201,7 +203,8 @@ def _troe(params: np.ndarray, T: np.ndarray, Pr: np.ndarray) -> np.ndarray:
     return np.power(10.0, log_Fcent / (1.0 + f1 * f1))
 
 
-def _sri(params: np.ndarray, T: np.ndarray, Pr: np.ndarray) -> np.ndarray:
+def sri_falloff(params: np.ndarray, T: np.ndarray, Pr: np.ndarray) -> np.ndarray:
+    """The SRI broadening factor F, (n_rows, n_points), for rows of (a, b, c, d, e)."""
     a, b, c, d, e = (p[:, None] for p in params)
     with np.errstate(divide="ignore", invalid="ignore"):
         base = a * np.exp(-b / T[None, :]) + np.where(c != 0.0, np.exp(-T[None, :] / np.where(c != 0.0, c, 1.0)), 0.0)

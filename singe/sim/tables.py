@@ -18,8 +18,8 @@ from singe.constants import GAS_CONSTANT, ONE_ATM
 from singe.constants import SMALL_NUMBER as SMALL
 from singe.errors import SingeInternalError
 from singe.kernels import chemistry_tables as ct
-from singe.reference.kinetics import _sri as reference_sri
-from singe.reference.kinetics import _troe as reference_troe
+from singe.reference.kinetics import sri_falloff
+from singe.reference.kinetics import troe_falloff
 
 
 
@@ -98,9 +98,9 @@ def _falloff(tables, row, flags, M, pt):
     Pr = M * k_low / (k_high + SMALL)
     F = 1.0
     if flags & ct.TROE:  # the broadening functions as the reference evaluates them, one row
-        F = reference_troe(tables.falloff_params[e, :4, None], pt.T, Pr[None, :])[0]
+        F = troe_falloff(tables.falloff_params[e, :4, None], pt.T, Pr[None, :])[0]
     elif flags & ct.SRI:
-        F = reference_sri(tables.falloff_params[e, :, None], pt.T, Pr[None, :])[0]
+        F = sri_falloff(tables.falloff_params[e, :, None], pt.T, Pr[None, :])[0]
     if activated:
         return (F / (1.0 + Pr)) * k_low
     return (Pr * (F / (1.0 + Pr))) * k_high

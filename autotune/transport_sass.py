@@ -21,30 +21,34 @@ import tempfile
 import time
 
 from autotune import sass
-from autotune.bench import mechanism_path
+from autotune.bench import PAPER_SETTINGS, mechanism_path
 from singe import compile_kernel, load_mechanism
 from singe.codegen import generate
 from singe.codegen.nvcc import compile_cuda
 
-PAPER = "dme:viscosity:15x3,dme:diffusion:10x3,heptane:viscosity:13x3,heptane:diffusion:13x3"
+TRANSPORT = ("viscosity", "diffusion")
+PAPER = ",".join(f"{m}:{k}:{w}x{c}" for m, kernels in PAPER_SETTINGS.items()
+                 for k, (w, _, c) in kernels.items() if k in TRANSPORT)
 WALKED_ARCH = "sm_90"  # the arch whose SASS is walked for issued counts (autotune/sass.py); others: ptxas only
-DEFAULTS = ",".join(f"{m}:{k}:8x2" for m in ("dme", "heptane", "gri30") for k in ("viscosity", "diffusion"))
+DEFAULTS = ",".join(f"{m}:{k}:8" for m in ("dme", "heptane", "gri30") for k in TRANSPORT)  # CTAs per SM chosen
 
 
-def parse_rows(text: str) -> list[tuple[str, str, int, int]]:
-    """'dme:viscosity:15x3,...' -> [(mechanism, kernel, warps, CTAs per SM)]."""
+def parse_rows(text: str) -> list[tuple[str, str, int, int | None]]:
+    """'dme:viscosity:15x3,dme:diffusion:8,...' -> [(mechanism, kernel, warps, CTAs per SM)];
+    without 'xN' the CTAs per SM are None: chosen by the compiler, as the command does."""
     rows = []
     for part in text.split(","):
         try:
             mechanism, kernel, setting = part.strip().split(":")
-            warps, ctas = setting.split("x")
-            rows.append((mechanism, kernel, int(warps), int(ctas)))
+            warps, _, ctas = setting.partition("x")
+            rows.append((mechanism, kernel, int(warps), int(ctas) if ctas else None))
         except ValueError:
-            raise argparse.ArgumentTypeError(f"rows look like dme:viscosity:15x3, not {part!r}") from None
+            raise argparse.ArgumentTypeError(f"rows look like dme:viscosity:15x3 or dme:viscosity:8, "
+                                             f"not {part!r}") from None
     return rows
 
 
-def measure(mechanism: str, kernel: str, warps: int, ctas: int, arch: str, roll: bool) -> str:
+def measure(mechanism: str, kernel: str, warps: int, ctas: int | None, arch: str, roll: bool) -> str:
     """The row's numbers: the SASS walk on ``WALKED_ARCH``, ptxas's report elsewhere."""
     mech = load_mechanism(str(mechanism_path(mechanism)))
     generated = generate(compile_kernel(mech, kernel, warps=warps, ctas_per_sm=ctas, arch=arch), roll=roll)
@@ -76,7 +80,8 @@ def main(argv=None) -> int:
         for arch in args.archs.split(","):
             for roll in (True, False) if args.unrolled else (True,):
                 numbers = measure(mechanism, kernel, warps, ctas, arch, roll)
-                print(f"{mechanism:8} {kernel:10} {warps:2}x{ctas}    {arch:6} {'loops' if roll else 'unrolled':8} "
+                setting = f"{warps}x{ctas}" if ctas else f"{warps}xauto"
+                print(f"{mechanism:8} {kernel:10} {setting:7} {arch:6} {'loops' if roll else 'unrolled':8} "
                       f"{numbers}", flush=True)
     return 0
 

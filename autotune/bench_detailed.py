@@ -9,17 +9,19 @@ mechanism it prints: species and reactions; the command ``singe MECH
 nvcc -arch=sm_90 wall time and peak memory (``/usr/bin/time -v``), ptxas
 registers and spills; static SASS instructions (``autotune.sass``, when
 nvdisasm is installed); the simulated and host-run ω̇ against Cantera on
-random states (T 800-2400 K), as error / max|ω̇| per point; and the H100
+random states (T 800-2400 K), as error / max|ω̇| per point; and the
 model.  The SASS walk counts issued instructions through the loops whose
 bounds it can read: the steering arrays the kernel keeps in constant memory
 (all of them for Reitz; for n-hexane the third-body counts do not fit and
-those few loops count as not entered).  The timing model (``singe.timing``)
-prices warp programs of Compute items, not table loops, so for the table form
-this prints bounds instead of a modeled rate: the FP64 roofline of the
-mechanism's FLOPs per point, the issue-rate bound of the measured
-instructions per point, and the workspace traffic per point against the
-H100's L2 or DRAM bandwidth; the data-parallel baseline is modeled as usual
-(its graph is the unrolled one).
+those few loops count as not entered).  The timing model prices the table
+form (``singe.timing_tables``: per-warp issued counts from the loops' trip
+counts, the phases as segments between the barriers, with ptxas's registers
+and spills when nvcc ran): modeled Mpoints/s on the H100 and A100 presets, its
+fraction of the FP64 roofline (the mechanism's FLOPs per point, of the
+unrolled graph) and its issued instructions per point beside the SASS walk's;
+the data-parallel baseline is modeled as usual (its graph is the unrolled
+one).  Bounds beside: the issue-rate bound of the measured instructions per
+point and the workspace traffic per point against L2 or DRAM bandwidth.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ CANTERA_DATA = pathlib.Path(__import__("cantera").__file__).resolve().parent / "
 DEFAULTS = (CANTERA_DATA / "nDodecane_Reitz.yaml", CANTERA_DATA / "example_data" / "n-hexane-NUIG-2015.yaml")
 TOLERANCE = 1e-9
 PRESET = "H100"
+PRESETS = ("H100", "A100")  # the table form is modeled on each
 ISSUE_PER_SM_CYCLE = 4  # warp instructions issued per SM and cycle at best (one per scheduler)
 
 
@@ -142,24 +145,33 @@ def workspace_bytes_per_point(programs) -> int:
     return 8 * accesses
 
 
-def model(mech, compiled) -> dict:
-    """The H100 numbers the model can give: the baseline, and bounds of the table form."""
-    from singe import timing
+def model(mech, compiled, ptxas: dict | None = None) -> dict:
+    """The modeled table form on ``PRESETS`` (with ptxas's registers and spills when given), the
+    modeled baseline and the bounds on the H100."""
+    from singe import timing, timing_tables
     from singe.kernels import build_graph
 
     preset = timing.preset_for(PRESET)
     graph = build_graph(mech, "chemistry")
     unrolled = types.SimpleNamespace(graph=graph, options=CompileOptions(), kernel="chemistry")
     baseline = timing.model_baseline(unrolled, preset)
+    ptxas = ptxas if ptxas and ptxas.get("registers") else None
+    row = {"modeled_issued_per_point": round(sum(sum(c.values()) for c in timing_tables.issued_per_warp(compiled)))}
+    for name in PRESETS:
+        result = timing_tables.model(compiled, name, ptxas, flops=graph.flops)
+        row.update({f"tables_mpts_{name}": result.points_per_second / 1e6,
+                    f"tables_roofline_fraction_{name}": result.fraction_of_roofline,
+                    f"tables_bottleneck_{name}": result.bottleneck, f"tables_ctas_{name}": result.occupancy.ctas})
     traffic = workspace_bytes_per_point(compiled.programs)
     footprint = compiled.programs.slot_bytes * compiled.options.ctas_per_sm * preset.sms
     bandwidth = preset.l2_gb_per_s if footprint <= preset.l2_bytes else preset.dram_gb_per_s
-    return {"flops_per_point": graph.flops, "fp64_roofline_mpts": timing.fp64_roofline(preset, graph.flops) / 1e6,
-            "workspace_bytes_per_point": traffic, "workspace_footprint_mb": footprint / 2 ** 20,
-            "workspace_bound_mpts": bandwidth * 1e9 / traffic / 1e6,
-            "workspace_in": "L2" if footprint <= preset.l2_bytes else "DRAM",
-            "baseline_mpts": baseline.points_per_second / 1e6, "baseline_spill_bytes": baseline.spill_bytes,
-            "issue_rate": preset.sms * preset.clock_hz * ISSUE_PER_SM_CYCLE * 32}
+    return row | {"flops_per_point": graph.flops,
+                  "fp64_roofline_mpts": timing.fp64_roofline(preset, graph.flops) / 1e6,
+                  "workspace_bytes_per_point": traffic, "workspace_footprint_mb": footprint / 2 ** 20,
+                  "workspace_bound_mpts": bandwidth * 1e9 / traffic / 1e6,
+                  "workspace_in": "L2" if footprint <= preset.l2_bytes else "DRAM",
+                  "baseline_mpts": baseline.points_per_second / 1e6, "baseline_spill_bytes": baseline.spill_bytes,
+                  "issue_rate": preset.sms * preset.clock_hz * ISSUE_PER_SM_CYCLE * 32}
 
 
 def issue_bound(row: dict) -> float | None:
@@ -191,7 +203,7 @@ def bench(path: pathlib.Path, states: int, run_nvcc: bool, run_host: bool, run_m
     if run_host:
         row["host_error"] = error(compiled.run_host(T, P, Y), expected)
     if run_model:
-        row.update(model(mech, compiled))
+        row.update(model(mech, compiled, {k: row.get(k) for k in ("registers", "spill_stores", "spill_loads")}))
         row["issue_bound_mpts"] = issue_bound(row)
     return row
 
@@ -203,10 +215,12 @@ def _format(value, digits: str = ".1f") -> str:
 
 
 def table(rows: list[dict]) -> str:
+    """Issue 15's table: one line per mechanism (model: ``singe.timing_tables``, H100 and A100 presets)."""
     lines = ["| mechanism | species | reactions | form | mech -> .cu | .cu | nvcc sm_90 | nvcc peak | registers | "
-             "spill stores | static SASS | issued/point (FP64) | sim error | host error | FP64 roofline | "
-             "issue bound | workspace bound | baseline (model) |",
-             "|" + "---|" * 18]
+             "spill stores | static SASS | issued/point SASS (FP64) | issued/point model | sim error | host error | "
+             "tables H100 (model) | of FP64 roofline | tables A100 (model) | baseline H100 (model) | "
+             "issue bound H100 | workspace bound H100 |",
+             "|" + "---|" * 21]
     for r in rows:
         lines.append(
             f"| {r['mechanism']} | {r['species']} | {r['reactions']} | {r['form']} | {r['command_s']:.1f} s | "
@@ -214,11 +228,14 @@ def table(rows: list[dict]) -> str:
             f"{_format(r.get('nvcc_peak_mb'), '.0f')} MB | "
             f"{_format(r.get('registers'))} | {_format(r.get('spill_stores'))} B | {_format(r.get('static_sass'))} | "
             f"{_format(r.get('issued_per_point'))} ({_format(r.get('fp64_per_point'))}) | "
+            f"{_format(r.get('modeled_issued_per_point'))} | "
             f"{r['simulator_error']:.1e} | {_format(r.get('host_error'), '.1e')} | "
-            f"{_format(r.get('fp64_roofline_mpts'), '.3f')} Mpts/s | "
+            f"{_format(r.get('tables_mpts_H100'), '.3f')} Mpts/s | "
+            f"{_format(r.get('tables_roofline_fraction_H100'), '.2%')} | "
+            f"{_format(r.get('tables_mpts_A100'), '.3f')} Mpts/s | "
+            f"{_format(r.get('baseline_mpts'), '.3f')} Mpts/s | "
             f"{_format(r.get('issue_bound_mpts'), '.3f')} Mpts/s | "
-            f"{_format(r.get('workspace_bound_mpts'), '.3f')} Mpts/s ({r.get('workspace_in', '-')}) | "
-            f"{_format(r.get('baseline_mpts'), '.3f')} Mpts/s |")
+            f"{_format(r.get('workspace_bound_mpts'), '.3f')} Mpts/s ({r.get('workspace_in', '-')}) |")
     return "\n".join(lines)
 
 

@@ -837,12 +837,14 @@ def format_view(name: str, sass: KernelSass) -> str:
 def model_check(compiled, arch: str = "sm_90") -> list[tuple[int, int, int]]:
     """(warp, the timing model's issued instructions per slab, the compiled
     kernel's per-warp issued count) for every warp of ``compiled`` (a
-    ``singe.CompiledKernel``): ``singe.timing.issued_per_warp`` against this
-    view's walk of the SASS nvcc makes of the generated kernel."""
+    ``singe.CompiledKernel``): ``singe.timing.issued_per_warp`` (of a table-form
+    kernel: ``singe.timing_tables.issued_per_warp``) against this view's walk of
+    the SASS nvcc makes of the generated kernel."""
     from singe.codegen import generate
     from singe.timing import issued_per_warp
+    from singe.timing_tables import issued_per_warp as table_issued_per_warp
 
-    modeled = issued_per_warp(compiled.programs)
+    modeled = table_issued_per_warp(compiled) if compiled.form == "tables" else issued_per_warp(compiled.programs)
     generated = generate(compiled)
     with tempfile.TemporaryDirectory() as scratch:
         sass = analyse(generated.write(scratch)[0], arch, compiled.programs.warps)

@@ -128,6 +128,7 @@ from singe.programs import (FULL_BARRIER_ID, WARP_SIZE, Arrive, Compute, FullSyn
                             WarpPrograms)
 from singe.programs.lowering import (ComputeUnit, LoadUnit, Loop, StoreUnit, live_instructions, loop_summary,
                                      program_units, varying_constants)
+from singe.programs.tables import TableLoop
 from singe.programs.plan import REGISTER_MARGIN, REGISTER_OVERHEAD, RegisterPlan
 from singe.sim.barriers import NamedBarriers
 from singe.targets import A100, H100, K20C, TARGETS, Latencies, Target
@@ -574,6 +575,8 @@ def issued_per_warp(programs: WarpPrograms) -> list[dict]:
     """Machine instructions each warp issues per slab, by ``ISSUE_CLASSES``:
     what the timing model charges, from the units codegen emits (compare with
     ``autotune/sass.py``'s per-warp counts of the compiled kernel)."""
+    if any(isinstance(item, TableLoop) for p in programs.programs for item in p.items):
+        raise SingeInternalError("table-form programs: singe.timing_tables.issued_per_warp prices them")
     latency = {op: 0.0 for op in EXPANSIONS}
     result = []
     for code in warp_code(programs):
@@ -1007,8 +1010,13 @@ def model(compiled, preset: "str | Preset | None" = None, ptxas=None, slabs: int
 
     ``preset``: a preset or its name; default the one of ``compiled.options.arch``.
     ``ptxas``: the kernel's ``PtxasEntry`` (or a dict with registers,
-    spill_stores, spill_loads) when nvcc was run.
+    spill_stores, spill_loads) when nvcc was run.  A table-form kernel
+    (``singe.compiler.TableKernel``) is modeled by ``singe.timing_tables.model``.
     """
+    if compiled.form == "tables":
+        from singe import timing_tables
+
+        return timing_tables.model(compiled, preset, ptxas, slabs)
     preset = preset_for(preset or compiled.options.arch)
     programs = compiled.programs
     options = compiled.options

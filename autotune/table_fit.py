@@ -1,0 +1,81 @@
+"""Fit of the table form's per-iteration instruction counts to the SASS walk.
+
+    python -m autotune.table_fit [--json FILE]
+
+Compiles the fit kernels (``FIT_KERNELS``: GRI-Mech 3.0 at several warp
+counts, Alzueta's ammonia mechanism for the PLOG rows) in the table form for
+sm_90, walks their SASS per warp (``autotune.sass``: issued instructions per
+slab) and fits, class by class, the non-negative per-feature counts
+(``singe.timing_tables.FEATURES``) that best reproduce the per-warp counts
+(``scipy.optimize.nnls``).  It prints ``PER_FEATURE`` as
+``singe/timing_tables.py`` holds it, and each kernel's largest per-warp error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import sys
+import tempfile
+
+import numpy as np
+
+CANTERA_DATA = pathlib.Path(__import__("cantera").__file__).resolve().parent / "data"
+FIT_KERNELS = tuple(("gri30.yaml", w) for w in (2, 3, 4, 5, 6, 8, 10, 12, 16)) + \
+    tuple((str(CANTERA_DATA / "example_data" / "ammonia-CO-H2-Alzueta-2023.yaml"), w) for w in (3, 4, 6, 8))
+
+
+def measure(mechanism: str, warps: int, arch: str = "sm_90"):
+    """(compiled TableKernel, per-warp SASS counts per slab) of ``mechanism`` in the table form."""
+    import singe
+    from autotune import sass
+    from singe.codegen import generate
+
+    compiled = singe.compile_kernel(singe.load_mechanism(mechanism), "chemistry", warps=warps, form="tables")
+    with tempfile.TemporaryDirectory() as scratch:
+        view = sass.analyse(generate(compiled).write(scratch)[0], arch, warps)
+    return compiled, [dict(w.counts) for w in view.warps]
+
+
+def fit(samples: list[tuple[dict, dict]]) -> dict:
+    """Per class, the non-negative per-feature counts of the least-squares fit of
+    ``samples`` ((features, SASS counts) per warp)."""
+    from scipy.optimize import nnls
+
+    from singe.timing import ISSUE_CLASSES
+    from singe.timing_tables import FEATURES
+
+    A = np.array([[f.get(name, 0) for name in FEATURES] for f, _ in samples], dtype=float)
+    scale = np.maximum(A.max(axis=0), 1.0)
+    result = {}
+    for name in ISSUE_CLASSES:
+        b = np.array([c.get(name, 0) for _, c in samples], dtype=float)
+        x, _ = nnls(A / scale, b)
+        result[name] = {f: round(float(v), 2) for f, v in zip(FEATURES, x / scale) if v > 1e-9}
+    return result
+
+
+def main(argv=None) -> int:
+    from singe.timing_tables import warp_features
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", type=pathlib.Path, help="write the samples there")
+    args = parser.parse_args(argv)
+    samples, kernels = [], []
+    for mechanism, warps in FIT_KERNELS:
+        compiled, counts = measure(mechanism, warps)
+        features = warp_features(compiled.programs)
+        kernels.append((pathlib.Path(mechanism).stem, warps, len(samples), len(counts)))
+        samples += [(dict(f), c) for f, c in zip(features, counts)]
+        print(f"{pathlib.Path(mechanism).stem} {warps} warps: SASS per warp {[sum(c.values()) for c in counts]}",
+              flush=True)
+    if args.json:
+        args.json.write_text(json.dumps(samples))
+    coefficients = fit(samples)
+    print(json.dumps(coefficients, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,302 @@
+"""The timing model of the table-form chemistry kernel (``singe.compiler.TableKernel``).
+
+The table form's code is the same few loops for every mechanism
+(``templates/chemistry_tables.cu.j2``, ``singe.codegen.tables``); what a warp
+issues per slab is those loops' bodies times their trip counts.  The trip
+counts come from the warp programs' ``TableLoop`` shares and from the
+mechanism tables codegen writes (``ChemistryTables``: the rows' flags, the
+sparse rows' entry counts, the thermo ranges, the PLOG pressures):
+``warp_features`` counts, per warp, the iterations of each loop and branch of
+the template (``FEATURES``).  What one iteration issues, by
+``singe.timing.ISSUE_CLASSES``, is ``PER_FEATURE``: read off the SASS (sm_90)
+of fit kernels by a least-squares fit of the per-warp counts of the SASS walk
+(``autotune.sass``) to the features (``autotune/table_fit.py``, which prints
+the table; the fit kernels are named there).  A held-out mechanism checks it
+(tests/test_timing_tables.py).
+
+Where C_k and g_k/RT live decides the class of their accesses: shared memory
+(``LDS``/``STS``, the fit kernels' placement) or the workspace in global
+memory (``LDG``/``STG``, ``singe.codegen.tables.species_shared_bytes``).
+
+The CTA-level timing is ``singe.timing``'s: a warp's program is its phases as
+segments separated by the ``FullSync`` items, each segment's demand its issued
+instructions, FP64 and MUFU instructions, shared-memory bytes and workspace
+bytes (on L2 when the grid's workspace fits it, else DRAM); its solo time the
+larger of its issue count and its dependence chain: per iteration the memory
+round trips the loop body waits on (``ROUND_TRIPS``: on-SM ones, an L1 or
+constant-cache hit or a shared access, at the shared-memory latency; workspace
+loads at the L2 latency, ``Latencies.constant_miss``, or DRAM's when the
+workspace does not fit the L2; the mass fractions from DRAM) and its FP64
+instructions, taken as one chain (the exponentials' polynomials and the
+products are).  Occupancy from the register plan (or ptxas), the shared bytes
+of C_k and g_k/RT and one barrier id; the code (a few thousand instructions)
+fits the instruction cache.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import numpy as np
+
+from singe.kernels import chemistry_tables as ct
+from singe.programs import WARP_SIZE, FullSync
+from singe.programs.tables import TableLoop
+
+FEATURES = ("slab", "partials", "species", "ranges", "sums_species", "sums_entries", "rows", "falloff", "troe",
+            "plog", "plog_pressures", "plog_sets", "eff_entries", "plain_entries", "gibbs_entries", "equilibrium",
+            "reverse")
+"""What a warp's code repeats per slab, by the template's loops and branches:
+``slab`` 1 (the slab loop, the point's values, the barriers, the phases' set-up);
+``partials`` the concentrations phase's sum over the other warps' partial sums;
+``species`` C_k and g_k/RT of one species (thermo and concentrations phases),
+``ranges`` one more thermo range of it (the search for T's range);
+``sums_species`` wdot_k of one species, ``sums_entries`` one (row, nu) entry of its sum;
+``rows`` one reaction row (its rate constant, ``finish_row``), ``falloff``,
+``troe`` and ``plog`` rows of those forms on top, ``plog_pressures`` one
+tabulated pressure of a PLOG row (the search), ``plog_sets`` its Arrhenius
+sets at the two pressures it interpolates between (the sets per pressure of
+the row, twice); ``eff_entries`` a third-body efficiency; ``plain_entries`` a
+factor of a row's forward or reverse product (no equilibrium constant),
+``gibbs_entries`` one of a row that also sums g/RT (equilibrium reverse);
+``equilibrium`` rows whose k_r comes from Kc, ``reverse`` reversible rows."""
+
+PHASE_FEATURES = {"thermo": ("slab", "species", "ranges"), "concentrations": ("partials",),
+                  "rates": ("rows", "falloff", "troe", "plog", "plog_pressures", "plog_sets", "eff_entries",
+                            "plain_entries", "gibbs_entries", "equilibrium", "reverse"),
+                  "species": ("sums_species", "sums_entries")}
+"""The phase (segment) whose code each feature's instructions are in (the per-species concentrations
+work is priced with the thermo phase's ``species``: both loops run over the same species)."""
+
+
+def _rates_features(tables: ct.ChemistryTables, begin: int, end: int) -> Counter:
+    """The rates phase's features of rows ``begin:end``."""
+    features = Counter()
+    rows = np.arange(begin, end)
+    if not rows.size:
+        return features
+    flags = tables.flags[rows]
+    groups = np.searchsorted(tables.group_ptr, rows, side="right") - 1
+    fwd = np.diff(tables.forward_factors.ptr)[rows]
+    rev = np.diff(tables.reverse_factors.ptr)[rows]
+    eff = np.diff(tables.efficiencies.ptr)[rows]
+    equilibrium = (flags & ct.EQUILIBRIUM) != 0
+    reverse = (flags & (ct.EXPLICIT_REVERSE | ct.EQUILIBRIUM)) != 0
+    entries = fwd + np.where(reverse, rev, 0)
+    features.update(rows=rows.size, falloff=int((groups == 1).sum()), troe=int(((flags & ct.TROE) != 0).sum()),
+                    plog=int((groups == 2).sum()), eff_entries=int(eff[groups <= 1].sum()),
+                    plain_entries=int(entries[~equilibrium].sum()),
+                    gibbs_entries=int((fwd + rev)[equilibrium].sum()), equilibrium=int(equilibrium.sum()),
+                    reverse=int(reverse.sum()))
+    for row in rows[groups == 2]:
+        e = int(tables.extra[row])
+        first, last = int(tables.plog_ptr[e]), int(tables.plog_ptr[e + 1])
+        sets = int(tables.plog_set_ptr[last] - tables.plog_set_ptr[first])
+        features["plog_pressures"] += last - first
+        features["plog_sets"] += 2 * sets / (last - first)
+    return features
+
+
+def loop_features(loop: TableLoop, warps: int) -> Counter:
+    """The features of one warp's table loop (see ``FEATURES``)."""
+    tables = loop.tables
+    n = loop.end - loop.begin
+    if loop.phase == "thermo":
+        counts = np.diff(tables.thermo_ptr)[loop.begin:loop.end]
+        return Counter(slab=1, partials=warps - 1, species=n, ranges=int((counts - 1).sum()))
+    if loop.phase == "concentrations":  # its species are the thermo loop's; every warp sums the partials
+        return Counter()
+    if loop.phase == "species":
+        entries = int(tables.species_sums.ptr[loop.end] - tables.species_sums.ptr[loop.begin])
+        return Counter(sums_species=n, sums_entries=entries)
+    return _rates_features(tables, loop.begin, loop.end)
+
+
+def warp_features(programs) -> list[Counter]:
+    """Per warp, the features of its table loops (one slab)."""
+    result = []
+    for program in programs.programs:
+        features = Counter()
+        for item in program.items:
+            if isinstance(item, TableLoop):
+                features.update(loop_features(item, programs.warps))
+        result.append(features)
+    return result
+
+
+# --------------------------------------------------------------------------- issued instructions
+
+PER_FEATURE: dict[str, dict[str, float]] = {
+    "fp64": {"slab": 114.64, "partials": 0.03, "ranges": 48.04, "sums_species": 0.72, "sums_entries": 1.01,
+        "rows": 26.19, "falloff": 41.16, "troe": 243.41, "plog": 353.4, "eff_entries": 0.92, "gibbs_entries": 2.33,
+        "equilibrium": 21.49},
+    "mufu": {"slab": 7.11, "species": 4.53, "sums_species": 0.03, "falloff": 2.16, "troe": 5.9, "plog": 3.18,
+        "gibbs_entries": 0.01},
+    "lds": {"partials": 0.02, "eff_entries": 0.87, "plain_entries": 1.66, "gibbs_entries": 2.96},
+    "sts": {"species": 2.0},
+    "ldg": {"slab": 2.03, "partials": 1.07, "species": 16.52, "sums_species": 0.7, "sums_entries": 2.97,
+        "rows": 5.65, "troe": 6.63, "plog": 45.73, "eff_entries": 1.95, "plain_entries": 0.16, "gibbs_entries": 0.77},
+    "stg": {"slab": 1.0, "sums_species": 1.0, "rows": 1.0},
+    "bar": {"slab": 3.0},
+    "shfl": {},
+    "branch": {"slab": 11.18, "partials": 0.15, "species": 14.09, "sums_species": 9.78, "sums_entries": 0.05,
+        "troe": 19.86, "plog": 15.4, "eff_entries": 0.2, "plain_entries": 4.68, "equilibrium": 13.59},
+    "other": {"partials": 28.23, "species": 113.4, "sums_species": 71.71, "sums_entries": 5.0, "falloff": 26.56,
+        "troe": 375.14, "plog": 439.84, "eff_entries": 3.82, "plain_entries": 60.16, "equilibrium": 174.96},
+}
+"""Machine instructions per unit of each feature, by class (``singe.timing.ISSUE_CLASSES``;
+'lds'/'sts' are the C_k and g_k/RT accesses in shared memory).  Fitted by
+``autotune/table_fit.py`` (see there for the fit kernels)."""
+
+
+def _place(counts: dict, shared: bool) -> dict:
+    """``counts`` with the C_k and g_k/RT accesses in the workspace (global) unless ``shared``."""
+    if shared:
+        return counts
+    counts = dict(counts)
+    counts["ldg"] = counts.get("ldg", 0.0) + counts.pop("lds", 0.0)
+    counts["stg"] = counts.get("stg", 0.0) + counts.pop("sts", 0.0)
+    return counts
+
+
+def feature_classes(features: Counter, names=FEATURES, table: dict | None = None) -> dict:
+    """Machine instructions by class of ``features`` (only those in ``names``)."""
+    table = PER_FEATURE if table is None else table
+    counts: dict[str, float] = {}
+    for name, per in table.items():
+        for feature in names:
+            n = features.get(feature, 0)
+            if n:
+                counts[name] = counts.get(name, 0.0) + per.get(feature, 0.0) * n
+    return counts
+
+
+def species_in_shared(compiled) -> bool:
+    """Whether C_k and g_k/RT live in shared memory (``singe.codegen.tables.species_shared_bytes``)."""
+    from singe.codegen.tables import species_shared_bytes
+
+    return species_shared_bytes(compiled.tables, compiled.options) > 0
+
+
+def issued_per_warp(compiled, table: dict | None = None) -> list[dict]:
+    """Machine instructions each warp issues per slab, by class (compare with
+    ``autotune.sass``'s per-warp counts of the compiled kernel)."""
+    from singe.timing import ISSUE_CLASSES
+
+    shared = species_in_shared(compiled)
+    result = []
+    for features in warp_features(compiled.programs):
+        counts = _place(feature_classes(features, FEATURES, table), shared)
+        result.append({name: round(counts.get(name, 0.0)) for name in ISSUE_CLASSES})
+    return result
+
+
+# --------------------------------------------------------------------------- the CTA
+
+ROUND_TRIPS = {"slab": {"dram": 1, "ws": 1}, "species": {"dram": 1, "sm": 1}, "rows": {"sm": 2, "cg": 1},
+               "falloff": {"sm": 1}, "plog_pressures": {"sm": 1}, "plog_sets": {"sm": 1},
+               "sums_species": {"sm": 1, "ws": 1}}
+"""Memory round trips one unit of a feature waits on, in sequence: the table loops are not unrolled
+(``#pragma unroll 1``) and ptxas does not pipeline their iterations, while it unrolls the short inner
+loops over a row's entries (by 4, the species sums' by 16), whose loads then overlap (none counted per
+entry).  'sm': an access served on the SM (a constant-cache or L1 hit of a table, a shared-memory
+access); 'cg': a C_k or g_k/RT read (shared memory or the workspace); 'ws': a workspace read (L2 or
+DRAM: the partial sums, fully unrolled, and q_j); 'dram': a global input (T and P once per slab, the
+mass fraction of each species)."""
+
+
+def workspace_level(compiled, preset, ctas: int) -> str:
+    """'l2' when the workspaces of every resident CTA of the GPU fit the L2 cache, else 'dram'."""
+    footprint = compiled.programs.slot_bytes * ctas * preset.sms
+    return "l2" if footprint <= preset.l2_bytes else "dram"
+
+
+def workspace_accesses(features: Counter, phase: str, warps: int) -> float:
+    """Warp-wide workspace accesses (one double per lane) of one warp's ``phase`` besides C_k and g_k/RT:
+    the partial sums (a store, every warp's read), q_j (a store per row, a read per species-sum entry)."""
+    return {"thermo": 1.0, "concentrations": float(warps), "rates": float(features.get("rows", 0)),
+            "species": float(features.get("sums_entries", 0))}[phase]
+
+
+def _latencies(preset, shared: bool, level: str) -> dict:
+    lat = preset.latency
+    workspace = lat.constant_miss if level == "l2" else lat.global_  # an L2 hit: what a constant-cache miss costs
+    return {"sm": lat.shared, "cg": lat.shared if shared else workspace, "ws": workspace, "dram": lat.global_}
+
+
+def phase_segment(features: Counter, phase: str, compiled, preset, level: str):
+    """One warp's ``phase`` as a ``singe.timing.Segment`` (see the module docstring)."""
+    from singe.timing import WARP_BYTES, Segment
+
+    shared = species_in_shared(compiled)
+    names = PHASE_FEATURES[phase]
+    counts = _place(feature_classes(features, names), shared)
+    issue = sum(counts.values())
+    latency = _latencies(preset, shared, level)
+    chain = counts.get("fp64", 0.0) * preset.latency.fp64
+    for name in names:
+        for where, n in ROUND_TRIPS.get(name, {}).items():
+            chain += features.get(name, 0) * n * latency[where]
+    cg = counts.get("lds", 0.0) + counts.get("sts", 0.0) if shared else 0.0
+    workspace = workspace_accesses(features, phase, compiled.programs.warps)
+    if not shared:
+        workspace += _place(feature_classes(features, names), True).get("lds", 0.0)
+        workspace += _place(feature_classes(features, names), True).get("sts", 0.0)
+    demand = {"issue": issue, "fp64": counts.get("fp64", 0.0), "mufu": counts.get("mufu", 0.0),
+              "shared": cg * WARP_BYTES, level: workspace * WARP_BYTES}
+    if phase == "thermo":  # the mass fractions (read twice: again from L2 by the concentrations phase)
+        demand["dram"] = demand.get("dram", 0.0) + features.get("species", 0) * WARP_BYTES
+    if phase == "species":  # the production rates
+        demand["dram"] = demand.get("dram", 0.0) + features.get("sums_species", 0) * WARP_BYTES
+    return Segment(max(issue, chain), tuple((k, v) for k, v in demand.items() if v))
+
+
+def warp_steps(compiled, preset, level: str) -> list[list]:
+    """Each warp's phases as Segments, separated by the full barriers of its program."""
+    from singe.timing import Barrier
+    from singe.programs import FULL_BARRIER_ID
+
+    threads = compiled.programs.threads
+    result = []
+    for features in warp_features(compiled.programs):
+        steps = []
+        for k, phase in enumerate(PHASE_FEATURES):
+            if k:
+                steps.append(Barrier(FULL_BARRIER_ID, threads, True))
+            steps.append(phase_segment(features, phase, compiled, preset, level))
+        result.append(steps)
+    return result
+
+
+CODE_INSTRUCTIONS = 7713
+"""Static SASS instructions of the table form's kernel (sm_90, GRI-Mech 3.0 at 4 warps): the code is
+the same loops for every mechanism, the mechanism being data, so it is taken as this size for all
+(``singe.timing.instruction_fetch``: it fits the 128 KB instruction cache)."""
+
+
+def model(compiled, preset=None, ptxas=None, slabs: int = 3, flops: int | None = None):
+    """Modeled throughput of the table-form kernel of ``compiled`` (a ``TableKernel``) as a
+    ``singe.timing.TimingResult``; ``ptxas`` as for ``singe.timing.model``; ``flops`` per point for
+    the FP64 roofline (default: the unrolled dataflow graph's count of the same mechanism)."""
+    from singe import timing
+    from singe.codegen.tables import species_shared_bytes
+
+    preset = timing.preset_for(preset or compiled.options.arch)
+    programs, options = compiled.programs, compiled.options
+    plan = timing._plan_for(programs, preset.register_budget(programs.threads, options.ctas_per_sm))
+    registers, spills, source = timing._registers(plan.predicted, plan.spilled, ptxas)
+    occ = timing.occupancy(preset, programs.warps, registers, species_shared_bytes(compiled.tables, options), 1)
+    if flops is None:
+        from singe.kernels import build_graph
+
+        flops = build_graph(compiled.mechanism, "chemistry").flops
+    result = None
+    if occ.ctas:
+        level = workspace_level(compiled, preset, occ.ctas)
+        where = spills.resource(preset, occ.warps * WARP_SIZE)
+        steps = [timing.add_spills(s, spills, where) for s in warp_steps(compiled, preset, level)]
+        fetch = timing.instruction_fetch(CODE_INSTRUCTIONS, preset, occ.ctas)
+        steps = [timing.spread_issue(s, 0.0, {"l2": fetch / len(steps)}) if fetch else s for s in steps]
+        result = timing.cta_timing(steps, preset, occ.ctas, slabs)
+    return timing._result(compiled.kernel, "tables", preset, occ, result, WARP_SIZE, flops, spills.traffic, source)

@@ -208,6 +208,12 @@ class TableKernel(CompiledKernel):
 
         return generate_tables(self)
 
+    def timing_model(self, preset=None, ptxas=None, slabs: int = 3):
+        """The modeled throughput (``singe.timing.model`` of this form: ``singe.timing_tables.model``)."""
+        from singe.timing_tables import model
+
+        return model(self, preset, ptxas, slabs)
+
     def summary(self) -> str:
         tables, programs = self.tables, self.programs
         return (f"{self.mechanism.name} chemistry (tables): {programs.warps} warps, {tables.n_species} species, "

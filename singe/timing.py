@@ -1014,9 +1014,7 @@ def model(compiled, preset: "str | Preset | None" = None, ptxas=None, slabs: int
     (``singe.compiler.TableKernel``) is modeled by ``singe.timing_tables.model``.
     """
     if compiled.form == "tables":
-        from singe import timing_tables
-
-        return timing_tables.model(compiled, preset, ptxas, slabs)
+        return compiled.timing_model(preset, ptxas, slabs)
     preset = preset_for(preset or compiled.options.arch)
     programs = compiled.programs
     options = compiled.options

@@ -35,14 +35,16 @@ fits the instruction cache.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 
 import numpy as np
 
+from singe import timing
+from singe.codegen.tables import species_shared_bytes
 from singe.kernels import chemistry_tables as ct
-from singe.programs import WARP_SIZE, FullSync
+from singe.programs import FULL_BARRIER_ID, WARP_SIZE
 from singe.programs.tables import TableLoop
+from singe.timing import ISSUE_CLASSES, WARP_BYTES, Barrier, Segment
 
 FEATURES = ("slab", "partials", "species", "ranges", "sums_species", "sums_entries", "rows", "falloff", "troe",
             "plog", "plog_pressures", "plog_sets", "eff_entries", "plain_entries", "gibbs_entries", "equilibrium",
@@ -174,16 +176,12 @@ def feature_classes(features: Counter, names=FEATURES, table: dict | None = None
 
 def species_in_shared(compiled) -> bool:
     """Whether C_k and g_k/RT live in shared memory (``singe.codegen.tables.species_shared_bytes``)."""
-    from singe.codegen.tables import species_shared_bytes
-
     return species_shared_bytes(compiled.tables, compiled.options) > 0
 
 
 def issued_per_warp(compiled, table: dict | None = None) -> list[dict]:
     """Machine instructions each warp issues per slab, by class (compare with
     ``autotune.sass``'s per-warp counts of the compiled kernel)."""
-    from singe.timing import ISSUE_CLASSES
-
     shared = species_in_shared(compiled)
     result = []
     for features in warp_features(compiled.programs):
@@ -227,8 +225,6 @@ def _latencies(preset, shared: bool, level: str) -> dict:
 
 def phase_segment(features: Counter, phase: str, compiled, preset, level: str):
     """One warp's ``phase`` as a ``singe.timing.Segment`` (see the module docstring)."""
-    from singe.timing import WARP_BYTES, Segment
-
     shared = species_in_shared(compiled)
     names = PHASE_FEATURES[phase]
     counts = _place(feature_classes(features, names), shared)
@@ -254,9 +250,6 @@ def phase_segment(features: Counter, phase: str, compiled, preset, level: str):
 
 def warp_steps(compiled, preset, level: str) -> list[list]:
     """Each warp's phases as Segments, separated by the full barriers of its program."""
-    from singe.timing import Barrier
-    from singe.programs import FULL_BARRIER_ID
-
     threads = compiled.programs.threads
     result = []
     for features in warp_features(compiled.programs):
@@ -279,9 +272,6 @@ def model(compiled, preset=None, ptxas=None, slabs: int = 3, flops: int | None =
     """Modeled throughput of the table-form kernel of ``compiled`` (a ``TableKernel``) as a
     ``singe.timing.TimingResult``; ``ptxas`` as for ``singe.timing.model``; ``flops`` per point for
     the FP64 roofline (default: the unrolled dataflow graph's count of the same mechanism)."""
-    from singe import timing
-    from singe.codegen.tables import species_shared_bytes
-
     preset = timing.preset_for(preset or compiled.options.arch)
     programs, options = compiled.programs, compiled.options
     plan = timing._plan_for(programs, preset.register_budget(programs.threads, options.ctas_per_sm))

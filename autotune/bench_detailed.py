@@ -30,7 +30,6 @@ import argparse
 import json
 import pathlib
 import re
-import shutil
 import subprocess
 import sys
 import tempfile

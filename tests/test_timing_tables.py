@@ -3,7 +3,6 @@ issued instructions against the SASS walk of the compiled kernel, and the modele
 
 from __future__ import annotations
 
-import dataclasses
 import pathlib
 from collections import Counter
 

@@ -56,6 +56,33 @@ def fit(samples: list[tuple[dict, dict]]) -> dict:
     return result
 
 
+def literal(coefficients: dict) -> str:
+    """``coefficients`` as the ``PER_FEATURE`` literal of ``singe/timing_tables.py`` (counts below 0.01 left out)."""
+    lines = ["PER_FEATURE: dict[str, dict[str, float]] = {"]
+    for name, per in coefficients.items():
+        body = ", ".join(f'"{k}": {v}' for k, v in per.items() if v >= 0.01)
+        line = f'    "{name}": {{{body}}},'
+        while len(line) > 118:
+            cut = line.rfind(", ", 0, 116)
+            lines.append(line[:cut + 1])
+            line = "        " + line[cut + 2:]
+        lines.append(line)
+    return "\n".join(lines + ["}"])
+
+
+def worst_errors(samples: list, kernels: list, coefficients: dict) -> list[str]:
+    """Per fit kernel, its largest per-warp relative error under ``coefficients``."""
+    result = []
+    for name, warps, first, count in kernels:
+        worst = 0.0
+        for features, counts in samples[first:first + count]:
+            modeled = sum(per.get(f, 0.0) * n for per in coefficients.values() for f, n in features.items())
+            issued = sum(counts.values())
+            worst = max(worst, abs(modeled - issued) / issued)
+        result.append(f"{name} {warps} warps: largest per-warp error {worst:.1%}")
+    return result
+
+
 def main(argv=None) -> int:
     from singe.timing_tables import warp_features
 
@@ -73,7 +100,8 @@ def main(argv=None) -> int:
     if args.json:
         args.json.write_text(json.dumps(samples))
     coefficients = fit(samples)
-    print(json.dumps(coefficients, indent=1))
+    print("\n".join(worst_errors(samples, kernels, coefficients)))
+    print(literal(coefficients))
     return 0
 
 

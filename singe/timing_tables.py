@@ -130,22 +130,24 @@ def warp_features(programs) -> list[Counter]:
 # --------------------------------------------------------------------------- issued instructions
 
 PER_FEATURE: dict[str, dict[str, float]] = {
-    "fp64": {"slab": 114.64, "partials": 0.03, "ranges": 48.04, "sums_species": 0.72, "sums_entries": 1.01,
-        "rows": 26.19, "falloff": 41.16, "troe": 243.41, "plog": 353.4, "eff_entries": 0.92, "gibbs_entries": 2.33,
-        "equilibrium": 21.49},
+    "fp64": {"slab": 115.06, "ranges": 44.18, "sums_species": 1.02, "sums_entries": 1.03, "rows": 26.13,
+        "falloff": 45.94, "troe": 239.88, "plog": 355.73, "eff_entries": 1.07, "gibbs_entries": 2.59,
+        "equilibrium": 19.05},
     "mufu": {"slab": 7.11, "species": 4.53, "sums_species": 0.03, "falloff": 2.16, "troe": 5.9, "plog": 3.18,
         "gibbs_entries": 0.01},
-    "lds": {"partials": 0.02, "eff_entries": 0.87, "plain_entries": 1.66, "gibbs_entries": 2.96},
+    "lds": {"eff_entries": 1.0, "plain_entries": 1.0, "gibbs_entries": 2.0},
     "sts": {"species": 2.0},
-    "ldg": {"slab": 2.03, "partials": 1.07, "species": 16.52, "sums_species": 0.7, "sums_entries": 2.97,
-        "rows": 5.65, "troe": 6.63, "plog": 45.73, "eff_entries": 1.95, "plain_entries": 0.16, "gibbs_entries": 0.77},
+    "ldg": {"slab": 2.26, "partials": 1.05, "ranges": 14.2, "sums_species": 0.86, "sums_entries": 2.98,
+        "falloff": 3.1, "troe": 3.8, "plog": 47.06, "eff_entries": 2.01, "plain_entries": 2.46,
+        "gibbs_entries": 0.87, "equilibrium": 3.57},
     "stg": {"slab": 1.0, "sums_species": 1.0, "rows": 1.0},
     "bar": {"slab": 3.0},
     "shfl": {},
-    "branch": {"slab": 11.18, "partials": 0.15, "species": 14.09, "sums_species": 9.78, "sums_entries": 0.05,
-        "troe": 19.86, "plog": 15.4, "eff_entries": 0.2, "plain_entries": 4.68, "equilibrium": 13.59},
-    "other": {"partials": 28.23, "species": 113.4, "sums_species": 71.71, "sums_entries": 5.0, "falloff": 26.56,
-        "troe": 375.14, "plog": 439.84, "eff_entries": 3.82, "plain_entries": 60.16, "equilibrium": 174.96},
+    "branch": {"slab": 13.22, "species": 10.44, "sums_species": 7.86, "sums_entries": 0.06, "falloff": 4.47,
+        "troe": 12.26, "plog": 19.24, "eff_entries": 1.0, "plain_entries": 4.54, "gibbs_entries": 0.8,
+        "equilibrium": 8.93},
+    "other": {"partials": 18.31, "species": 270.86, "sums_species": 42.05, "sums_entries": 4.64, "falloff": 68.33,
+        "troe": 299.36, "plog": 433.91, "eff_entries": 4.91, "plain_entries": 55.86, "equilibrium": 134.8},
 }
 """Machine instructions per unit of each feature, by class (``singe.timing.ISSUE_CLASSES``;
 'lds'/'sts' are the C_k and g_k/RT accesses in shared memory).  Fitted by
@@ -192,16 +194,17 @@ def issued_per_warp(compiled, table: dict | None = None) -> list[dict]:
 
 # --------------------------------------------------------------------------- the CTA
 
-ROUND_TRIPS = {"slab": {"dram": 1, "ws": 1}, "species": {"dram": 1, "sm": 1}, "rows": {"sm": 2, "cg": 1},
+ROUND_TRIPS = {"slab": {"dram": 1, "ws": 1}, "species": {"dram": 1, "sm": 1}, "rows": {"sm": 2},
                "falloff": {"sm": 1}, "plog_pressures": {"sm": 1}, "plog_sets": {"sm": 1},
-               "sums_species": {"sm": 1, "ws": 1}}
-"""Memory round trips one unit of a feature waits on, in sequence: the table loops are not unrolled
-(``#pragma unroll 1``) and ptxas does not pipeline their iterations, while it unrolls the short inner
-loops over a row's entries (by 4, the species sums' by 16), whose loads then overlap (none counted per
-entry).  'sm': an access served on the SM (a constant-cache or L1 hit of a table, a shared-memory
-access); 'cg': a C_k or g_k/RT read (shared memory or the workspace); 'ws': a workspace read (L2 or
-DRAM: the partial sums, fully unrolled, and q_j); 'dram': a global input (T and P once per slab, the
-mass fraction of each species)."""
+               "eff_entries": {"sm": 1, "cg": 1}, "plain_entries": {"sm": 1, "cg": 1},
+               "gibbs_entries": {"sm": 1, "cg": 1}, "sums_species": {"sm": 1, "ws": 1}}
+"""Memory round trips one unit of a feature waits on, in sequence: the loops over rows and over a
+row's entries are not unrolled (``#pragma unroll 1``) and ptxas does not pipeline their iterations
+(an entry: its species index, then its C_k and g_k/RT); ptxas unrolls the loop of a species sum by
+16 and the partial sums' loop in full, whose loads then overlap (none counted per entry).  'sm': an
+access served on the SM (a constant-cache or L1 hit of a table, a shared-memory access); 'cg': a
+C_k or g_k/RT read (shared memory or the workspace); 'ws': a workspace read (L2 or DRAM); 'dram': a
+global input (T and P once per slab, the mass fraction of each species)."""
 
 
 def workspace_level(compiled, preset, ctas: int) -> str:
@@ -262,7 +265,7 @@ def warp_steps(compiled, preset, level: str) -> list[list]:
     return result
 
 
-CODE_INSTRUCTIONS = 7713
+CODE_INSTRUCTIONS = 3574
 """Static SASS instructions of the table form's kernel (sm_90, GRI-Mech 3.0 at 4 warps): the code is
 the same loops for every mechanism, the mechanism being data, so it is taken as this size for all
 (``singe.timing.instruction_fetch``: it fits the 128 KB instruction cache)."""

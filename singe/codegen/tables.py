@@ -119,6 +119,16 @@ def _check_group_positions(tables: ct.ChemistryTables) -> None:
             raise SingeInternalError(f"{group} rows are not in table order")
 
 
+def gibbs_terms(coeffs: np.ndarray) -> np.ndarray:
+    """Per thermo range (rows of NASA9-form a1..a7, b1, b2), the terms ``gibbs`` of the template
+    multiplies: a2, -a1/2, a2 + b1, -a3, a3 - b2, -a4/2, -a5/6, -a6/12, -a7/20 (0-based a[0..8] in the
+    template's names).  Each is one correctly rounded operation on two constants, so computing it
+    here gives the kernel the bits it would compute, without its per-point divisions."""
+    a = coeffs.T
+    return np.stack([a[1], -0.5 * a[0], a[1] + a[7], -a[2], a[2] - a[8], -a[3] / 2.0, -a[4] / 6.0, -a[5] / 12.0,
+                     -a[6] / 20.0], axis=1)
+
+
 def table_arrays(tables: ct.ChemistryTables) -> list[Array]:
     """Every mechanism array of the kernel."""
     _check_group_positions(tables)
@@ -126,7 +136,7 @@ def table_arrays(tables: ct.ChemistryTables) -> list[Array]:
     thermo_info = np.diff(tables.thermo_ptr) | tables.thermo_nasa9.astype(np.int64) << 8
     arrays = [Array("double", "weights", tuple(tables.weights)), Array("int", "thermo_info", tuple(thermo_info)),
               Array("double", "thermo_bound", tuple(tables.thermo_bound)),
-              Array("double", "thermo_coeffs", tuple(tables.thermo_coeffs.ravel())),
+              Array("double", "thermo_coeffs", tuple(gibbs_terms(tables.thermo_coeffs).ravel())),
               Array("int", "info", tuple(_row_info(tables))),
               Array("int", "eff_count", tuple(_counts(tables.efficiencies)))]
     arrays += _arrhenius_arrays("fwd", tables.forward, lt) + _arrhenius_arrays("rev", tables.reverse, lt)

@@ -230,18 +230,17 @@ def phase_segment(features: Counter, phase: str, compiled, preset, level: str):
     """One warp's ``phase`` as a ``singe.timing.Segment`` (see the module docstring)."""
     shared = species_in_shared(compiled)
     names = PHASE_FEATURES[phase]
-    counts = _place(feature_classes(features, names), shared)
+    placed = feature_classes(features, names)  # C_k and g_k/RT accesses as 'lds' and 'sts'
+    species_accesses = placed.get("lds", 0.0) + placed.get("sts", 0.0)
+    counts = _place(placed, shared)
     issue = sum(counts.values())
     latency = _latencies(preset, shared, level)
     chain = counts.get("fp64", 0.0) * preset.latency.fp64
     for name in names:
         for where, n in ROUND_TRIPS.get(name, {}).items():
             chain += features.get(name, 0) * n * latency[where]
-    cg = counts.get("lds", 0.0) + counts.get("sts", 0.0) if shared else 0.0
-    workspace = workspace_accesses(features, phase, compiled.programs.warps)
-    if not shared:
-        workspace += _place(feature_classes(features, names), True).get("lds", 0.0)
-        workspace += _place(feature_classes(features, names), True).get("sts", 0.0)
+    cg = species_accesses if shared else 0.0
+    workspace = workspace_accesses(features, phase, compiled.programs.warps) + (0.0 if shared else species_accesses)
     demand = {"issue": issue, "fp64": counts.get("fp64", 0.0), "mufu": counts.get("mufu", 0.0),
               "shared": cg * WARP_BYTES, level: workspace * WARP_BYTES}
     if phase == "thermo":  # the mass fractions (read twice: again from L2 by the concentrations phase)

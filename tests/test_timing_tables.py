@@ -132,3 +132,17 @@ def test_species_outside_shared_memory_are_workspace_traffic(monkeypatch):
 def test_unrolled_pricing_refuses_table_programs():
     with pytest.raises(SingeInternalError, match="timing_tables"):
         timing.issued_per_warp(_tables("h2o2", 2).programs)
+
+
+def test_workspace_traffic_goes_to_l2_or_dram_by_its_footprint():
+    """The workspaces of the resident CTAs in the L2 (a small mechanism) or, past its size, in DRAM:
+    the model charges the slower latency and the other bandwidth."""
+    import dataclasses
+
+    compiled = _tables("h2o2", 4)
+    small_l2 = dataclasses.replace(timing.H100, name="H100 small L2", l2_bytes=1024)
+    assert timing_tables.workspace_level(compiled, timing.H100, 4) == "l2"
+    assert timing_tables.workspace_level(compiled, small_l2, 4) == "dram"
+    fits = timing_tables.model(compiled, timing.H100, flops=1000)
+    spills_over = timing_tables.model(compiled, small_l2, flops=1000)
+    assert fits.utilization["l2"] > 0 and spills_over.points_per_second < fits.points_per_second

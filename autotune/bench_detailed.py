@@ -20,7 +20,8 @@ and spills when nvcc ran): modeled Mpoints/s on the H100 and A100 presets, its
 fraction of the FP64 roofline (the mechanism's FLOPs per point, of the
 unrolled graph) and its issued instructions per point beside the SASS walk's;
 the data-parallel baseline is modeled as usual (its graph is the unrolled
-one).  Bounds beside: the issue-rate bound of the measured instructions per
+one), and with ``--unrolled`` the unrolled warp-specialized form (the form
+choice costed).  Bounds beside: the issue-rate bound of the measured instructions per
 point and the workspace traffic per point against L2 or DRAM bandwidth.
 """
 
@@ -173,6 +174,21 @@ def model(mech, compiled, ptxas: dict | None = None) -> dict:
                   "issue_rate": preset.sms * preset.clock_hz * ISSUE_PER_SM_CYCLE * 32}
 
 
+def unrolled_model(mech) -> dict:
+    """The form choice costed: the unrolled warp-specialized chemistry kernel of the same mechanism
+    (compiled with the command's defaults, its compile time) modeled on ``PRESETS``."""
+    from singe import timing
+
+    start = time.perf_counter()
+    compiled = singe.compile_kernel(mech, "chemistry", form="unrolled")
+    row = {"unrolled_compile_s": time.perf_counter() - start}
+    for name in PRESETS:
+        result = timing.model(compiled, name)
+        row.update({f"unrolled_mpts_{name}": result.points_per_second / 1e6,
+                    f"unrolled_bottleneck_{name}": result.bottleneck})
+    return row
+
+
 def issue_bound(row: dict) -> float | None:
     """Mpoints/s if every SM issued ISSUE_PER_SM_CYCLE warp instructions per cycle of the measured mix."""
     if not row.get("issued_per_point") or "issue_rate" not in row:
@@ -180,7 +196,8 @@ def issue_bound(row: dict) -> float | None:
     return row["issue_rate"] / row["issued_per_point"] / 1e6
 
 
-def bench(path: pathlib.Path, states: int, run_nvcc: bool, run_host: bool, run_model: bool) -> dict:
+def bench(path: pathlib.Path, states: int, run_nvcc: bool, run_host: bool, run_model: bool,
+          run_unrolled: bool = False) -> dict:
     row: dict = {"mechanism": path.name}
     with tempfile.TemporaryDirectory() as out:
         seconds, cu, printed = command_to_cu(path, pathlib.Path(out))
@@ -204,6 +221,8 @@ def bench(path: pathlib.Path, states: int, run_nvcc: bool, run_host: bool, run_m
     if run_model:
         row.update(model(mech, compiled, {k: row.get(k) for k in ("registers", "spill_stores", "spill_loads")}))
         row["issue_bound_mpts"] = issue_bound(row)
+    if run_unrolled:
+        row.update(unrolled_model(mech))
     return row
 
 
@@ -218,8 +237,8 @@ def table(rows: list[dict]) -> str:
     lines = ["| mechanism | species | reactions | form | mech -> .cu | .cu | nvcc sm_90 | nvcc peak | registers | "
              "spill stores | static SASS | issued/point SASS (FP64) | issued/point model | sim error | host error | "
              "tables H100 (model) | of FP64 roofline | tables A100 (model) | baseline H100 (model) | "
-             "issue bound H100 | workspace bound H100 |",
-             "|" + "---|" * 21]
+             "unrolled H100 (model) | issue bound H100 | workspace bound H100 |",
+             "|" + "---|" * 22]
     for r in rows:
         lines.append(
             f"| {r['mechanism']} | {r['species']} | {r['reactions']} | {r['form']} | {r['command_s']:.1f} s | "
@@ -233,6 +252,7 @@ def table(rows: list[dict]) -> str:
             f"{_format(r.get('tables_roofline_fraction_H100'), '.2%')} | "
             f"{_format(r.get('tables_mpts_A100'), '.3f')} Mpts/s | "
             f"{_format(r.get('baseline_mpts'), '.3f')} Mpts/s | "
+            f"{_format(r.get('unrolled_mpts_H100'), '.3f')} Mpts/s | "
             f"{_format(r.get('issue_bound_mpts'), '.3f')} Mpts/s | "
             f"{_format(r.get('workspace_bound_mpts'), '.3f')} Mpts/s ({r.get('workspace_in', '-')}) |")
     return "\n".join(lines)
@@ -245,11 +265,13 @@ def main(argv=None) -> int:
     parser.add_argument("--no-nvcc", action="store_true")
     parser.add_argument("--no-host", action="store_true")
     parser.add_argument("--no-model", action="store_true", help="skip the H100 model (builds the unrolled graph)")
+    parser.add_argument("--unrolled", action="store_true", help="also compile and model the unrolled form "
+                        "(NUIG n-hexane: minutes)")
     parser.add_argument("--json", type=pathlib.Path)
     args = parser.parse_args(argv)
     rows = []
     for path in args.mechanisms:
-        row = bench(path, args.states, not args.no_nvcc, not args.no_host, not args.no_model)
+        row = bench(path, args.states, not args.no_nvcc, not args.no_host, not args.no_model, args.unrolled)
         print(row.pop("command_output"), flush=True)
         print(json.dumps(row, default=float), flush=True)
         rows.append(row)

@@ -146,3 +146,16 @@ def test_workspace_traffic_goes_to_l2_or_dram_by_its_footprint():
     fits = timing_tables.model(compiled, timing.H100, flops=1000)
     spills_over = timing_tables.model(compiled, small_l2, flops=1000)
     assert fits.utilization["l2"] > 0 and spills_over.points_per_second < fits.points_per_second
+
+
+def test_bench_detailed_reports_the_modeled_table_form():
+    """autotune/bench_detailed's model columns: the table form on both presets (with ptxas's registers),
+    its issued count per point (every warp's per slab of 32 points), the baseline beside."""
+    from autotune import bench_detailed
+
+    compiled = _tables("h2o2", 4)
+    row = bench_detailed.model(compiled.mechanism, compiled, {"registers": 92, "spill_stores": 0, "spill_loads": 0})
+    assert row["tables_mpts_H100"] > row["tables_mpts_A100"] > 0 and row["baseline_mpts"] > 0
+    issued = sum(sum(c.values()) for c in timing_tables.issued_per_warp(compiled))
+    assert row["modeled_issued_per_point"] == issued
+    assert 0 < row["tables_roofline_fraction_H100"] < 1

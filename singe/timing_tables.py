@@ -264,9 +264,10 @@ def warp_steps(compiled, preset, level: str) -> list[list]:
     return result
 
 
-CODE_INSTRUCTIONS = 3516
-"""Static SASS instructions of the table form's kernel (sm_90, GRI-Mech 3.0 at 4 warps): the code is
-the same loops for every mechanism, the mechanism being data, so it is taken as this size for all
+CODE_INSTRUCTIONS = 5290
+"""Static SASS instructions of the table form's kernel, at most (sm_90): the code is the same loops
+for every mechanism, the mechanism being data, less the loops of rate forms it lacks (GRI-Mech 3.0
+3,516; NUIG n-hexane, with PLOG rows, 5,290), so it is taken as the larger for all
 (``singe.timing.instruction_fetch``: it fits the 128 KB instruction cache)."""
 
 

@@ -1,12 +1,15 @@
 """Spill table: the register plan against ptxas for every kernel of every mechanism.
 
     python -m autotune.spills [--mechanisms gri30,h2o2,dme,...] [--arch sm_80,sm_90] [--warps 8]
-        [--settings defaults|paper] [--kernels viscosity,diffusion,chemistry] [--json FILE]
+        [--settings defaults|paper] [--kernels viscosity,diffusion,chemistry] [--json FILE] [--threshold]
 
 Per mechanism x kernel x arch: the settings (warps, CTAs per SM: chosen by
 the compiler from the register plan unless ``--ctas-per-sm`` is given),
 the plan's printed estimate (``~N``), its need and budget, ptxas's registers
-and spill bytes, and the estimate's error against ptxas.  ``--settings
+and spill bytes, and the estimate's error against ptxas; with ``--threshold``
+also the fewest registers (a multiple of 8) at which ptxas compiles the same
+code without spills (``.maxnreg`` in place of the launch bounds' CTA count,
+from the plan's floor less its hoisted registers up; one ptxas run per step).  ``--settings
 paper`` compiles the paper's kernels (DME, n-heptane) at the published
 settings instead of the defaults.
 
@@ -22,6 +25,9 @@ from __future__ import annotations
 import argparse
 import json
 import pathlib
+import re
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -29,7 +35,7 @@ import time
 import singe
 from singe import SingeError, compile_kernel
 from singe.codegen import generate
-from singe.codegen.nvcc import compile_cuda, find_nvcc
+from singe.codegen.nvcc import compile_cuda, find_nvcc, nvcc_arch, parse_ptxas
 from singe.kernels.registry import kernel_spec
 
 from autotune.bench import PAPER_SETTINGS, mechanism_path
@@ -70,7 +76,8 @@ def settings(mechanism: str, kernel: str, which: str, warps: int, ctas: int | No
     return {"warps": warps, "ctas_per_sm": ctas}
 
 
-def row(name: str, mech, kernel: str, options: dict, arch: str, scratch: pathlib.Path) -> dict:
+def row(name: str, mech, kernel: str, options: dict, arch: str, scratch: pathlib.Path,
+        threshold: bool = False) -> dict:
     """One kernel compiled by singe and by nvcc for ``arch``."""
     start = time.perf_counter()
     compiled = compile_kernel(mech, kernel, arch=arch, **options)
@@ -84,14 +91,36 @@ def row(name: str, mech, kernel: str, options: dict, arch: str, scratch: pathlib
             "predicted": plan.predicted, "need": plan.need, "budget": plan.budget,
             "registers": entry.registers, "spill_stores": entry.spill_stores, "spill_loads": entry.spill_loads,
             "error": (plan.predicted - entry.registers) / entry.registers,
-            "singe_s": nvcc_start - start, "nvcc_s": time.perf_counter() - nvcc_start}
+            "singe_s": nvcc_start - start, "nvcc_s": time.perf_counter() - nvcc_start,
+            "threshold": spill_threshold(path, arch, plan.floor - plan.hoisted) if threshold else None}
+
+
+def spill_threshold(source: pathlib.Path, arch: str, start: int) -> int:
+    """The fewest registers, a multiple of 8 from ``start`` down-rounded, at which ptxas
+    compiles ``source``'s PTX without spills (its ``.minnctapersm`` replaced by ``.maxnreg``)."""
+    nvcc, arch = find_nvcc(), nvcc_arch(arch)
+    ptxas = shutil.which("ptxas") or str(pathlib.Path(nvcc).with_name("ptxas"))
+    ptx = source.with_suffix(".ptx")
+    subprocess.run([nvcc, f"-arch={arch}", "-O3", "-ptx", str(source), "-o", str(ptx), f"-I{source.parent}"],
+                   check=True, capture_output=True)
+    text = ptx.read_text()
+    registers = max(start - start % 8, 16)
+    while registers < 255:
+        ptx.write_text(re.sub(r"^\.minnctapersm \d+", f".maxnreg {registers}", text, flags=re.M))
+        log = subprocess.run([ptxas, f"-arch={arch}", "-v", "-O3", str(ptx), "-o", str(ptx.with_suffix(".o"))],
+                             capture_output=True, text=True, check=True)
+        entries = parse_ptxas(log.stdout + log.stderr)[0]
+        if not any(e.spill_stores or e.spill_loads for e in entries):
+            return registers
+        registers += 8
+    return 255
 
 
 def format_row(r: dict) -> str:
     setting = f"{r['warps']}w x {r['ctas_per_sm']}" + (f" q{r['qssa_warps']}" if r["kernel"] == "chemistry" else "")
     return (f"{r['mechanism']:20} {r['kernel']:11} {r['arch']:6} {setting:>11} {r['predicted']:5} {r['need']:5} "
             f"{r['budget']:6} {r['registers']:6} {r['spill_stores']:6}/{r['spill_loads']:<6} {r['error']:+7.1%} "
-            f"{r['nvcc_s']:6.1f}s")
+            f"{r['nvcc_s']:6.1f}s" + (f" {r['threshold']:9}" if r.get("threshold") else ""))
 
 
 HEADER = (f"{'mechanism':20} {'kernel':11} {'arch':6} {'warps x CTA':>11} {'~plan':>5} {'need':>5} {'budget':>6} "
@@ -107,12 +136,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ctas-per-sm", type=int, help="CTAs per SM (default: chosen from the register plan)")
     parser.add_argument("--settings", choices=("defaults", "paper"), default="defaults")
     parser.add_argument("--json", help="also write the rows as JSON here")
+    parser.add_argument("--threshold", action="store_true",
+                        help="also the fewest registers ptxas compiles each kernel in without spills")
     args = parser.parse_args(argv)
     if find_nvcc() is None:
         print("skipped: nvcc (CUDA toolkit) not installed")
         return 0
     rows = []
-    print(HEADER, flush=True)
+    print(HEADER + (" no-spill at" if args.threshold else ""), flush=True)
     with tempfile.TemporaryDirectory() as folder:
         scratch = pathlib.Path(folder)
         for name in args.mechanisms.split(","):
@@ -121,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
                 options = settings(name, kernel, args.settings, args.warps, args.ctas_per_sm)
                 for arch in args.arch.split(",") if options is not None else ():
                     try:
-                        rows.append(row(name, mech, kernel, options, arch, scratch))
+                        rows.append(row(name, mech, kernel, options, arch, scratch, args.threshold))
                     except SingeError as error:
                         print(f"{name} {kernel} {arch}: {str(error).splitlines()[0]}", flush=True)
                         continue

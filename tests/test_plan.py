@@ -105,3 +105,48 @@ def test_the_command_names_the_warps_that_avoid_spills_when_ctas_cannot():
     assert warps > 1 and not compile_kernel(load("dme"), "chemistry", warps=warps).programs.plan.spilled
     if warps - 1 > 1:  # the fewest: one warp less still spills
         assert compile_kernel(load("dme"), "chemistry", warps=warps - 1).programs.plan.spilled
+
+
+def test_registers_ptxas_hoists_raise_the_floor():
+    """``hoisted``: registers ptxas holds across the kernel (singe_exp's constants on
+    sm_90 once an emitted loop evaluates exponentials) count in the floor, the
+    spill warning and the CTA count that avoids it."""
+    plan = RegisterPlan(budget=64, live_doubles=(6,), constant_stripes=(1,), ctas_per_sm=5,
+                        fewer_ctas_budgets=(255, 128, 80, 64))
+    assert plan.floor == 36 and not plan.spilled
+    hoisted = dataclasses.replace(plan, budget=48, hoisted=20)
+    assert hoisted.floor == 56 and hoisted.spilled == 8
+    assert "1 of 8 warps need at least ~56" in hoisted.warnings(8)[0]
+    assert hoisted.warnings(8)[0].endswith("--ctas-per-sm 4 would avoid them")
+    assert dataclasses.replace(hoisted, hoisted=0).warnings(8) == ()
+
+
+def test_hoisted_registers_are_counted_where_ptxas_hoists():
+    """sm_90 diffusion (loops over exponentials): 20; sm_80 (constant-bank operands), viscosity
+    (its loops evaluate no exponential) and chemistry (no loops): 0."""
+    from singe.programs.plan import EXP_CONSTANT_REGISTERS
+
+    mech = load("h2o2")
+    plan = lambda kernel, arch: compile_kernel(mech, kernel, ctas_per_sm=2, arch=arch).programs.plan
+    assert plan("diffusion", "sm_90").hoisted == EXP_CONSTANT_REGISTERS
+    assert plan("diffusion", "sm_80").hoisted == 0
+    assert plan("viscosity", "sm_90").hoisted == 0
+    assert plan("chemistry", "sm_90").hoisted == 0
+
+
+@pytest.mark.skipif(find_nvcc() is None, reason="nvcc (CUDA toolkit) not installed")
+def test_chosen_ctas_do_not_spill_where_ptxas_hoists(tmp_path):
+    """H2/O2 diffusion on sm_90: the CTAs per SM the compiler chooses leave room for
+    the hoisted constants (no spills); the count one above, which the floor without
+    them allowed, spills, and its warning names the chosen count."""
+    mech = load("h2o2")
+    chosen = compile_kernel(mech, "diffusion", arch="sm_90")
+    more = compile_kernel(mech, "diffusion", arch="sm_90", ctas_per_sm=chosen.options.ctas_per_sm + 1)
+    entries = []
+    for compiled in (chosen, more):
+        generated = generate(compiled)
+        folder = tmp_path / str(compiled.options.ctas_per_sm)
+        entries.append(compile_cuda(generated.write(folder)[0], "sm_90").entry(generated.name))
+    assert entries[0].spill_stores == entries[0].spill_loads == 0, entries[0]
+    assert entries[1].spill_stores > 0, entries[1]  # the companion: the rule's reason shows in ptxas
+    assert f"--ctas-per-sm {chosen.options.ctas_per_sm} would avoid them" in more.programs.warnings[0]

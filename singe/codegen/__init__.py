@@ -26,7 +26,7 @@ from singe.kernels.ir import Const, DataflowGraph, Imm, Reg
 from singe.kernels.table_form import INPUTS as TABLE_INPUTS
 from singe.kernels.table_form import OUTPUTS as TABLE_OUTPUTS
 from singe.kernels.registry import field_doc, kernel_signature, kernel_spec
-from singe.programs.lowering import live_instructions
+from singe.programs.lowering import ROLLED_KERNELS, live_instructions
 from singe.targets import TARGETS
 from singe.version import __version__
 
@@ -34,8 +34,6 @@ _PACKAGE = pathlib.Path(__file__).resolve().parents[1]
 TEMPLATE_DIRS = [_PACKAGE.parent / "templates", _PACKAGE / "templates"]
 CONSTANTS_PER_LINE = 4
 BASELINE_THREADS = 128
-#: kernels whose isomorphic runs are emitted as loops (lowering.find_loops) unless generate() is told otherwise
-ROLLED_KERNELS = ("viscosity", "diffusion", "conductivity")
 #: the constant bank's 64 KB, less a margin for what nvcc puts there itself; a larger constant table stays in
 #: global memory (read with __ldg).  In the bank, a warp-uniform read is one LDC with the index in a register,
 #: no 64-bit address (DME diffusion at 10 warps, 3 CTAs/SM on sm_90: 23,939 against 24,928 issued/point,

@@ -193,6 +193,8 @@ def live_instructions(instrs, needed) -> list[Instr]:
 
 # -- loops over isomorphic runs ---------------------------------------------------------
 
+#: kernels whose isomorphic runs codegen emits as loops (``find_loops``) unless ``generate()`` is told otherwise
+ROLLED_KERNELS = ("viscosity", "diffusion", "conductivity")
 LOOP_UNROLL = 2  # iterations per trip of an emitted loop: halves the counter, compare and branch per iteration
 MIN_LOOP_ITERATIONS = 3  # a run of fewer iterations stays unrolled
 MIN_LOOP_INSTRUCTIONS = 12  # nor one that replaces fewer instructions

@@ -17,6 +17,11 @@ of one input here:
   (scheduling, addresses), measured on the paper's kernels.
 * ``budget``: registers per thread the launch bounds leave (the target's
   register file shared by the CTAs per SM).
+* ``hoisted``: registers ptxas holds across the whole slab loop for values
+  invariant in the emitted loops: on a target whose DFMA reads no double
+  from the constant bank (``Target.fp64_constant_operands`` False: sm_90),
+  the non-immediate constants of ``singe_exp`` (templates/common.cuh.j2)
+  once any warp's emitted loop evaluates an exponential; 0 otherwise.
 
 From them: how many constant stripes stay in registers (codegen emits the
 rest as warp-uniform loads), the registers the kernel asks of ptxas, the
@@ -31,6 +36,14 @@ from dataclasses import dataclass
 
 REGISTER_OVERHEAD = 24  # indices, pointers, lane and warp id, loop counter
 REGISTER_MARGIN = 32  # registers ptxas takes beyond the estimate (scheduling, addresses); measured on the paper kernels
+EXP_CONSTANT_REGISTERS = 20
+"""Registers of singe_exp's constants that are no instruction's immediate: 1/ln 2,
+ln 2's trailing part and the 8 polynomial coefficients below 1/2, 10 doubles.
+ptxas for sm_90 keeps them in registers from the start of the kernel when an
+emitted loop evaluates exponentials (SASS: DFMA R, R, R32..R52 in every
+exponential; sm_80 reads them as c[0x2][..] operands), and spills the
+slab loop's indices rather than give them up: H2/O2 diffusion at 5 CTAs per
+SM (floor 36) spills 12 B at 48 registers and none at 56 = 36 + 20."""
 WARP_SIZE = 32
 
 
@@ -44,6 +57,7 @@ class RegisterPlan:
     overhead: int = REGISTER_OVERHEAD
     margin: int = REGISTER_MARGIN
     ctas_per_sm: int = 1
+    hoisted: int = 0
     fewer_ctas_budgets: tuple[int, ...] = ()  # the budget at 1, 2, ... ctas_per_sm - 1 CTAs per SM
 
     @property
@@ -81,12 +95,14 @@ class RegisterPlan:
     def floor(self) -> int:
         """Registers per thread below which ptxas must spill: the widest warp's
         live values and overhead, every constant stripe loaded where used, no
-        margin (ptxas gives up its scheduling registers before it spills).
+        margin (ptxas gives up its scheduling registers before it spills),
+        plus the registers ptxas holds across the kernel (``hoisted``).
         Measured (sm_90): DME viscosity at 15 warps x 3 CTAs per SM has a floor
         of 38 and ptxas fits it in the budget of 40 without spills (the need
         with the margin is 70); DME chemistry at 8 warps (4 QSSA) x 2 CTAs has
         a floor of 148 over its budget of 128 and ptxas spills 264 B."""
-        return max((r - 2 * s for r, s in zip(self.per_warp, self.constant_stripes)), default=self.overhead)
+        return self.hoisted + max((r - 2 * s for r, s in zip(self.per_warp, self.constant_stripes)),
+                                  default=self.overhead)
 
     @property
     def full(self) -> int:
@@ -115,7 +131,7 @@ class RegisterPlan:
         (``singe.compiler.warps_avoiding_spills``) when given."""
         if not self.spilled:
             return ()
-        over = sum(1 for r, s in zip(self.per_warp, self.constant_stripes) if r - 2 * s > self.budget)
+        over = sum(1 for r, s in zip(self.per_warp, self.constant_stripes) if r - 2 * s + self.hoisted > self.budget)
         ctas = self.ctas_avoiding_spills()
         if ctas:
             remedy = f"--ctas-per-sm {ctas} would avoid them"
@@ -157,5 +173,22 @@ def plan_registers(programs, target, ctas_per_sm: int) -> RegisterPlan:
     at ``ctas_per_sm`` CTAs per SM."""
     stripes = tuple(-(-len(set(programs.constants(w))) // WARP_SIZE) for w in range(programs.warps))
     budgets = tuple(target.register_budget(programs.threads, k) for k in range(1, ctas_per_sm + 1))
+    hoisted = 0 if target.fp64_constant_operands or not loops_evaluate_exp(programs) else EXP_CONSTANT_REGISTERS
     return RegisterPlan(budgets[-1], tuple(live_doubles(p) for p in programs.programs), stripes,
-                        ctas_per_sm=ctas_per_sm, fewer_ctas_budgets=budgets[:-1])
+                        ctas_per_sm=ctas_per_sm, hoisted=hoisted, fewer_ctas_budgets=budgets[:-1])
+
+
+def loops_evaluate_exp(programs) -> bool:
+    """Whether codegen emits a loop (``lowering.find_loops``, in the kernels of
+    ``lowering.ROLLED_KERNELS``) whose iterations evaluate an exponential."""
+    from singe.programs.lowering import ROLLED_KERNELS, ComputeUnit, program_units
+
+    if programs.kernel not in ROLLED_KERNELS:
+        return False
+    for program in programs.programs:
+        for unit in program_units(program):
+            if isinstance(unit, ComputeUnit) and any(
+                    instr.opcode == "exp" for loop in unit.loops
+                    for instr in unit.instructions[loop.start:loop.stop]):
+                return True
+    return False

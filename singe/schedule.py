@@ -1,7 +1,11 @@
 """Named-barrier placement and scheduling (paper §4.2).
 
 Operations are taken in one global order consistent with the data
-dependences (most critical first: longest remaining FLOP path).  Each warp's
+dependences: most critical first (longest remaining FLOP path), or, for
+the kernels balanced by issued instructions (chemistry), a list schedule in
+time that orders them by their modeled start on their warp
+(``_timed_order``), so that producers and consumers reach each sync point
+at about the same time and warps wait less.  Each warp's
 program is that order restricted to the warp, with the items communication
 needs appended *at the same point of the global order* for every warp
 involved: the producer's store and ``bar.arrive``, the consumer's
@@ -194,6 +198,7 @@ class _Scheduler:
         self.computed: set[str] = set()
         self.position = 0
         self.protected: set[str] = set()
+        self.timed = kernel_spec(self.graph.kernel).balance == "issue"  # the list-scheduled kernels (chemistry)
 
     # -- knowledge ---------------------------------------------------------
 
@@ -357,10 +362,11 @@ class _Scheduler:
                 self.store(warp, value)
 
     def _store_early(self, value: str) -> bool:
-        """Store a buffered value as soon as it is made, while the shared
-        budget keeps ``EXCHANGE_BATCH`` slots free: it then leaves the
-        producer's registers at once instead of at the next exchange."""
-        if self.placement.get(value) != "buffer" or not any(p[value] for p in self.pending):
+        """In the list-scheduled kernels, store a buffered value as soon as it
+        is made, while the shared budget keeps ``EXCHANGE_BATCH`` slots free:
+        it then leaves the producer's registers at once instead of at the next
+        exchange."""
+        if not self.timed or self.placement.get(value) != "buffer" or not any(p[value] for p in self.pending):
             return False
         occupied = sum(1 for slot in self.slots if slot.value is not None)
         return occupied + EXCHANGE_BATCH < self.budget
@@ -420,8 +426,7 @@ class _Scheduler:
 def schedule(mapping: Mapping) -> WarpPrograms:
     """Warp programs for a mapped graph (see the module docstring)."""
     scheduler = _Scheduler(mapping)
-    cost = issue_cost if kernel_spec(mapping.graph.kernel).balance == "issue" else None
-    scheduler.run(global_order(mapping.graph, mapping.warp_of, cost))
+    scheduler.run(global_order(mapping.graph, mapping.warp_of, issue_cost if scheduler.timed else None))
     options = mapping.options
     programs = WarpPrograms(
         kernel=mapping.graph.kernel, mechanism=mapping.graph.mechanism, warps=mapping.warps,

@@ -35,8 +35,11 @@ Instructions (``EXPANSIONS``)
       value read later or a global store, a ``LDS`` per shared value read in
       place and a ``STS`` per value written in place, in the layout codegen
       emits (``codegen.lay_out``): the overlay's dispatch (``MASK_DISPATCH``,
-      ``SWITCH_DISPATCH``) and ``SLAB_OVERHEAD`` per slab, or one switch per
-      slab (``WARP_SWITCH_SLAB``).  The runs emitted as loops
+      ``SWITCH_DISPATCH``) and ``SLAB_OVERHEAD`` per slab, or one switch
+      outside the slab loop (``WARP_SWITCH_SLAB`` per slab; there, as ptxas
+      does, a shared value loaded or stored since the last barrier or
+      shuffle is read from its register and a store overwritten before the
+      next one is dropped: ``issued_shared``).  The runs emitted as loops
       (``lowering.find_loops``) are their iterations' instructions, with a
       table load per varying constant and 'table' column per iteration in
       place of the constant's shuffles or load, and the loop's index
@@ -594,7 +597,7 @@ def issued_shared(units, in_registers: frozenset) -> tuple:
 
 def warp_code(programs: WarpPrograms) -> list[WarpCode]:
     """Each warp's code as codegen lowers it: the kernel body's layout
-    (``singe.codegen.lay_out``: the overlay, or one switch per slab) gives the
+    (``singe.codegen.lay_out``: the overlay, or one switch outside the slab loop) gives the
     per-warp constant tables (the first ``plan.slots_in_registers`` slots are
     register stripes), the dispatch blocks, whether the units' loops are
     emitted as loops and where the constant tables live."""

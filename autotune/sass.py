@@ -18,7 +18,8 @@ instructions count as issued whatever their predicate.  The warp-specialized
 kernels loop over slabs of 32 points, one per lane: the walk runs one and two
 slabs, and the difference, summed over the warps, is the lane-instructions
 issued per point.  The slab loop's back-edge (the outermost conditional
-backward branch) is taken by trip count, not by the registers: ptxas may
+backward branch; one per case when the chemistry kernels' warp switch is
+outside the slab loop) is taken by trip count, not by the registers: ptxas may
 reuse the uniform register holding the slab count on one warp's path and
 restore it from where the walk cannot follow (``Walk.slab_tests_overruled``
 counts the exit tests the registers left unknown or decided otherwise).  A data-parallel kernel (one thread per point) issues, per
@@ -585,7 +586,7 @@ def walk(listing: Listing, entry: str, machine: Machine) -> Walk:
     lane = _Lane(listing, machine)
     result = Walk()
     address = listing.functions[entry][0]
-    back_edge = slab_back_edge(listing, entry) if machine.slabs is not None else None
+    back_edges = slab_back_edges(listing, entry) if machine.slabs is not None else frozenset()
     trips = 0
     calls: list[int] = []
     for _ in range(STEP_LIMIT):
@@ -598,7 +599,7 @@ def walk(listing: Listing, entry: str, machine: Machine) -> Walk:
             taken = _branch_condition(lane, ins)
             if ".DIV" in ins.opcode:
                 taken = False
-            elif address == back_edge:
+            elif address in back_edges:
                 trips += 1
                 result.slab_tests_overruled += taken is not (trips < machine.slabs)
                 taken = trips < machine.slabs
@@ -624,25 +625,37 @@ def walk(listing: Listing, entry: str, machine: Machine) -> Walk:
     raise ValueError(f"{entry}: no EXIT within {STEP_LIMIT} instructions (a loop whose count is not known?)")
 
 
-def slab_back_edge(listing: Listing, entry: str) -> int | None:
-    """Address of the slab loop's back-edge in ``entry``: the backward branch
-    that goes furthest back (the outermost loop), when it is conditional (nvcc
-    rotates the grid-stride loop over slabs, its exit test at the bottom; a
-    loop tested at the top, whose back-edge is unconditional, gives None).  The walk
-    takes it by trip count, whatever the registers say: ptxas may reuse the
-    uniform register holding the slab count on one warp's path and restore it
-    from where the walk cannot follow."""
+def slab_back_edges(listing: Listing, entry: str) -> frozenset[int]:
+    """Addresses of the slab loops' back-edges in ``entry``: the conditional
+    backward branches no other conditional backward branch encloses (one, or
+    one per case when the warp switch is outside the slab loop and every case
+    loops over the slabs on its own), when the backward branch that goes
+    furthest back is conditional (nvcc rotates the grid-stride loop over
+    slabs, its exit test at the bottom; a loop tested at the top, whose
+    back-edge is unconditional, gives none).  The walk takes them by trip
+    count, whatever the registers say: ptxas may reuse the uniform register
+    holding the slab count on one warp's path and restore it from where the
+    walk cannot follow."""
     first, end = listing.functions[entry]
-    best = None
+    backward = []  # (address, target, conditional)
     for address in listing.order:
         ins = listing.instructions[address]
         if not first <= address < end or ins.base != "BRA" or ".DIV" in ins.opcode:
             continue
         m = _TARGET.search(ins.text)
         target = listing.labels.get(m.group(1)) if m else None
-        if target is not None and target < address and (best is None or target < best[1]):
-            best = (address, target)
-    return best[0] if best and listing.instructions[best[0]].guard else None
+        if target is not None and target < address:
+            backward.append((address, target, bool(ins.guard)))
+    if not backward or not min(backward, key=lambda b: b[1])[2]:
+        return frozenset()
+    conditional = [(a, t) for a, t, guarded in backward if guarded]
+    return frozenset(a for a, t in conditional
+                     if not any((t2, a2) != (t, a) and t2 <= t and a <= a2 for a2, t2 in conditional))
+
+
+def slab_back_edge(listing: Listing, entry: str) -> int | None:
+    """The first of ``slab_back_edges`` (None: none)."""
+    return min(slab_back_edges(listing, entry), default=None)
 
 
 def _branch_condition(lane: _Lane, ins: Instruction) -> bool | None:

@@ -156,7 +156,7 @@ def assign_warps(graph: DataflowGraph, options: CompileOptions) -> dict[str, int
     flops = [0] * warps
     values = [0] * warps
     warp_of: dict[str, int] = {}
-    feeds_qssa = _feeding_qssa(graph)
+    feeds_qssa = feeding_qssa(graph)
     for op in sorted(ops, key=lambda o: (o.name not in feeds_qssa, -cost_of[o.name], position[o.name])):
         near = affinity.get(op.name, {})
         total = sum(near.values()) or 1.0
@@ -232,7 +232,7 @@ def _best_move(ops, warp_of, cost_of, load, heavy: int, qssa: set, qssa_warps: i
     return best
 
 
-def _feeding_qssa(graph: DataflowGraph) -> set[str]:
+def feeding_qssa(graph: DataflowGraph) -> set[str]:
     """Operations whose results the QSSA operations read, directly or not."""
     producers = graph.producers()
     by_name = graph.by_name

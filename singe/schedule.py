@@ -1,7 +1,11 @@
 """Named-barrier placement and scheduling (paper §4.2).
 
 Operations are taken in one global order consistent with the data
-dependences (most critical first: longest remaining FLOP path).  Each warp's
+dependences: most critical first (longest remaining FLOP path), or, for
+the kernels balanced by issued instructions (chemistry), a list schedule in
+time that orders them by their modeled start on their warp
+(``_timed_order``), so that producers and consumers reach each sync point
+at about the same time and warps wait less.  Each warp's
 program is that order restricted to the warp, with the items communication
 needs appended *at the same point of the global order* for every warp
 involved: the producer's store and ``bar.arrive``, the consumer's
@@ -30,7 +34,8 @@ from dataclasses import dataclass, field
 from singe.errors import SingeInternalError
 from singe.graphs import topological_order
 from singe.kernels.ir import DataflowGraph, Operation
-from singe.mapping import Mapping
+from singe.kernels.registry import kernel_spec
+from singe.mapping import Mapping, feeding_qssa, issue_cost
 from singe.programs import (Arrive, Compute, FullSync, SharedLoad, SharedStore, Sync, SyncPoint, WarpProgram,
                             WarpPrograms)
 from singe.programs.plan import plan_registers
@@ -38,10 +43,9 @@ from singe.programs.plan import plan_registers
 EXCHANGE_BATCH = 64  # buffered values one pass through shared memory may carry
 
 
-def global_order(graph: DataflowGraph, warp_of: dict[str, int]) -> list[Operation]:
-    """Mapped operations in a topological order, longest remaining path first."""
+def _edges(graph: DataflowGraph, warp_of: dict[str, int]) -> tuple[list[Operation], dict, dict]:
+    """The mapped operations, and each one's mapped successors and predecessors."""
     producers = graph.producers()
-    by_name = graph.by_name
     ops = [op for op in graph.operations if op.name in warp_of]
     successors: dict[str, set[str]] = defaultdict(set)
     predecessors: dict[str, set[str]] = defaultdict(set)
@@ -51,16 +55,103 @@ def global_order(graph: DataflowGraph, warp_of: dict[str, int]) -> list[Operatio
             if source in warp_of:
                 successors[source].add(op.name)
                 predecessors[op.name].add(source)
+    return ops, successors, predecessors
+
+
+def _levels(graph: DataflowGraph, warp_of: dict[str, int], successors: dict, cost) -> dict[str, float]:
+    """Each mapped operation's longest remaining path (its own ``cost`` included)."""
     level: dict[str, float] = {}
     for op in reversed(graph.topological_order()):
         if op.name in warp_of:
-            level[op.name] = op.flops + max((level[s] for s in successors[op.name]), default=0)
+            level[op.name] = cost(op) + max((level[s] for s in successors[op.name]), default=0)
+    return level
+
+
+def global_order(graph: DataflowGraph, warp_of: dict[str, int], cost=None) -> list[Operation]:
+    """Mapped operations in a topological order.  Without ``cost``: longest
+    remaining FLOP path first.  With ``cost`` (an operation's issue time on
+    its warp): a list schedule in time (``_timed_order``)."""
+    ops, successors, predecessors = _edges(graph, warp_of)
+    if cost is not None:
+        return _timed_order(graph, warp_of, cost, ops, successors, predecessors)
+    by_name = graph.by_name
+    level = _levels(graph, warp_of, successors, lambda op: op.flops)
     index = {op.name: i for i, op in enumerate(ops)}
     names = topological_order([op.name for op in ops], lambda n: successors[n], lambda n: (-level[n], index[n]))
     order = [by_name[name] for name in names]
     if len(order) != len(ops):
         raise SingeInternalError("mapped graph has a cycle")
     return order
+
+
+CROSS_WARP_DELAY = 128  # issue slots from a producer's result to a consumer on another warp (store, barrier, load)
+
+
+def _timed_order(graph, warp_of, cost, ops, successors, predecessors) -> list[Operation]:
+    """A list schedule: each warp has a clock (the issue cost of what it has
+    run); the next operation is the one that can start earliest on its warp
+    (its inputs done, plus ``CROSS_WARP_DELAY`` for another warp's), longest
+    remaining path first among those that can start by their warp's clock.
+    Operations are ordered by start, so the warps' programs meet at the sync
+    points about when each side gets there.  On a warp with QSSA operations,
+    the operations that neither are one nor feed one wait until the warp's
+    QSSA operations are placed: made earlier, their results would only sit in
+    registers through the QSSA solve, the warp's peak (``_after_qssa``)."""
+    by_name = graph.by_name
+    level = _levels(graph, warp_of, successors, cost)
+    index = {op.name: i for i, op in enumerate(ops)}
+    waiting = {op.name: len(predecessors[op.name]) for op in ops}
+    available = {op.name: 0.0 for op in ops}
+    qssa_left, after = _after_qssa(graph, warp_of)
+    ready: dict[int, list[str]] = defaultdict(list)
+    for op in ops:
+        if not waiting[op.name]:
+            ready[warp_of[op.name]].append(op.name)
+    clock: dict[int, float] = defaultdict(float)
+    order = []
+    while any(ready.values()):
+        choices = [_next_on(w, [n for n in names if not (qssa_left[w] and n in after)], clock[w], available, level,
+                            index) for w, names in ready.items()]
+        choices = [c for c in choices if c] or [_next_on(w, names, clock[w], available, level, index)
+                                                for w, names in ready.items()]
+        start, warp, name = min(c for c in choices if c)
+        ready[warp].remove(name)
+        clock[warp] = start + cost(by_name[name])
+        qssa_left[warp] -= by_name[name].kind.startswith("qssa")
+        order.append(by_name[name])
+        for successor in successors[name]:
+            delay = 0 if warp_of[successor] == warp else CROSS_WARP_DELAY
+            available[successor] = max(available[successor], clock[warp] + delay)
+            waiting[successor] -= 1
+            if not waiting[successor]:
+                ready[warp_of[successor]].append(successor)
+    if len(order) != len(ops):
+        raise SingeInternalError("mapped graph has a cycle")
+    return order
+
+
+def _after_qssa(graph: DataflowGraph, warp_of: dict[str, int]) -> tuple[Counter, set[str]]:
+    """(QSSA operations per warp, the operations on those warps that neither
+    are QSSA operations nor feed one)."""
+    qssa = Counter(warp_of[op.name] for op in graph.operations
+                   if op.name in warp_of and op.kind.startswith("qssa"))
+    feeding = feeding_qssa(graph)
+    after = {op.name for op in graph.operations if op.name in warp_of and warp_of[op.name] in qssa
+             and not op.kind.startswith("qssa") and op.name not in feeding}
+    return qssa, after
+
+
+def _next_on(warp: int, names: list[str], clock: float, available: dict, level: dict, index: dict):
+    """(start, warp, operation): what ``warp`` runs next of ``names``, its
+    ready operations (None if there are none)."""
+    if not names:
+        return None
+    now = [n for n in names if available[n] <= clock]
+    if now:
+        name = min(now, key=lambda n: (-level[n], index[n]))
+        return clock, warp, name
+    name = min(names, key=lambda n: (available[n], -level[n], index[n]))
+    return available[name], warp, name
 
 
 @dataclass
@@ -107,6 +198,7 @@ class _Scheduler:
         self.computed: set[str] = set()
         self.position = 0
         self.protected: set[str] = set()
+        self.timed = kernel_spec(self.graph.kernel).balance == "issue"  # the list-scheduled kernels (chemistry)
 
     # -- knowledge ---------------------------------------------------------
 
@@ -266,8 +358,18 @@ class _Scheduler:
         self._append(warp, Compute(op))
         self.in_registers[warp].update(op.outputs)
         for value in op.outputs:
-            if self.placement.get(value) in ("store", "accumulate"):
+            if self.placement.get(value) in ("store", "accumulate") or self._store_early(value):
                 self.store(warp, value)
+
+    def _store_early(self, value: str) -> bool:
+        """In the list-scheduled kernels, store a buffered value as soon as it
+        is made, while the shared budget keeps ``EXCHANGE_BATCH`` slots free:
+        it then leaves the producer's registers at once instead of at the next
+        exchange."""
+        if not self.timed or self.placement.get(value) != "buffer" or not any(p[value] for p in self.pending):
+            return False
+        occupied = sum(1 for slot in self.slots if slot.value is not None)
+        return occupied + EXCHANGE_BATCH < self.budget
 
     def _exchange(self, missing: list[str]) -> None:
         """A pass through the buffer: store the values ``missing`` now, and with
@@ -324,7 +426,7 @@ class _Scheduler:
 def schedule(mapping: Mapping) -> WarpPrograms:
     """Warp programs for a mapped graph (see the module docstring)."""
     scheduler = _Scheduler(mapping)
-    scheduler.run(global_order(mapping.graph, mapping.warp_of))
+    scheduler.run(global_order(mapping.graph, mapping.warp_of, issue_cost if scheduler.timed else None))
     options = mapping.options
     programs = WarpPrograms(
         kernel=mapping.graph.kernel, mechanism=mapping.graph.mechanism, warps=mapping.warps,

@@ -35,8 +35,11 @@ Instructions (``EXPANSIONS``)
       value read later or a global store, a ``LDS`` per shared value read in
       place and a ``STS`` per value written in place, in the layout codegen
       emits (``codegen.lay_out``): the overlay's dispatch (``MASK_DISPATCH``,
-      ``SWITCH_DISPATCH``) and ``SLAB_OVERHEAD`` per slab, or one switch per
-      slab (``WARP_SWITCH_SLAB``).  The runs emitted as loops
+      ``SWITCH_DISPATCH``) and ``SLAB_OVERHEAD`` per slab, or one switch
+      outside the slab loop (``WARP_SWITCH_SLAB`` per slab; there, as ptxas
+      does, a shared value loaded or stored since the last barrier or
+      shuffle is read from its register and a store overwritten before the
+      next one is dropped: ``issued_shared``).  The runs emitted as loops
       (``lowering.find_loops``) are their iterations' instructions, with a
       table load per varying constant and 'table' column per iteration in
       place of the constant's shuffles or load, and the loop's index
@@ -121,12 +124,13 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from singe.codegen import BASELINE_THREADS, constants_in_bank, lay_out
+from singe.codegen.dispatch import unswitched
 from singe.errors import SingeInternalError
 from singe.kernels.ir import OPCODES, Const, DataflowGraph, Reg
 from singe.kernels.registry import kernel_spec
 from singe.programs import (FULL_BARRIER_ID, WARP_SIZE, Arrive, Compute, FullSync, SharedLoad, SharedStore, Sync,
                             WarpPrograms)
-from singe.programs.lowering import (ComputeUnit, LoadUnit, Loop, StoreUnit, live_instructions, loop_summary,
+from singe.programs.lowering import (BarrierUnit, ComputeUnit, LoadUnit, Loop, StoreUnit, live_instructions, loop_summary,
                                      program_units, varying_constants)
 from singe.programs.tables import TableLoop
 from singe.programs.plan import REGISTER_MARGIN, REGISTER_OVERHEAD, RegisterPlan
@@ -176,10 +180,11 @@ class Expansion:
     mufu: int = 0
     chain: tuple[int, int, int] | None = None
     memory: str | None = None  # 'load' or 'store' for ldg / stg
+    branch: int = 0  # the library's test for its slow path (the walk of the SASS takes the fast path)
 
     @property
     def issue(self) -> int:
-        return self.fp64 + self.alu + self.mufu + (self.memory is not None)
+        return self.fp64 + self.alu + self.mufu + self.branch + (self.memory is not None)
 
     def span(self, lat: Latencies) -> float:
         """Cycles from the first to the last machine instruction's issue (the
@@ -201,19 +206,21 @@ class Expansion:
 EXPANSIONS: dict[str, Expansion] = {
     "mov": Expansion(alu=1),
     "add": Expansion(fp64=1), "sub": Expansion(fp64=1), "mul": Expansion(fp64=1), "fma": Expansion(fp64=1),
-    "max": Expansion(fp64=1), "min": Expansion(fp64=1),
-    # sel: DSETP, then FSEL of both words, and (SASS of the H2/O2 chemistry kernel, sm_90) about 7 more
-    # integer instructions per select where singe_select's operands are constants (moves, SEL of the words)
-    "sel": Expansion(fp64=1, alu=9, chain=(1, 1, 0)),
-    # div: RCP64H, Newton steps, correction; the range checks of the library's fast path add about 16
-    # integer instructions per division (SASS of the H2/O2 kernels, sm_90)
-    "div": Expansion(fp64=8, alu=19, mufu=1, chain=(8, 1, 1)),
-    "rcp": Expansion(fp64=5, alu=2, mufu=1, chain=(5, 1, 1)),
+    # Measured (autotune/sass.py's walk, sm_90): kernels of 8 and 16 independent calls on loaded values,
+    # the difference over 8 per call.  max, min: DSETP and the FSEL of both words, NaN tests on the ALU
+    "max": Expansion(fp64=1, alu=5, chain=(1, 1, 0)), "min": Expansion(fp64=1, alu=5, chain=(1, 1, 0)),
+    # sel: DSETP, then FSEL of both words
+    "sel": Expansion(fp64=1, alu=2, chain=(1, 1, 0)),
+    # div: RCP64H, Newton steps, correction; the fast path's range test (FFMA, FSETP) and its branch
+    "div": Expansion(fp64=8, alu=6, mufu=1, branch=1, chain=(8, 1, 1)),
+    "rcp": Expansion(fp64=5, alu=4, mufu=1, branch=1, chain=(5, 1, 1)),
     # singe_exp (templates/common.cuh.j2), as ptxas emits it for sm_90 (tests/test_exp.py): DSETP, the
     # k and reduction DFMA/DADD, 11 DFMA of the polynomial, the final DMUL; clamp and exponent bits on the ALU
     "exp": Expansion(fp64=17, alu=8, chain=(17, 2, 0)),
-    "log": Expansion(fp64=18, alu=8, mufu=1, chain=(15, 2, 1)),
-    "sqrt": Expansion(fp64=7, alu=3, mufu=1, chain=(6, 1, 1)),  # RSQ64H and Newton steps
+    # log: the library's (measured as max and min above): exponent and mantissa split on the ALU, the
+    # polynomial and the reconstruction on the FP64 pipe
+    "log": Expansion(fp64=30, alu=50, mufu=1, branch=1, chain=(15, 2, 1)),
+    "sqrt": Expansion(fp64=8, alu=8, mufu=1, branch=1, chain=(6, 1, 1)),  # RSQ64H and Newton steps (measured)
     "ldg": Expansion(memory="load"),
     "stg": Expansion(memory="store"),
 }
@@ -419,7 +426,7 @@ def instruction_classes(instr, expansion: Expansion, in_registers, constant_stal
     when the warp keeps it in its register stripes (``in_registers``: the
     values it keeps, None: all), else one warp-uniform load of the constant
     table; none in the baseline (``constant_stall`` set: a constant-bank operand)."""
-    classes = {"fp64": expansion.fp64, "mufu": expansion.mufu, "other": expansion.alu}
+    classes = {"fp64": expansion.fp64, "mufu": expansion.mufu, "other": expansion.alu, "branch": expansion.branch}
     if expansion.memory:
         classes["ldg" if expansion.memory == "load" else "stg"] = 1
     if constant_stall is None:
@@ -468,14 +475,15 @@ def _decode_operation(op, latency: dict, span: dict, constant_stall: float | Non
 ISSUE_CLASSES = ("fp64", "mufu", "lds", "sts", "ldg", "stg", "bar", "shfl", "branch", "other")
 """Classes of issued machine instructions, as ``autotune/sass.py`` counts them."""
 INSTRUCTION_BYTES = 16  # one SASS instruction on sm_70 and later
-SLAB_OVERHEAD = {"other": 153, "branch": 1}
+SLAB_OVERHEAD = {"other": 105, "branch": 1}
 """Per warp per slab, besides its units: the slab loop, ``valid`` and ``point``, the
 addresses of global and shared accesses, the register moves and convergence
 barriers (BSSY/BSYNC) around the shuffles of masked blocks.  Measured: the
 least-squares intercept of the SASS count (sm_90) less the rest of this
-model over the 11 warps of the H2/O2 viscosity (4 warps), diffusion (3) and
-chemistry (4) kernels, with the select and division counts above; checked on
-the DME kernels (tests/test_timing.py)."""
+model over the 7 warps of the H2/O2 viscosity (4 warps) and diffusion (3)
+kernels, with the per-call counts above (the chemistry kernels have their
+own, ``WARP_SWITCH_SLAB``); checked on the DME viscosity kernel
+(tests/test_timing.py)."""
 MASK_DISPATCH = {"other": 1, "branch": 1}
 """Per warp per masked block: the warp-bit test (LOP3/ISETP) and the branch past it."""
 SWITCH_DISPATCH = {"other": 2, "branch": 2}
@@ -498,13 +506,14 @@ one 'affine' column; per trip of two iterations 4 LDC, 13 integer
 instructions and the branch); with them the 7 warps of the H2/O2 viscosity
 and diffusion kernels are within 7.3 % of their SASS counts, and the
 held-out DME viscosity at 15 warps within 8.4 % (tests/test_timing.py)."""
-WARP_SWITCH_SLAB = {"other": 89, "branch": 8}
-"""``SLAB_OVERHEAD`` of the kernels dispatched by one switch per slab
-(``codegen.dispatch``; the switch itself is ``SWITCH_DISPATCH``): no masked
-blocks, so none of their convergence barriers and register moves.  Measured:
-the mean of the SASS count (sm_90) less the rest of this model over the 4
-warps of the H2/O2 chemistry kernel (57 under ``SLAB_OVERHEAD``, 7 more
-branches); checked on the DME chemistry kernel."""
+WARP_SWITCH_SLAB = {"other": 106, "branch": 5}
+"""``SLAB_OVERHEAD`` of the kernels dispatched by one switch outside the slab
+loop (``codegen.dispatch``: each warp dispatches once, so no per-slab
+``SWITCH_DISPATCH``): no masked blocks, so none of their convergence
+barriers and register moves.  Measured: the mean of the SASS count (sm_90)
+less the rest of this model over the 4 warps of the H2/O2 chemistry kernel,
+with shared accesses forwarded between barriers (``issued_shared``); checked
+on the DME chemistry kernel at the paper's setting (tests/test_timing.py)."""
 
 
 @dataclass(frozen=True)
@@ -523,14 +532,73 @@ class WarpCode:
     rolled: bool = False  # the units' loops (``ComputeUnit.loops``) are emitted as loops
     table_class: str = "other"  # a constant-table load: LDC ('other') or LDG ('ldg')
 
+    forwarded: tuple = ()  # per unit, the (loads, stores) it issues (``issued_shared``); () when all do
+
     def needed(self, unit) -> set | None:
         """The values of a compute unit read after it (codegen emits what they need), None: all."""
         return set(unit.keep) | set(unit.stores) if self.rendered else None
 
+    def shared(self, k: int, unit) -> tuple:
+        """(values loaded, values stored) through shared memory that unit ``k`` issues."""
+        if self.forwarded:
+            return self.forwarded[k]
+        if isinstance(unit, ComputeUnit):
+            return tuple(unit.loads), tuple(unit.stores)
+        if isinstance(unit, LoadUnit):
+            return (unit.value,), ()
+        return ((), (unit.value,)) if isinstance(unit, StoreUnit) else ((), ())
+
+
+def _shuffles(op, in_registers: frozenset) -> bool:
+    """Does ``op`` read a constant the warp keeps in its register stripes (a shuffle)?"""
+    return any(isinstance(s, Const) and s.value in in_registers for i in op.instrs for s in i.srcs)
+
+
+def issued_shared(units, in_registers: frozenset) -> tuple:
+    """Per unit, the (values loaded, values stored) it issues when ptxas keeps
+    shared values in registers between barriers (the accesses are plain, the
+    barriers clobber memory): a load of a slot loaded or stored since the
+    last barrier or shuffle reads the register, and of two stores to a slot
+    with no barrier or shuffle between, the first is dead.  A shuffle (an
+    operation reading a constant of the warp's register stripes,
+    ``in_registers``) orders memory as a barrier does.  Per warp of the switch
+    layout (each warp's program straight-line code).  Measured (sm_90): DME
+    chemistry at the paper's setting, its constants loaded from the constant
+    bank, issued 460 LDS and 84 STS per slab on warp 7 where every access
+    counted gave 939 and 325; the H2/O2 chemistry at 4 warps, its constants
+    shuffled, issues nearly every access."""
+    result = [[[], []] for _ in units]
+    held: set = set()  # slots whose value is in a register since the last barrier
+    stored: dict = {}  # slot -> (unit index, value) of its last store since the last barrier
+    for k, unit in enumerate(units):
+        if isinstance(unit, BarrierUnit):
+            held.clear()
+            stored.clear()
+            continue
+        loads = unit.loads.items() if isinstance(unit, ComputeUnit) else \
+            [(unit.value, unit.slot)] if isinstance(unit, LoadUnit) else []
+        stores = unit.stores.items() if isinstance(unit, ComputeUnit) else \
+            [(unit.value, unit.slot)] if isinstance(unit, StoreUnit) else []
+        for value, slot in loads:
+            if slot not in held:
+                result[k][0].append(value)
+                held.add(slot)
+        if isinstance(unit, ComputeUnit) and _shuffles(unit.op, in_registers):
+            held.clear()
+            stored.clear()
+        for value, slot in stores:
+            if slot in stored:
+                earlier, old = stored[slot]
+                result[earlier][1].remove(old)
+            result[k][1].append(value)
+            stored[slot] = (k, value)
+            held.add(slot)
+    return tuple((tuple(a), tuple(b)) for a, b in result)
+
 
 def warp_code(programs: WarpPrograms) -> list[WarpCode]:
     """Each warp's code as codegen lowers it: the kernel body's layout
-    (``singe.codegen.lay_out``: the overlay, or one switch per slab) gives the
+    (``singe.codegen.lay_out``: the overlay, or one switch outside the slab loop) gives the
     per-warp constant tables (the first ``plan.slots_in_registers`` slots are
     register stripes), the dispatch blocks, whether the units' loops are
     emitted as loops and where the constant tables live."""
@@ -543,13 +611,15 @@ def warp_code(programs: WarpPrograms) -> list[WarpCode]:
     slots = len(overlaid.constants[0]) if overlaid.constants else 0
     kept = programs.plan.slots_in_registers(slots)
     slab = WARP_SWITCH_SLAB if kernel_spec(programs.kernel).dispatch == "switch" else SLAB_OVERHEAD
-    dispatch = dict(slab)  # every warp passes every dispatch block of the layout
-    for block in overlaid.blocks:
+    dispatch = dict(slab)  # every warp passes every dispatch block of the layout (an unswitched one: once)
+    for block in () if unswitched(overlaid) else overlaid.blocks:
         for name, n in {"mask": MASK_DISPATCH, "switch": SWITCH_DISPATCH}.get(block.kind, {}).items():
             dispatch[name] = dispatch.get(name, 0) + n
     tables = overlaid.constants or [[] for _ in range(programs.warps)]
-    return [WarpCode(units[w], frozenset(tables[w][:kept]), tuple(dispatch.items()), True, rolled, table_class)
-            for w in range(programs.warps)]
+    forward = unswitched(overlaid)
+    kept_values = [frozenset(tables[w][:kept]) for w in range(programs.warps)]
+    return [WarpCode(units[w], kept_values[w], tuple(dispatch.items()), True, rolled, table_class,
+                     issued_shared(units[w], kept_values[w]) if forward else ()) for w in range(programs.warps)]
 
 
 def static_instructions(issued: list[dict]) -> int:
@@ -583,29 +653,28 @@ def issued_per_warp(programs: WarpPrograms) -> list[dict]:
         counts = dict.fromkeys(ISSUE_CLASSES, 0)
         for name, n in code.dispatch:
             counts[name] += n
-        for unit in code.units:
-            for name, n in _unit_classes(unit, code, latency).items():
+        for k, unit in enumerate(code.units):
+            for name, n in _unit_classes(k, unit, code, latency).items():
                 counts[name] += n
         result.append(counts)
     return result
 
 
-def _unit_classes(unit, code: WarpCode, latency: dict) -> dict:
-    """Machine instructions of one unit of ``code`` by class (see ``issued_per_warp``)."""
+def _unit_classes(k: int, unit, code: WarpCode, latency: dict) -> dict:
+    """Machine instructions of unit ``k`` of ``code`` by class (see ``issued_per_warp``)."""
+    loads, stores = code.shared(k, unit)
+    counts = {"lds": len(loads), "sts": len(stores)}
     if isinstance(unit, ComputeUnit):
         decoded = _decode_operation(unit.op, latency, latency, None, EXPANSIONS, code.in_registers,
                                     code.needed(unit))
-        counts = dict(decoded.classes) | {"lds": len(unit.loads), "sts": len(unit.stores)}
+        counts |= dict(decoded.classes)
         if code.rolled:
             for loop in unit.loops:
                 for name, n in loop_classes(unit, loop, code).items():
                     counts[name] = counts.get(name, 0) + n
-        return counts
-    if isinstance(unit, LoadUnit):
-        return {"lds": 1}
-    if isinstance(unit, StoreUnit):
-        return {"sts": 1}
-    return {"bar": 1}
+    elif isinstance(unit, BarrierUnit):
+        counts["bar"] = 1
+    return counts
 
 
 def loop_classes(unit: ComputeUnit, loop: Loop, code: WarpCode) -> dict:
@@ -641,18 +710,17 @@ def warp_steps(programs: WarpPrograms, preset: Preset) -> list[list]:
     result = []
     for code in warp_code(programs):
         steps: list = []
-        for unit in code.units:
+        for k, unit in enumerate(code.units):
+            loads, stores = code.shared(k, unit)
+            for value in loads:
+                builder.shared(value, True)
             if isinstance(unit, ComputeUnit):
-                for value in unit.loads:
-                    builder.shared(value, True)
                 builder.operation(unit.op, loaded, code.in_registers, code.needed(unit))
                 for loop in unit.loops if code.rolled else ():
                     builder.add(loop_classes(unit, loop, code))
-                for value in unit.stores:
-                    builder.shared(value, False)
-            elif isinstance(unit, (LoadUnit, StoreUnit)):
-                builder.shared(unit.value, isinstance(unit, LoadUnit))
-            else:
+            for value in stores:
+                builder.shared(value, False)
+            if isinstance(unit, BarrierUnit):
                 segment = builder.flush(extra_issue=1)
                 if segment:
                     steps.append(segment)

@@ -112,6 +112,22 @@ def mutated(graph: DataflowGraph, name: str, change, last: bool = False) -> Data
 # Structure
 # --------------------------------------------------------------------------
 
+@pytest.mark.parametrize("name", ["gri30", "heptane"])
+def test_gibbs_selects_the_range_once_per_species(name):
+    """Every temperature range's polynomial is evaluated and its result
+    selected once (a NASA7 species: one select of two values), not one select
+    of two constants per coefficient; each coefficient is read once."""
+    mech = load(name)
+    graph = chemistry_graph(mech)
+    for op in (op for op in graph.operations if op.kind == "gibbs"):
+        thermo = mech.species[int(op.name.split("_")[1])].thermo
+        selects = [i for i in op.instrs if i.opcode == "sel"]
+        assert len(selects) <= len(thermo.pieces[1]) - 1, op.name
+        assert all(not isinstance(s, Const) for i in selects for s in i.srcs[2:]), op.name
+        constants = [s for i in op.instrs if i.opcode != "sel" for s in i.srcs if isinstance(s, Const)]
+        assert len(constants) <= 9 * len(thermo.pieces[1]), op.name
+
+
 @pytest.mark.parametrize("name", MECHANISMS)
 def test_graph_has_the_phases_of_the_paper(name):
     """Verified graph; one operation per computed reaction, per QSSA species

@@ -31,7 +31,8 @@ def test_auto_placement_is_what_fits():
     assert map_graph(build_graph(mech, "chemistry"), CompileOptions(warps=4)).mode == "store"
     assert map_graph(build_graph(mech, "viscosity"), CompileOptions(warps=4)).mode == "store"
     assert map_graph(build_graph(load("dme"), "chemistry"), CompileOptions(warps=8)).mode == "mixed"
-    assert map_graph(build_graph(load("heptane"), "chemistry"), CompileOptions(warps=8)).mode == "buffer"
+    # n-heptane at 16 warps (at 8 its widely read values fit beside the buffer: 'mixed')
+    assert map_graph(build_graph(load("heptane"), "chemistry"), CompileOptions(warps=16)).mode == "buffer"
 
 
 def test_shared_budget_is_the_targets():

@@ -266,3 +266,45 @@ def test_a_loop_tested_at_the_top_has_no_slab_back_edge():
     (an inner loop's conditional back-edge must never be mistaken for it)."""
     assert sass.slab_back_edge(sass.parse_listing(LISTING), "k_kernel") is None
     assert sass.slab_back_edge(sass.parse_listing(THROUGH_SHARED), "r_kernel") == 0x160
+
+
+UNSWITCHED = r"""
+extern "C" __global__ void __launch_bounds__(96) u_kernel(const double *x, double *y, const int n_points,
+                                                           const int species_stride)
+{
+  const int warp_id = threadIdx.x >> 5;
+  const int lane = threadIdx.x & 31;
+  const int n_slabs = (n_points + 31) >> 5;
+  switch (warp_id) {
+#define CASE(w, body) \
+    case w: { \
+_Pragma("unroll 1") \
+      for (int slab = blockIdx.x; slab < n_slabs; slab += gridDim.x) { \
+        const int point = min(slab * 32 + lane, n_points - 1); \
+        const double v = x[point]; \
+        double acc = v; \
+        body \
+        y[w * species_stride + point] = acc; \
+      } \
+      break; \
+    }
+    CASE(0, acc = fma(acc, v, 1.5);)
+    CASE(1, acc = fma(acc, v, 1.5); acc = fma(acc, v, 2.5);)
+    CASE(2, acc = fma(acc, v, 1.5); acc = fma(acc, v, 2.5); acc = fma(acc, v, 3.5);)
+    default: break;
+  }
+}
+"""
+
+
+@pytest.mark.skipif(bool(sass.missing_tools()), reason=f"SASS view needs {', '.join(sass.missing_tools())}")
+def test_each_case_of_a_switch_outside_the_slab_loop_loops_on_its_own(tmp_path):
+    """The chemistry layout (codegen.dispatch): one slab loop per case, each
+    back-edge taken by trip count; warp w issues w + 1 FMAs per slab."""
+    source = tmp_path / "unswitched.cu"
+    source.write_text(UNSWITCHED)
+    view = sass.analyse(source, "sm_90", warps=3, keep=str(tmp_path))
+    assert [walk.counts["fp64"] for walk in view.warps] == [1, 2, 3]
+    assert all(walk.counts["ldg"] == 1 and walk.counts["stg"] == 1 for walk in view.warps)
+    listing = sass.parse_listing((tmp_path / "unswitched.sass").read_text())
+    assert len(sass.slab_back_edges(listing, "u_kernel")) == 3  # one per case, none enclosing another

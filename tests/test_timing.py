@@ -280,3 +280,35 @@ def test_the_sass_check_fails_on_a_wrong_count():
         loops = [loop_classes(unit, loop, code) for unit in code.units for loop in getattr(unit, "loops", ())]
         written_out.append(sum(c.values()) - sum(sum(d.values()) for d in loops))
     assert any(abs(w - sum(c.values())) > SASS_TOLERANCE * sum(c.values()) for w, c in zip(written_out, counts))
+
+
+def test_shared_accesses_are_forwarded_between_barriers_as_ptxas_does():
+    """``issued_shared``: a slot loaded or stored since the last barrier is
+    read from the register; of two stores to a slot with no barrier between,
+    the first is dead; a barrier, or an operation that shuffles a constant
+    kept in registers, ends the forwarding."""
+    from singe.kernels.ir import Const
+    from singe.programs.lowering import BarrierUnit, ComputeUnit, LoadUnit, StoreUnit
+    from singe.timing import issued_shared
+
+    plain = Operation("p", "test", (Instr("add", "y", (Reg("x"), Imm(1.0))),), ("x",), ("y",))
+    shuffles = Operation("s", "test", (Instr("add", "y", (Reg("x"), Const(2.5))),), ("x",), ("y",))
+    units = (StoreUnit("a", 0), LoadUnit("a", 0), ComputeUnit(plain, {"x": 1}, {"y": 0}), LoadUnit("x", 1),
+             BarrierUnit(Sync(1, 64, 0)), LoadUnit("a", 0), ComputeUnit(shuffles, {}, {}), LoadUnit("a", 0),
+             StoreUnit("b", 2), ComputeUnit(shuffles, {}, {}), StoreUnit("c", 2))
+    issued = issued_shared(units, frozenset({2.5}))
+    # the store of a is dead (y overwrites slot 0 before any barrier); b's store is kept (a shuffle between)
+    assert issued == (((), ()), ((), ()), (("x",), ("y",)), ((), ()), ((), ()), (("a",), ()), ((), ()),
+                      (("a",), ()), ((), ("b",)), ((), ()), ((), ("c",)))
+    assert issued_shared(units, frozenset())[7] == ((), ())  # no shuffle: the second load reads the register
+
+
+def test_unswitched_chemistry_issues_no_per_slab_dispatch():
+    """The chemistry kernels' warp switch sits outside the slab loop: the model
+    charges no ``SWITCH_DISPATCH`` per slab (the transport overlay still does)."""
+    from singe.timing import SWITCH_DISPATCH, WARP_SWITCH_SLAB, warp_code
+
+    chemistry = compile_kernel(load("h2o2"), "chemistry", warps=4, ctas_per_sm=2)
+    assert all(dict(code.dispatch) == WARP_SWITCH_SLAB for code in warp_code(chemistry.programs))
+    assert dict(warp_code(chemistry.programs)[0].dispatch) != {k: WARP_SWITCH_SLAB[k] + SWITCH_DISPATCH.get(k, 0)
+                                                               for k in WARP_SWITCH_SLAB}

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import jinja2
 
-from singe.codegen.dispatch import warp_switch
+from singe.codegen.dispatch import unswitched, warp_switch
 from singe.codegen.overlay import OverlaidKernel, overlay
 from singe.codegen.interface import (SpeciesTable, c_string, fortran_string, kernel_name, nullable_note,
                                      species_names)
@@ -213,7 +213,8 @@ def generate(compiled, roll: bool | None = None) -> GeneratedKernel:
         header=f"{name}.h", constant_lines=_constant_lines(overlaid, stripes), index_rows=overlaid.index_rows,
         loop_ints=overlaid.loop_ints, constant_memory=constant_memory,
         shared_slots=programs.shared_slots, variables=[f"r{i}" for i in range(overlaid.variables)],
-        blocks=[_block_context(b) for b in overlaid.blocks], **_parameters(compiled.graph, EXPRESSIONS))
+        blocks=[_block_context(b) for b in overlaid.blocks], unswitched=unswitched(overlaid),
+        **_parameters(compiled.graph, EXPRESSIONS))
     cu = env.get_template("warp_specialized.cu.j2").render(**context) + \
         kernel_signature(name, compiled.graph, "warp-specialized", compiled.mechanism.transported_species).line()
     header = _header(env, name, f"warp-specialized {compiled.kernel} kernel", compiled.graph,

@@ -5,9 +5,12 @@ units agree, at the cost of a warp test (a bit-mask test, or a ``switch``
 lowered to a compare tree or a jump table) at every change of group.  The
 chemistry kernels' warps run different reactions, so little is shared and
 those tests dominate: n-heptane's 16-warp kernel passed 132 of them per warp
-and point.  Here every warp's program is one case of one ``switch`` per slab:
-one indexed branch (a jump table) per warp and slab, the original Singe's
-layout.  Constants, integer offsets and output variables are filled as the
+and point.  Here every warp's program is one case of one ``switch``, and the
+switch sits outside the slab loop, each case looping over the slabs
+on its own (``unswitched``): a warp dispatches once per kernel, not once per
+slab.  (Inside the loop, NVVM lowers a switch of 8 or 16 cases to a
+compare tree ending in two-entry jump tables: 3-4 compares and branches per
+warp and slab on sm_90.)  Constants, integer offsets and output variables are filled as the
 overlay fills them (per-warp constant slots; variable names reused between
 warps, which never run each other's cases).
 """
@@ -37,6 +40,12 @@ class WarpSwitch(Overlay):
     def _single(switch: Block) -> list[Block]:
         """One warp: its program, with no dispatch at all."""
         return [Block("all", (0,), switch.cases.get(0, []))]
+
+
+def unswitched(overlaid: OverlaidKernel) -> bool:
+    """The kernel body is one switch on the warp id and nothing else: codegen
+    puts it outside the slab loop (a loop per case)."""
+    return len(overlaid.blocks) == 1 and overlaid.blocks[0].kind == "switch"
 
 
 def warp_switch(programs: WarpPrograms) -> OverlaidKernel:

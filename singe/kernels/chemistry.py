@@ -384,35 +384,43 @@ def _gibbs_terms(a) -> list[float]:
             a[1], -0.5 * a[0]]
 
 
-def _piecewise(b: _Builder, thermo, values: list[float]) -> Operand:
+def _piecewise(b: _Builder, thermo, values: list[Operand]) -> Operand:
     """The value of the temperature range T falls in: a chain of selects
-    (NASA7: T <= T_mid takes the low set; NASA9: T >= a bound takes the set above it)."""
+    (NASA7: T <= T_mid takes the low range's; NASA9: T >= a bound takes the range above it)."""
     if all(v == values[0] for v in values):
-        return Const(values[0])
+        return values[0]
     breaks = thermo.pieces[0]
     if isinstance(thermo, Nasa7):
-        return b.emit("sel", T, Const(breaks[0]), Const(values[0]), Const(values[1]))
-    value: Operand = Const(values[-1])
+        return b.emit("sel", T, Const(breaks[0]), values[0], values[1])
+    value = values[-1]
     for bound, below in zip(reversed(breaks), reversed(values[:-1])):
-        value = b.emit("sel", Const(bound), T, value, Const(below))
+        value = b.emit("sel", Const(bound), T, value, below)
     return value
+
+
+def _gibbs_polynomial(b: _Builder, terms: list[float]) -> Reg:
+    """g/RT of one temperature range from its ``_gibbs_terms``."""
+    c0, c_ln, c_inv, c1, c2, c3, c4, c_ln_inv, c_inv2 = terms
+    poly = b.emit("mul", b.emit("fma", b.emit("fma", b.emit("fma", Const(c4), T, Const(c3)), T, Const(c2)), T,
+                                Const(c1)), T)
+    if c_ln_inv != 0.0:
+        poly = b.emit("fma", Const(c_ln_inv), b.emit("mul", LNT, INVT), poly)
+    if c_inv2 != 0.0:
+        poly = b.emit("fma", Const(c_inv2), b.emit("mul", INVT, INVT), poly)
+    return b.emit("add", b.emit("fma", Const(c_inv), INVT, b.emit("fma", Const(c_ln), LNT, poly)), Const(c0))
 
 
 def gibbs_draft(mech: Mechanism, i: int) -> _Draft:
     """g_i/RT = (a1 - a7) - a1 ln T + a6/T - a2 T/2 - a3 T^2/6 - a4 T^3/12 - a5 T^4/20
-    (NASA7), with the ln T / T and 1/T^2 terms of NASA9, the coefficients of
-    the temperature range T falls in."""
+    (NASA7), with the ln T / T and 1/T^2 terms of NASA9, in the temperature
+    range T falls in: every range's polynomial, then one select of the
+    results (not a select per coefficient: each would read two constants)."""
     thermo = mech.species[i].thermo
     b = _Builder(f"gb{i}")
     per_range = [_gibbs_terms(a) for a in thermo.pieces[1]]
-    coefficients = [_piecewise(b, thermo, list(values)) for values in zip(*per_range)]
-    c0, c_ln, c_inv, c1, c2, c3, c4, c_ln_inv, c_inv2 = coefficients
-    poly = b.emit("mul", b.emit("fma", b.emit("fma", b.emit("fma", c4, T, c3), T, c2), T, c1), T)
-    if c_ln_inv != Const(0.0):
-        poly = b.emit("fma", c_ln_inv, b.emit("mul", LNT, INVT), poly)
-    if c_inv2 != Const(0.0):
-        poly = b.emit("fma", c_inv2, b.emit("mul", INVT, INVT), poly)
-    g = b.emit("add", b.emit("fma", c_inv, INVT, b.emit("fma", c_ln, LNT, poly)), c0)
+    if all(terms == per_range[0] for terms in per_range):
+        per_range = per_range[:1]
+    g = _piecewise(b, thermo, [_gibbs_polynomial(b, terms) for terms in per_range])
     _named(b, g, f"g{i}")
     return _Draft(f"gibbs_{i}", "gibbs", b)
 

@@ -25,7 +25,7 @@ from singe.programs.plan import RegisterPlan
 from singe.programs.tables import TableLoop
 
 TABLES_MIN_SPECIES = 100     # 'auto' takes the table form from this many species ...
-TABLES_MIN_REACTIONS = 1000  # ... or this many reactions (QSSA / stiff mechanisms stay unrolled)
+TABLES_MIN_REACTIONS = 1000  # ... or this many reactions; smaller ones when the unrolled register plan spills
 TABLE_LIVE_DOUBLES = 32      # doubles live at once in the rate loop (point values, falloff terms, products): ptxas 114-120
 PHASES = ("thermo", "concentrations", "rates", "species")
 EXTENDED_PHASES = ("thermo", "concentrations", "rates", "qssa_coefficients", "qssa_solve", "stiffness", "scale",
@@ -53,22 +53,32 @@ def table_inputs(mech: Mechanism) -> tuple[str, ...]:
     return INPUTS + (STIFF_INPUTS if mech.stiff_species else ())
 
 
-def choose_form(mech: Mechanism, kernel: str, form: str) -> str:
+def large(mech: Mechanism) -> bool:
+    """Whether ``mech`` is too large for the unrolled chemistry kernel to compile fast (its size alone)."""
+    return mech.n_species >= TABLES_MIN_SPECIES or len(mech.reactions) >= TABLES_MIN_REACTIONS
+
+
+def choose_form(mech: Mechanism, kernel: str, form: str, unrolled_plan=None) -> str:
     """'tables' or 'unrolled' for ``kernel`` of ``mech`` under the option ``form``.
 
     'auto' takes the table form for the chemistry of a mechanism with at least
-    ``TABLES_MIN_SPECIES`` species or ``TABLES_MIN_REACTIONS`` reactions and no
-    QSSA or stiff species: the unrolled kernel's code, compile time and
-    registers grow with the mechanism (9 MB and ~1,900 registers per thread for
-    n-hexane); smaller ones (DME, GRI-Mech, n-heptane with its QSSA) stay unrolled."""
+    ``TABLES_MIN_SPECIES`` species or ``TABLES_MIN_REACTIONS`` reactions, from its
+    size alone (the unrolled kernel's code, compile time and registers grow with
+    the mechanism: 9 MB and ~1,900 registers per thread for n-hexane; nothing of
+    it is built), and for a smaller mechanism whose unrolled kernel's register
+    plan (``unrolled_plan()``, a ``singe.programs.plan.RegisterPlan`` at the
+    default configuration; None: not consulted) predicts spills; the unrolled
+    form otherwise (H2/O2, GRI-Mech, DME and n-heptane, QSSA and stiff species
+    included).  Both forms take QSSA and stiff species."""
     if kernel != "chemistry":
         if form == "tables":
             raise SingeInputError(f"--form tables applies to the chemistry kernel only, not {kernel}")
         return "unrolled"
     if form != "auto":
         return form
-    large = mech.n_species >= TABLES_MIN_SPECIES or len(mech.reactions) >= TABLES_MIN_REACTIONS
-    return "tables" if large and not (mech.qss_species or mech.stiff_species) else "unrolled"
+    if large(mech):
+        return "tables"
+    return "tables" if unrolled_plan is not None and unrolled_plan().spilled else "unrolled"
 
 
 # --------------------------------------------------------------------------- splitting

@@ -136,7 +136,8 @@ def compile_kernel(mech: Mechanism, kernel: str, warps: int = 8, progress=None, 
         programs = stages.run("programs", table_programs, mech, config)
         return TableKernel(mech, kernel, config, None, None, programs, tables)
     if kernel == "chemistry" and progress is None and config.replace(form="unrolled") == default:
-        return dataclasses.replace(default_unrolled(mech, kernel, default), options=config)  # already compiled
+        compiled = default_unrolled(mech, kernel, default)  # already compiled: the options it chose, this form
+        return dataclasses.replace(compiled, options=compiled.options.replace(form=config.form))
     return _compile_unrolled(mech, kernel, config, stages)
 
 

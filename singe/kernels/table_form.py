@@ -27,10 +27,9 @@ from singe.programs.tables import TableLoop
 TABLES_MIN_SPECIES = 100     # 'auto' takes the table form from this many species ...
 TABLES_MIN_REACTIONS = 1000  # ... or this many reactions; smaller ones when the unrolled register plan spills
 TABLE_LIVE_DOUBLES = 32      # doubles live at once in the rate loop (point values, falloff terms, products): ptxas 114-120
-PHASES = ("thermo", "concentrations", "rates", "species")
-EXTENDED_PHASES = ("thermo", "concentrations", "rates", "qssa_coefficients", "qssa_solve", "stiffness", "scale",
-                   "species")
-"""Every phase in order; a mechanism's are ``phases(tables)``."""
+PHASES = ("thermo", "concentrations", "rates", "qssa_coefficients", "qssa_solve", "stiffness", "scale", "species")
+"""Every phase in order; a mechanism's are ``phases(tables)`` (the QSSA, stiffness and scale phases only
+with QSSA or stiff species)."""
 INPUTS = ("temperature", "pressure", "mass_fractions")  # the table form's kernel fields without stiff species
 STIFF_INPUTS = ("dt", "diffusion_source")               # ... and with
 OUTPUTS = ("production_rates",)
@@ -45,7 +44,7 @@ def phases(tables: ct.ChemistryTables) -> tuple[str, ...]:
         skip.add("stiffness")
     if tables.scale is None:
         skip.add("scale")
-    return tuple(p for p in EXTENDED_PHASES if p not in skip)
+    return tuple(p for p in PHASES if p not in skip)
 
 
 def table_inputs(mech: Mechanism) -> tuple[str, ...]:

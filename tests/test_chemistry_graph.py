@@ -38,7 +38,7 @@ POINT_KINDS = {"point"}
 
 @functools.lru_cache(maxsize=None)
 def compiled(name: str) -> CompiledKernel:
-    return compile_kernel(load(name), "chemistry", warps=1, form="unrolled")
+    return compile_kernel(load(name), "chemistry", warps=1)
 
 
 def states(mech, seed: int = 3):

@@ -85,7 +85,7 @@ def test_matches_reference_with_qssa_and_stiffness(name):
                 True: net_production_rates(mech, T, P, Y, dt=dt, diffusion_source=source)}
     worst = 0.0
     for warps, qssa in configurations(mech):
-        compiled = compile_kernel(mech, "chemistry", warps=warps, qssa_warps=qssa, form="unrolled")
+        compiled = compile_kernel(mech, "chemistry", warps=warps, qssa_warps=qssa)
         compiled.verify()
         assert len(compiled.programs.barrier_ids) <= compiled.programs.barrier_limit
         for stiff in (False, True):

@@ -56,10 +56,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from singe.constants import D_FLOOR
 from singe.derived.qssa import build_qssa_system
 from singe.derived.stoichiometry import stiff_stoichiometry
-from singe.errors import SingeInputError
 from singe.mechanism import Arrhenius, ChebyshevRate, Mechanism, Nasa7, PlogRate, Reaction
 from singe.memo import per_mechanism
 from singe.derived.rates import THIRD_BODY_KINDS, _sri_parameters, _troe_parameters

@@ -158,9 +158,9 @@ def table_kernel_line(compiled, generated, seconds: float) -> str:
 
 def is_large(mech: Mechanism) -> bool:
     """Mechanisms whose compilation takes long enough to report each stage."""
-    from singe.kernels.table_form import TABLES_MIN_REACTIONS, TABLES_MIN_SPECIES
+    from singe.kernels.table_form import large
 
-    return mech.n_species >= TABLES_MIN_SPECIES or len(mech.reactions) >= TABLES_MIN_REACTIONS
+    return large(mech)
 
 
 def _progress(kernel: str):

@@ -10,6 +10,7 @@ warp simulator on SI inputs.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import time
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from singe.kernels.table_form import choose_form, table_programs
 from singe.kernels.registry import POINT, KernelSpec, kernel_spec, state_arrays
 from singe.mapping import Mapping, map_graph
 from singe.mechanism import Mechanism
+from singe.memo import per_mechanism
 from singe.errors import OptionError
 from singe.options import MAX_WARPS, CompileOptions
 from singe.programs import WarpPrograms
@@ -127,17 +129,32 @@ def compile_kernel(mech: Mechanism, kernel: str, warps: int = 8, progress=None, 
     (graph, map, schedule; tables, programs for the table form)."""
     config = options.pop("options", None) or CompileOptions(warps=warps, **options)
     stages = _Stages(progress)
-    if choose_form(mech, kernel, config.form) == "tables":
+    default = CompileOptions(arch=config.arch, form="unrolled")
+    if choose_form(mech, kernel, config.form, lambda: default_unrolled(mech, kernel, default).programs.plan) == "tables":
         config = config.planned()  # the table form's register needs are fixed: the stages' CTAs per SM
         tables = stages.run("tables", chemistry_tables, mech)
         programs = stages.run("programs", table_programs, mech, config)
         return TableKernel(mech, kernel, config, None, None, programs, tables)
+    if kernel == "chemistry" and progress is None and config.replace(form="unrolled") == default:
+        compiled = default_unrolled(mech, kernel, default)  # already compiled: the options it chose, this form
+        return dataclasses.replace(compiled, options=compiled.options.replace(form=config.form))
+    return _compile_unrolled(mech, kernel, config, stages)
+
+
+def _compile_unrolled(mech: Mechanism, kernel: str, config: CompileOptions, stages: "_Stages") -> CompiledKernel:
     if kernel_spec(kernel).transport:
         check_transport_kernel(mech, kernel)
     graph = stages.run("graph", build_graph, mech, kernel)
     if config.ctas_per_sm is None:
         return choose_ctas_per_sm(mech, kernel, graph, config, stages)
     return _compile_graph(mech, kernel, graph, config, stages)
+
+
+@per_mechanism
+def default_unrolled(mech: Mechanism, kernel: str, options: CompileOptions) -> "CompiledKernel":
+    """The unrolled ``kernel`` of ``mech`` at the default ``options`` (8 warps, CTAs per SM chosen), once per
+    mechanism: its register plan decides the form 'auto' (``singe.kernels.table_form.choose_form``)."""
+    return _compile_unrolled(mech, kernel, options, _Stages(None))
 
 
 def _compile_graph(mech: Mechanism, kernel: str, graph: DataflowGraph, config: CompileOptions,

@@ -23,8 +23,8 @@ from singe.codegen.interface import (SpeciesTable, c_string, fortran_string, ker
 from singe.codegen.render import BASELINE_EXPRESSIONS, EXPRESSIONS, global_address, literal, load_expression
 from singe.errors import Problem, SingeInputError, SingeInternalError
 from singe.kernels.ir import Const, DataflowGraph, Imm, Reg
-from singe.kernels.table_form import INPUTS as TABLE_INPUTS
 from singe.kernels.table_form import OUTPUTS as TABLE_OUTPUTS
+from singe.kernels.table_form import table_inputs
 from singe.kernels.registry import field_doc, kernel_signature, kernel_spec
 from singe.programs.lowering import ROLLED_KERNELS, live_instructions
 from singe.targets import TARGETS
@@ -156,7 +156,7 @@ def field_parameters(inputs: list[str], outputs: list[str]) -> dict:
 def _compiled_parameters(compiled) -> dict:
     """The launcher's parameters of a compiled kernel of either chemistry form."""
     if compiled.form == "tables":
-        return field_parameters(list(TABLE_INPUTS), list(TABLE_OUTPUTS))
+        return field_parameters(list(table_inputs(compiled.mechanism)), list(TABLE_OUTPUTS))
     return _parameters(compiled.graph, EXPRESSIONS)
 
 

@@ -21,7 +21,8 @@ from singe.codegen import CodegenInfo, GeneratedKernel, environment, field_param
 from singe.codegen.interface import kernel_name
 from singe.errors import SingeInputError, SingeInternalError
 from singe.kernels import chemistry_tables as ct
-from singe.kernels.table_form import INPUTS, OUTPUTS, PHASES, SlotLayout
+from singe.constants import C_FLOOR, D_FLOOR
+from singe.kernels.table_form import OUTPUTS, SlotLayout, phases, table_inputs
 from singe.programs.tables import TableLoop
 from singe.signature import Parameter, Signature
 from singe.kernels.registry import FIELDS
@@ -157,6 +158,31 @@ def table_arrays(tables: ct.ChemistryTables) -> list[Array]:
     return arrays
 
 
+def _csr_arrays(prefix: str, csr: ct.Csr, index: str = "index", value: str = "value") -> list[Array]:
+    return [Array("int", f"{prefix}_ptr", tuple(csr.ptr)), Array("int", f"{prefix}_{index}", tuple(csr.index)),
+            Array("double", f"{prefix}_{value}", tuple(csr.value))]
+
+
+def extension_arrays(tables: ct.ChemistryTables) -> list[Array]:
+    """The QSSA, stiffness and scale tables (none without QSSA and stiff species)."""
+    arrays = []
+    if tables.qssa is not None:
+        q = tables.qssa
+        arrays += _csr_arrays("qss_sum", q.sums, "dir", "nu")
+        arrays += [Array("int", "qss_cell_ptr", tuple(q.cell_ptr)), Array("int", "qss_cell_mode", tuple(q.cell_mode)),
+                   Array("int", "qss_ops", tuple(q.ops.ravel()))]
+    if tables.stiff is not None:
+        st = tables.stiff
+        arrays += [Array("int", "stiff_species", tuple(st.species)), Array("double", "stiff_weight", tuple(st.weights))]
+        arrays += _csr_arrays("destruction", st.destruction, "dir", "nu")
+        arrays += _csr_arrays("creation", st.creation, "dir", "nu")
+    if tables.scale is not None:
+        sc = tables.scale
+        arrays += [Array("int", "dir_qss", tuple(sc.direction_qss)), Array("int", "scale_dir", tuple(sc.direction))]
+        arrays += _csr_arrays("scale_factor", sc.factors, "s", "nu")
+    return arrays
+
+
 def _shares(programs, phase: str) -> list[tuple[int, int]]:
     """Each warp's rows of ``phase``, from its table loop ((0, 0) where it has none)."""
     shares = []
@@ -171,7 +197,7 @@ def _shares(programs, phase: str) -> list[tuple[int, int]]:
 def warp_arrays(tables: ct.ChemistryTables, programs) -> list[Array]:
     """Per warp: its rows of each phase and the offsets its sparse rows start at."""
     arrays = []
-    for phase in PHASES:
+    for phase in phases(tables):
         shares = _shares(programs, phase)
         arrays.append(Array("int", f"{phase}_rows", tuple(x for share in shares for x in share)))
     species = _shares(programs, "thermo")
@@ -198,8 +224,8 @@ def place_arrays(arrays: list[Array]) -> list[Array]:
     return [dataclasses.replace(a, space="__constant__") if a.name in constant else a for a in arrays]
 
 
-def _signature(name: str, species) -> Signature:
-    parameters = tuple(Parameter(f, False, FIELDS[f].rows) for f in INPUTS) + \
+def _signature(name: str, species, inputs) -> Signature:
+    parameters = tuple(Parameter(f, False, FIELDS[f].rows) for f in inputs) + \
         tuple(Parameter(f, True, FIELDS[f].rows) for f in OUTPUTS)
     return Signature(name, "chemistry", "warp-specialized", tuple(species), parameters)
 
@@ -211,9 +237,9 @@ def species_shared_bytes(tables: ct.ChemistryTables, options) -> int:
     return needed if needed <= options.target.shared_budget(options.ctas_per_sm) else 0
 
 
-def table_parameters() -> dict:
+def table_parameters(mech) -> dict:
     """The kernel's and the launcher's parameters (``singe.codegen.field_parameters``)."""
-    return field_parameters(list(INPUTS), list(OUTPUTS))
+    return field_parameters(list(table_inputs(mech)), list(OUTPUTS))
 
 
 def _context(compiled, name: str, shared_bytes: int) -> dict:
@@ -229,7 +255,12 @@ def _context(compiled, name: str, shared_bytes: int) -> dict:
         workspace_bytes=programs.slot_bytes, shared_bytes=shared_bytes,
         groups={g: tables.group_rows(g) for g in ct.GROUPS}, flags=ct.FLAG_NAMES, flag_bits=FLAG_BITS,
         count_bits=COUNT_BITS, count_mask=(1 << COUNT_BITS) - 1, landau_teller=tables.landau_teller,
-        arrays=place_arrays(table_arrays(tables) + warp_arrays(tables, programs)), registers=max(programs.registers),
+        arrays=place_arrays(table_arrays(tables) + extension_arrays(tables) + warp_arrays(tables, programs)),
+        registers=max(programs.registers), n_transported=tables.n_transported, split=tables.split,
+        qssa=tables.qssa is not None, n_qss=layout.n_qss, stiff=tables.stiff is not None,
+        qss_modes={"EXTERNAL": ct.EXTERNAL, "OFF_DIAGONAL": ct.OFF_DIAGONAL, "DIAGONAL": ct.DIAGONAL},
+        qss_ops={"ADD_PRODUCT": ct.ADD_PRODUCT, "SUBTRACT_PRODUCT": ct.SUBTRACT_PRODUCT, "DIVIDE": ct.DIVIDE},
+        dropped=ct.DROPPED, d_floor=number(D_FLOOR), c_floor=number(C_FLOOR),
         uses_select=False, uses_exp=True, species=compiled.mechanism.transported_species)
 
 
@@ -239,11 +270,11 @@ def generate_tables(compiled) -> GeneratedKernel:
     species = compiled.mechanism.transported_species
     name = kernel_name(compiled.mechanism.name, "chemistry")
     shared_bytes = species_shared_bytes(compiled.tables, options)
-    parameters = table_parameters()
+    parameters = table_parameters(compiled.mechanism)
     context = _context(compiled, name, shared_bytes)
     env = environment()
     cu = env.get_template("chemistry_tables.cu.j2").render(**context, **parameters) + \
-        _signature(name, species).line()
+        _signature(name, species, table_inputs(compiled.mechanism)).line()
     header = header_text(env, name, "warp-specialized chemistry kernel (table form)", compiled.mechanism.name,
                          parameters, species, options.arch)
     arrays = context["arrays"]

@@ -36,9 +36,17 @@ for the 100-species mechanisms).  In the warp programs the workspace slots
 are the programs' slots, so the simulator and the barrier proof check every
 access exactly as they check shared memory.
 
-QSSA species and stiffness removal are not represented in this form: a
-mechanism with QSSA or STIFF species is refused with an error naming
-``--form unrolled``.
+QSSA species and stiffness removal (``QssaTables``, ``StiffTables``,
+``ScaleTables``): the table species are the transported species (the
+kernel's order) followed by the QSSA species (C = 1 in the rates, as
+``singe.reference.kinetics``); the rates phase keeps q_f and q_r apart, then
+more phases follow, separated by barriers: ``qssa_coefficients`` (per QSSA
+species, D_i, a_i0 and the a_ij of the linearized system as sums over the
+directions of its table), ``qssa_solve`` (one warp runs the elimination of
+``singe.reference.qssa.solve`` as a table of operations, component by
+component in the same order), ``stiffness`` (per stiff species, its factor
+r_s from the QSSA-scaled rates, dt and the diffusion source) and ``scale``
+(every direction times x_k, 0 where dropped, times r_s^nu).
 """
 
 from __future__ import annotations
@@ -48,7 +56,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from singe.errors import SingeInputError
+from singe.derived.qssa import build_qssa_system
+from singe.derived.stoichiometry import stiff_stoichiometry
 from singe.mechanism import Arrhenius, ChebyshevRate, Mechanism, Nasa7, PlogRate, Reaction
 from singe.memo import per_mechanism
 from singe.derived.rates import THIRD_BODY_KINDS, _sri_parameters, _troe_parameters
@@ -125,7 +134,9 @@ class Csr:
 class ChemistryTables:
     """Everything the table-form kernel reads, as arrays (see the module docstring).
 
-    Species k is mechanism species k (every species transported: no QSSA).
+    Table species k is mechanism species ``species_order[k]``: the transported
+    species, then the QSSA ones.  A *direction* d of the QSSA and stiffness
+    tables is row d forward (d < n_rows) or row d - n_rows reverse.
     Thermo: species k has ranges ``thermo_ptr[k]:thermo_ptr[k+1]`` of
     ``thermo_bound`` (where the range starts; the first range's is unused)
     and ``thermo_coeffs`` (rows of NASA9 a1..a7, b1, b2; NASA7 sets have
@@ -166,7 +177,16 @@ class ChemistryTables:
     cheb_shape: np.ndarray          # (n_cheb, 3): n_T, n_P, offset of the coefficients (T-major)
     cheb_scale: np.ndarray          # (n_cheb, 4): T_num, T_den, P_num, P_den
     cheb_coeffs: np.ndarray
-    species_sums: Csr               # species k: (row, nu_net)
+    species_sums: Csr               # transported species k: (row, nu_net)
+    n_transported: int = 0          # table species 0..n_transported-1: the kernel's species; then the QSSA ones
+    qssa: "QssaTables | None" = None
+    stiff: "StiffTables | None" = None
+    scale: "ScaleTables | None" = None
+
+    @property
+    def split(self) -> bool:
+        """Whether q_f and q_r are kept apart (QSSA or stiffness removal follows the rates)."""
+        return self.scale is not None
 
     @property
     def n_rows(self) -> int:
@@ -186,15 +206,6 @@ class ChemistryTables:
 
 # --------------------------------------------------------------------------- building
 
-def refuse_unsupported(mech: Mechanism) -> None:
-    """The table form has no QSSA or stiffness phase: say so, naming the form that has."""
-    if mech.qss_species or mech.stiff_species:
-        what = ", ".join(f"{len(names)} {kind}" for kind, names in
-                         (("QSSA", mech.qss_species), ("stiff", mech.stiff_species)) if names)
-        raise SingeInputError(f"{mech.name}: the table form of the chemistry kernel does not support QSSA or "
-                              f"stiff species ({what} species): use --form unrolled")
-
-
 def _group(r: Reaction) -> str:
     if isinstance(r.rate, PlogRate):
         return "plog"
@@ -203,19 +214,31 @@ def _group(r: Reaction) -> str:
     return "falloff" if r.is_pressure_dependent else "elementary"
 
 
-def _factors(mech: Mechanism, orders: dict[str, float], stoich: dict[str, float]) -> tuple[list, bool]:
+def species_order(mech: Mechanism) -> np.ndarray:
+    """Mechanism species of the table species: the transported ones (the kernel's order), then the QSSA ones."""
+    return np.array(list(mech.transported_indices) + [mech.species_index(n) for n in mech.qss_species],
+                    dtype=np.int64)
+
+
+def _positions(mech: Mechanism) -> dict[str, int]:
+    """Table species of every species name."""
+    return {mech.species_names[int(m)]: k for k, m in enumerate(species_order(mech))}
+
+
+def _factors(position: dict[str, int], orders: dict[str, float], stoich: dict[str, float]) -> tuple[list, bool]:
     """(species, exponent) entries of one direction's concentration product, and whether it
     takes the power form (as ``singe.reference.kinetics.ConcentrationProduct``): integer
     stoichiometric exponents are written as repeated entries of exponent 1."""
     simple = orders == stoich and all(float(v).is_integer() and v > 0 for v in orders.values())
     if simple:  # C^nu as nu factors of C (nu entries of order 1)
-        return [(mech.species_index(name), 1.0) for name, nu in orders.items() for _ in range(int(nu))], False
-    return [(mech.species_index(name), float(order)) for name, order in orders.items() if order != 0.0], True
+        return [(position[name], 1.0) for name, nu in orders.items() for _ in range(int(nu))], False
+    return [(position[name], float(order)) for name, order in orders.items() if order != 0.0], True
 
 
 def _efficiency_entries(mech: Mechanism, r: Reaction) -> tuple[list, bool]:
-    """[M] as (species, weight) entries and whether C_total is added (weights eff - 1)."""
-    effs = [r.third_body.efficiency(name) for name in mech.species_names]
+    """[M] as (species, weight) entries and whether C_total is added (weights eff - 1): over the
+    transported species (the table's first ones; QSSA species are no colliders, as in the reference)."""
+    effs = [r.third_body.efficiency(mech.species_names[int(m)]) for m in mech.transported_indices]
     base_one = r.third_body.collider is None and min(effs) >= EFFICIENCY_BASE_MIN
     if base_one:
         return [(k, e - 1.0) for k, e in enumerate(effs) if e != 1.0], True
@@ -225,7 +248,9 @@ def _efficiency_entries(mech: Mechanism, r: Reaction) -> tuple[list, bool]:
 def _net_entries(mech: Mechanism, r: Reaction) -> list[tuple[int, float]]:
     """(species, products minus reactants) of ``r``'s nonzero net coefficients, by species."""
     net = reaction_stoichiometry(mech).net[r.index]
-    return [(int(k), float(net[k])) for k in np.flatnonzero(net)]
+    position = _positions(mech)
+    names = mech.species_names
+    return sorted((position[names[int(k)]], float(net[k])) for k in np.flatnonzero(net))
 
 
 def _falloff_params(r: Reaction) -> tuple[int, list[float]]:
@@ -243,7 +268,8 @@ def _falloff_params(r: Reaction) -> tuple[int, list[float]]:
 
 def _thermo_rows(mech: Mechanism):
     ptr, bounds, coeffs, nasa9 = [0], [], [], []
-    for species in mech.species:
+    for m in species_order(mech):
+        species = mech.species[int(m)]
         breaks, sets = species.thermo.pieces
         bounds.extend([0.0, *breaks])
         coeffs.extend(sets)
@@ -258,6 +284,7 @@ class _RowTables:
 
     def __init__(self, mech: Mechanism):
         self.mech = mech
+        self.position = _positions(mech)
         self.flags, self.forward, self.extra, self.reverse_index, self.reverse = [], [], [], [], []
         self.fwd, self.rev, self.eff, self.net = [], [], [], []
         self.falloff_second, self.falloff_params = [], []
@@ -266,8 +293,8 @@ class _RowTables:
 
     def add(self, r: Reaction) -> None:
         mech, flags = self.mech, 0
-        fwd, fwd_power = _factors(mech, r.reactant_orders(), dict(r.reactants))
-        rev, rev_power = _factors(mech, r.product_orders(), dict(r.products))
+        fwd, fwd_power = _factors(self.position, r.reactant_orders(), dict(r.reactants))
+        rev, rev_power = _factors(self.position, r.product_orders(), dict(r.products))
         flags |= FORWARD_POWER * fwd_power | REVERSE_POWER * rev_power
         self.fwd.append(fwd)
         self.rev.append(rev if r.reversible else [])
@@ -324,17 +351,18 @@ class _RowTables:
 
 
 def _species_sums(mech: Mechanism, rows: list[Reaction]) -> Csr:
-    per_species: list[list[tuple[int, float]]] = [[] for _ in range(mech.n_species)]
+    n_transported = len(mech.transported_species)
+    per_species: list[list[tuple[int, float]]] = [[] for _ in range(n_transported)]
     for row, r in enumerate(rows):
         for k, nu in _net_entries(mech, r):
-            per_species[k].append((row, nu))
+            if k < n_transported:  # no output of the QSSA species
+                per_species[k].append((row, nu))
     return Csr.of(per_species)
 
 
 @per_mechanism
 def chemistry_tables(mech: Mechanism) -> ChemistryTables:
-    """The tables of ``mech`` (built once per mechanism); refuses QSSA/stiff mechanisms."""
-    refuse_unsupported(mech)
+    """The tables of ``mech`` (built once per mechanism), with its QSSA and stiffness tables."""
     rows = sorted(mech.reactions, key=lambda r: (GROUPS.index(_group(r)), r.index))
     counts = Counter(_group(r) for r in rows)
     group_ptr = np.cumsum([0] + [counts[g] for g in GROUPS]).astype(np.int64)
@@ -343,7 +371,8 @@ def chemistry_tables(mech: Mechanism) -> ChemistryTables:
         acc.add(r)
     thermo_ptr, thermo_bound, thermo_coeffs, thermo_nasa9 = _thermo_rows(mech)
     return ChemistryTables(
-        mechanism=mech.name, n_species=mech.n_species, weights=np.array(mech.molecular_weights, dtype=float),
+        mechanism=mech.name, n_species=mech.n_species,
+        weights=np.array(mech.molecular_weights, dtype=float)[species_order(mech)],
         thermo_ptr=thermo_ptr, thermo_bound=thermo_bound, thermo_coeffs=thermo_coeffs, thermo_nasa9=thermo_nasa9,
         reaction=np.array([r.index for r in rows], dtype=np.int64), group_ptr=group_ptr,
         flags=np.array(acc.flags, dtype=np.int64), forward=ArrheniusSets.of(acc.forward),
@@ -355,4 +384,196 @@ def chemistry_tables(mech: Mechanism) -> ChemistryTables:
         plog_set_ptr=np.array(acc.plog_set_ptr, dtype=np.int64), plog_sets=ArrheniusSets.of(acc.plog_sets),
         cheb_shape=np.array(acc.cheb_shape, dtype=np.int64).reshape(-1, 3),
         cheb_scale=np.array(acc.cheb_scale, dtype=float).reshape(-1, 4),
-        cheb_coeffs=np.array(acc.cheb_coeffs, dtype=float), species_sums=_species_sums(mech, rows))
+        cheb_coeffs=np.array(acc.cheb_coeffs, dtype=float), species_sums=_species_sums(mech, rows),
+        n_transported=len(mech.transported_species), **extension_tables(mech, rows))
+
+
+# --------------------------------------------------------------------------- QSSA and stiffness removal
+
+# cells of the QSSA system: what a cell holds after the coefficients phase (P_ij / D_i = a_ij)
+EXTERNAL, OFF_DIAGONAL, DIAGONAL = 0, 1, 2   # a_ij (j solved earlier), 0 - a_ij, 1 - a_ii
+# operations of the solve, over solve slots u (x_i: u = i; cell c: u = n_qss + c)
+ADD_PRODUCT, SUBTRACT_PRODUCT, DIVIDE = 0, 1, 2   # s[d] += s[a] s[b]; s[d] -= s[a] s[b]; s[d] = s[a] / s[b]
+NO_QSSA, DROPPED = -1, -2   # a direction's QSSA scale: none, dropped (rate 0), else x_i of QSSA species i
+
+
+@dataclass(frozen=True)
+class QssaTables:
+    """The linearized QSSA system (``singe.derived.qssa``) as tables over directions.
+
+    ``sums``: rows 2i (D_i: consumers of QSSA species i), 2i + 1 (P_i0: its sources) and
+    2 n_qss + c (P_ij of cell c): (direction, multiplicity).  Species i owns cells
+    ``cell_ptr[i]:cell_ptr[i+1]``, of mode ``cell_mode`` (EXTERNAL, OFF_DIAGONAL, DIAGONAL) and
+    column ``cell_j``: the structurally non-zero a_ij and the fill-in of the elimination (no terms).
+    ``ops`` (n_ops, 4): op, destination, a, b over solve slots, the elimination and back-substitution
+    of ``singe.reference.qssa.solve`` without its structural zeros, component by component.
+    """
+
+    n_qss: int
+    sums: Csr
+    cell_ptr: np.ndarray
+    cell_mode: np.ndarray
+    cell_j: np.ndarray
+    ops: np.ndarray
+
+    @property
+    def n_cells(self) -> int:
+        return self.cell_mode.size
+
+
+@dataclass(frozen=True)
+class StiffTables:
+    """Stiff species s (``Mechanism.stiff_species`` order): table species ``species[s]`` (a transported
+    one), weight, and (direction, nu) of the rates destroying (nu' forward, nu'' reverse) and creating it."""
+
+    species: np.ndarray
+    weights: np.ndarray
+    destruction: Csr
+    creation: Csr
+
+
+@dataclass(frozen=True)
+class ScaleTables:
+    """``direction_qss`` (2 n_rows): each direction's QSSA scale (NO_QSSA, DROPPED, i); entries
+    (directions with a QSSA scale or a stiffness factor, ascending) ``direction`` and ``factors``:
+    (stiff species, nu) applied in order after x_i."""
+
+    direction_qss: np.ndarray
+    direction: np.ndarray
+    factors: Csr
+
+    @property
+    def n_entries(self) -> int:
+        return self.direction.size
+
+
+def _qssa_pattern(system) -> tuple[list[dict[int, int]], list[tuple]]:
+    """Per QSSA species, its cells (column -> mode) with the fill-in, and the solve as operations on
+    symbolic slots (('x', i) or (i, j)), component by component as ``singe.reference.qssa.solve``."""
+    cells: list[dict[int, int]] = [{} for _ in range(system.n_qss)]
+    ops: list[tuple] = []
+    for component in system.components:
+        inside = set(component)
+        pattern = set()
+        for i in component:
+            for j in system.dependencies(i):
+                if j in inside:
+                    pattern.add((i, j))
+                else:
+                    cells[i][j] = EXTERNAL
+                    ops.append((ADD_PRODUCT, ("x", i), (i, j), ("x", j)))
+            pattern.add((i, i))
+        ops += _eliminate(component, pattern)
+        for i, j in pattern:
+            cells[i][j] = DIAGONAL if i == j else OFF_DIAGONAL
+    return cells, ops
+
+
+def _eliminate(component: tuple[int, ...], pattern: set) -> list[tuple]:
+    """Gaussian elimination without pivoting, then back-substitution, skipping structural zeros
+    (``pattern`` gains the fill-in)."""
+    ops, m = [], len(component)
+    for kk, k in enumerate(component):
+        for i in component[kk + 1:]:
+            if (i, k) not in pattern:
+                continue  # factor 0: nothing changes
+            ops.append((DIVIDE, (i, k), (i, k), (k, k)))  # the factor, in M_ik's cell
+            for j in component[kk + 1:]:
+                if (k, j) in pattern:
+                    pattern.add((i, j))
+                    ops.append((SUBTRACT_PRODUCT, (i, j), (i, k), (k, j)))
+            ops.append((SUBTRACT_PRODUCT, ("x", i), (i, k), ("x", k)))
+    for ii in reversed(range(m)):
+        i = component[ii]
+        for j in component[ii + 1:]:
+            if (i, j) in pattern:
+                ops.append((SUBTRACT_PRODUCT, ("x", i), (i, j), ("x", j)))
+        ops.append((DIVIDE, ("x", i), ("x", i), (i, i)))
+    return ops
+
+
+def _directions(row_of: np.ndarray, n_rows: int, terms) -> list[tuple[int, float]]:
+    return [(int(d * n_rows + row_of[r]), float(nu)) for r, d, nu in terms]
+
+
+def qssa_tables(mech: Mechanism, row_of: np.ndarray) -> QssaTables:
+    system = build_qssa_system(mech)
+    nq, n_rows = system.n_qss, row_of.size
+    cells, symbolic = _qssa_pattern(system)
+    cell_id, modes, columns, ptr = {}, [], [], [0]
+    for i in range(nq):
+        for j in sorted(cells[i]):
+            cell_id[(i, j)] = len(modes)
+            modes.append(cells[i][j])
+            columns.append(j)
+        ptr.append(len(modes))
+    sums = [[] for _ in range(2 * nq + len(modes))]
+    for i in range(nq):
+        sums[2 * i] = _directions(row_of, n_rows, system.consumers[i])
+        sums[2 * i + 1] = _directions(row_of, n_rows, system.sources[i])
+        for j, r, d, nu in system.couplings[i]:
+            sums[2 * nq + cell_id[(i, j)]].append((int(d * n_rows + row_of[r]), float(nu)))
+
+    def slot(symbol) -> int:
+        return symbol[1] if symbol[0] == "x" else nq + cell_id[symbol]
+    ops = np.array([(op, slot(d), slot(a), slot(b)) for op, d, a, b in symbolic], dtype=np.int64).reshape(-1, 4)
+    return QssaTables(nq, Csr.of(sums), np.array(ptr, dtype=np.int64), np.array(modes, dtype=np.int64),
+                      np.array(columns, dtype=np.int64), ops)
+
+
+def _direction_qss(mech: Mechanism, row_of: np.ndarray) -> np.ndarray:
+    n_rows = row_of.size
+    scale = np.full(2 * n_rows, NO_QSSA, dtype=np.int64)
+    if mech.qss_species:
+        system = build_qssa_system(mech)
+        for r, d in system.dropped:
+            scale[d * n_rows + row_of[r]] = DROPPED
+        for r, d, k in system.scaled:
+            scale[d * n_rows + row_of[r]] = k
+    return scale
+
+
+def stiff_tables(mech: Mechanism, row_of: np.ndarray, direction_qss: np.ndarray) -> StiffTables:
+    nu_r, nu_p = stiff_stoichiometry(mech)
+    n_rows = row_of.size
+    position = _positions(mech)
+    destruction, creation = [], []
+    for s in range(len(mech.stiff_species)):
+        lost, made = [], []
+        for r, reaction in enumerate(mech.reactions):
+            for d, consumed, produced in ((0, nu_r, nu_p), (1, nu_p, nu_r)):
+                direction = d * n_rows + int(row_of[r])
+                if (d == 1 and not reaction.reversible) or direction_qss[direction] == DROPPED:
+                    continue  # rate 0
+                if consumed[s, r] > 0.0:
+                    lost.append((direction, float(consumed[s, r])))
+                if produced[s, r] > 0.0:
+                    made.append((direction, float(produced[s, r])))
+        destruction.append(sorted(lost))
+        creation.append(sorted(made))
+    species = np.array([position[name] for name in mech.stiff_species], dtype=np.int64)
+    weights = np.array([mech.molecular_weights[mech.species_index(name)] for name in mech.stiff_species])
+    return StiffTables(species, weights, Csr.of(destruction), Csr.of(creation))
+
+
+def scale_tables(direction_qss: np.ndarray, stiff: StiffTables | None) -> ScaleTables:
+    factors: dict[int, list[tuple[int, float]]] = {}
+    if stiff is not None:
+        for s in range(stiff.species.size):
+            for direction, nu in zip(*stiff.destruction.row(s)):
+                factors.setdefault(int(direction), []).append((s, float(nu)))
+    directions = sorted(set(np.flatnonzero(direction_qss != NO_QSSA).tolist()) | set(factors))
+    return ScaleTables(direction_qss, np.array(directions, dtype=np.int64),
+                       Csr.of([factors.get(d, []) for d in directions]))
+
+
+def extension_tables(mech: Mechanism, rows: list[Reaction]) -> dict:
+    """The ``qssa``, ``stiff`` and ``scale`` tables of ``mech`` (None without QSSA and stiff species)."""
+    if not (mech.qss_species or mech.stiff_species):
+        return {}
+    row_of = np.empty(len(rows), dtype=np.int64)
+    row_of[[r.index for r in rows]] = np.arange(len(rows))
+    direction_qss = _direction_qss(mech, row_of)
+    qssa = qssa_tables(mech, row_of) if mech.qss_species else None
+    stiff = stiff_tables(mech, row_of, direction_qss) if mech.stiff_species else None
+    return {"qssa": qssa, "stiff": stiff, "scale": scale_tables(direction_qss, stiff)}

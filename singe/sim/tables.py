@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from singe.constants import BIG_NUMBER as BIG
+from singe.constants import C_FLOOR, D_FLOOR
 from singe.constants import GAS_CONSTANT, ONE_ATM
 from singe.constants import SMALL_NUMBER as SMALL
 from singe.errors import SingeInternalError
@@ -68,7 +69,8 @@ def thermo_phase(item, values, load):
     partial = np.zeros(pt.T.shape)
     for k in range(item.begin, item.end):
         writes[f"g{k}"] = gibbs(tables, k, pt)
-        partial = partial + load("mass_fractions", k) / tables.weights[k]
+        if k < tables.n_transported:  # QSSA species have no mass fraction
+            partial = partial + load("mass_fractions", k) / tables.weights[k]
     writes[item.writes[-1][0]] = partial
     return writes, {}
 
@@ -79,8 +81,8 @@ def concentrations_phase(item, values, load):
     for name, _ in item.reads[1:]:
         total = total + values[name]
     density = pt.P * (1.0 / total) / (GAS_CONSTANT * pt.T)
-    return {f"C{k}": (load("mass_fractions", k) / tables.weights[k]) * density
-            for k in range(item.begin, item.end)}, {}
+    return {f"C{k}": (load("mass_fractions", k) / tables.weights[k]) * density if k < tables.n_transported
+            else np.ones_like(density) for k in range(item.begin, item.end)}, {}  # QSSA species: C = 1
 
 
 def arrhenius(sets: ct.ArrheniusSets, i: int, pt: _Point) -> np.ndarray:
@@ -186,6 +188,12 @@ def _reciprocal_equilibrium(tables, row, flags, values, pt):
 
 def rate_of_progress(tables: ct.ChemistryTables, row: int, values, pt: _Point) -> np.ndarray:
     """q = q_f - q_r of one row."""
+    forward, reverse = directions_of_progress(tables, row, values, pt)
+    return forward if reverse is None else forward - reverse
+
+
+def directions_of_progress(tables: ct.ChemistryTables, row: int, values, pt: _Point):
+    """(q_f, q_r) of one row (q_r None where it has no reverse rate)."""
     flags = int(tables.flags[row])
     group = tables.group_of(row)
     M = None
@@ -210,14 +218,22 @@ def rate_of_progress(tables: ct.ChemistryTables, row: int, values, pt: _Point) -
         kf = kf * M
         kr = None if kr is None else kr * M
     q = kf * _product(tables.forward_factors, row, bool(flags & ct.FORWARD_POWER), values)
-    if kr is not None:
-        q = q - kr * _product(tables.reverse_factors, row, bool(flags & ct.REVERSE_POWER), values)
-    return q
+    if kr is None:
+        return q, None
+    return q, kr * _product(tables.reverse_factors, row, bool(flags & ct.REVERSE_POWER), values)
 
 
 def rates_phase(item, values, load):
     pt = _Point(load).pressure()
-    return {f"q{row}": rate_of_progress(item.tables, row, values, pt) for row in range(item.begin, item.end)}, {}
+    tables = item.tables
+    if not tables.split:
+        return {f"q{row}": rate_of_progress(tables, row, values, pt) for row in range(item.begin, item.end)}, {}
+    writes = {}
+    for row in range(item.begin, item.end):
+        forward, reverse = directions_of_progress(tables, row, values, pt)
+        writes[f"qf{row}"] = forward
+        writes[f"qr{row}"] = np.zeros_like(pt.T) if reverse is None else reverse
+    return writes, {}
 
 
 def species_phase(item, values, load):
@@ -227,13 +243,110 @@ def species_phase(item, values, load):
     for k in range(item.begin, item.end):
         total = np.zeros(width)
         for row, nu in zip(*tables.species_sums.row(k)):
-            total = total + nu * values[f"q{row}"]
+            if tables.split:
+                total = total + nu * (_final(tables, values, row) - _final(tables, values, tables.n_rows + row))
+            else:
+                total = total + nu * values[f"q{row}"]
         stores[("production_rates", k)] = total
     return {}, stores
 
 
+def _direction_name(tables, d: int, scaled: bool = False) -> str:
+    """The value of direction d (``singe.kernels.table_form.SlotLayout.direction``)."""
+    return f"{'qf' if d < tables.n_rows else 'qr'}{'s' if scaled else ''}{d % tables.n_rows}"
+
+
+def _final(tables, values, d: int):
+    scaled = _direction_name(tables, d, True)
+    return values[scaled] if scaled in values else values[_direction_name(tables, d)]
+
+
+def qssa_coefficients_phase(item, values, load):
+    """D_i (floored), x_i's right-hand side a_i0 = P_i0 / D_i and the cells of QSSA species i:
+    a_ij, 0 - a_ij or 1 - a_ii, with P = sum over the terms of multiplicity x direction."""
+    q, tables = item.tables.qssa, item.tables
+
+    def total(u):
+        result = 0.0
+        for d, nu in zip(*q.sums.row(u)):
+            result = result + nu * values[_direction_name(tables, int(d))]
+        return result
+    writes = {}
+    for i in range(item.begin, item.end):
+        D = np.maximum(total(2 * i), D_FLOOR)
+        writes[f"b{i}"] = total(2 * i + 1) / D
+        for c in range(int(q.cell_ptr[i]), int(q.cell_ptr[i + 1])):
+            a = total(2 * q.n_qss + c) / D
+            mode = int(q.cell_mode[c])
+            writes[f"m{c}"] = a if mode == ct.EXTERNAL else (0.0 - a if mode == ct.OFF_DIAGONAL else 1.0 - a)
+    return writes, {}
+
+
+def qssa_solve_phase(item, values, load):
+    """The elimination's operations ``begin:end`` over the solve slots (x_i, then the cells)."""
+    q = item.tables.qssa
+    slots = [values[f"b{i}"] for i in range(q.n_qss)] + [values[f"m{c}"] for c in range(q.n_cells)]
+    for op, d, a, b in q.ops[item.begin:item.end]:
+        if op == ct.ADD_PRODUCT:
+            slots[d] = slots[d] + slots[a] * slots[b]
+        elif op == ct.SUBTRACT_PRODUCT:
+            slots[d] = slots[d] - slots[a] * slots[b]
+        else:
+            slots[d] = slots[a] / slots[b]
+    names = {name for name, _ in item.writes}
+    return {name: slots[u] for u, name in enumerate([f"x{i}" for i in range(q.n_qss)] +
+                                                     [f"e{c}" for c in range(q.n_cells)]) if name in names}, {}
+
+
+def _qssa_scaled(tables, values, d: int):
+    """Direction d times x_i of its consumed QSSA species (its rate as the QSSA leaves it)."""
+    rate = values[_direction_name(tables, d)]
+    i = int(tables.scale.direction_qss[d])
+    return rate * values[f"x{i}"] if i >= 0 else rate
+
+
+def stiffness_phase(item, values, load):
+    """r_s of ``singe.reference.stiffness`` (simultaneous form): 1 unless DDOT / C_s > 2/dt; dt = 0 (NULL):
+    no species is stiff."""
+    tables, st = item.tables, item.tables.stiff
+    dt = load("dt", 0)
+    writes = {}
+    for s in range(item.begin, item.end):
+        sums = []
+        for csr in (st.destruction, st.creation):
+            total = 0.0
+            for d, nu in zip(*csr.row(s)):
+                total = total + nu * _qssa_scaled(tables, values, int(d))
+            sums.append(total)
+        destruction, creation = sums
+        k = int(st.species[s])
+        C = np.maximum(values[f"C{k}"], C_FLOOR)
+        supply = creation + load("diffusion_source", k) / st.weights[s]
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            stiff = destruction / C > 2.0 / dt
+            c0 = C * supply / destruction
+            c0 = C * (supply + (C - c0) / dt) / destruction
+            writes[f"r{s}"] = np.where(stiff, c0 / C, 1.0)
+    return writes, {}
+
+
+def scale_phase(item, values, load):
+    """Each direction of entries ``begin:end`` times x_i (0 where dropped), then times r_s^nu."""
+    tables, sc = item.tables, item.tables.scale
+    writes = {}
+    for e in range(item.begin, item.end):
+        d = int(sc.direction[e])
+        rate = np.zeros_like(values[_direction_name(tables, d)]) if sc.direction_qss[d] == ct.DROPPED else             _qssa_scaled(tables, values, d)
+        for s, nu in zip(*sc.factors.row(e)):
+            factor = values[f"r{int(s)}"]
+            rate = rate * (factor if nu == 1.0 else np.power(factor, nu))
+        writes[_direction_name(tables, d, True)] = rate
+    return writes, {}
+
+
 PHASES = {"thermo": thermo_phase, "concentrations": concentrations_phase, "rates": rates_phase,
-          "species": species_phase}
+          "qssa_coefficients": qssa_coefficients_phase, "qssa_solve": qssa_solve_phase,
+          "stiffness": stiffness_phase, "scale": scale_phase, "species": species_phase}
 
 
 def run_table_loop(item, values: dict, load) -> tuple[dict, dict]:

@@ -556,19 +556,27 @@ def static_instructions(programs: WarpPrograms) -> int:
     """Machine instructions of the kernel's code (what the instruction cache
     must hold): each warp's issued instructions per slab (``issued_per_warp``)
     with every rolled loop counted as codegen emits it, its body ``unroll``
-    times and its trip overhead once (``loop_static_savings``).  The overlay's
-    code shared by several warps is counted once per warp (not credited: an
-    upper bound where warps share code) and the divergent-path copies ptxas
-    emits of the constants' shuffles (``BRA.DIV``) are not counted.  GRI-Mech
-    3.0 viscosity at 2 warps (sm_90, constants from the table): 7,012 against
-    6,679 static SASS instructions, where the straight-line count is 28,362
-    (tests/test_timing.py)."""
-    total = 0
-    for code, issued in zip(warp_code(programs), issued_per_warp(programs)):
-        total += sum(issued.values())
+    times and its trip overhead once (``loop_static_savings``), every unit
+    the overlay emits once for several warps (``OverlaidKernel.sharing``)
+    counted once, and the slab loop and dispatch (``WarpCode.dispatch``, which
+    every warp passes) once.  The divergent-path copies ptxas emits of the constants'
+    shuffles (``BRA.DIV``) are not counted.  GRI-Mech 3.0 viscosity at 2
+    warps (sm_90, constants from the table): 7,012 against 6,679 static SASS
+    instructions, where the straight-line count is 28,362 (tests/test_timing.py)."""
+    codes = warp_code(programs)
+    latency = {op: 0.0 for op in EXPANSIONS}
+
+    def static(unit, code: WarpCode) -> int:
+        size = sum(_unit_classes(unit, code, latency).values())
         if code.rolled:
-            total -= sum(loop_static_savings(unit, loop, code) for unit in code.units
-                         for loop in getattr(unit, "loops", ()))
+            size -= sum(loop_static_savings(unit, loop, code) for loop in getattr(unit, "loops", ()))
+        return size
+
+    total = max((sum(n for _, n in code.dispatch) for code in codes), default=0)  # one slab loop and dispatch
+    total += sum(static(u, code) for code in codes for u in code.units)
+    if programs.plan is not None:
+        for warp, position, count in lay_out(programs).sharing:
+            total -= (count - 1) * static(codes[warp].units[position], codes[warp])
     return total
 
 

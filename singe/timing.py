@@ -561,8 +561,9 @@ def static_instructions(programs: WarpPrograms) -> int:
     counted once, and the slab loop and dispatch (``WarpCode.dispatch``, which
     every warp passes) once.  The divergent-path copies ptxas emits of the constants'
     shuffles (``BRA.DIV``) are not counted.  GRI-Mech 3.0 viscosity at 2
-    warps (sm_90, constants from the table): 7,012 against 6,679 static SASS
-    instructions, where the straight-line count is 28,362 (tests/test_timing.py)."""
+    warps (sm_90, constants from the table): 6,472 against 6,371 static SASS
+    instructions, where the straight-line count is 31,066; DME viscosity at
+    15 warps x 3 CTAs: 3,245 against 3,434 (tests/test_timing.py)."""
     codes = warp_code(programs)
     latency = {op: 0.0 for op in EXPANSIONS}
 

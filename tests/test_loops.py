@@ -22,7 +22,7 @@ from singe.codegen.overlay import _Constants
 from singe.compiler import compile_kernel
 from singe.kernels.transport import wilke_op
 from singe.codegen.render import render_unit
-from singe.programs.lowering import (FULL_UNROLL_ITERATIONS, LOOP_UNROLL, ComputeUnit, Loop, LoopSummary,
+from singe.programs.lowering import (FULL_UNROLL_ITERATIONS, LONG_BODY, LOOP_UNROLL, ComputeUnit, Loop, LoopSummary,
                                      find_loops, loop_summary)
 from singe.reference import transport as reference
 from singe.derived.transport import fit_transport
@@ -174,3 +174,14 @@ def test_grouped_wilke_operation_reads_each_inner_species_once_per_iteration():
 def generate_unit_text(unit: ComputeUnit) -> str:
     names = {f"s{k}": f"r{i}" for i, k in enumerate(unit.op.name.split("_")[1:])}
     return "\n".join(render_unit(unit, names, 128).lines)
+
+
+def test_long_grouped_loops_run_one_iteration_per_trip():
+    """Past FULL_UNROLL_ITERATIONS, a grouped Wilke loop (8 instructions per iteration) runs one per trip."""
+    weights = np.resize(WEIGHTS, FULL_UNROLL_ITERATIONS + 8)
+    op = wilke_op((2, 3), weights)
+    unit = ComputeUnit(op, {v: s for s, v in enumerate(op.inputs) if v not in ("s2", "s3")}, {},
+                       frozenset({"term2", "term3"}))
+    summary = loop_summary(unit, unit.loops[0])
+    assert summary.body == LONG_BODY and summary.unroll == 1 and summary.trips == summary.iterations
+    assert "#pragma unroll 1" in generate_unit_text(unit)

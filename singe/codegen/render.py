@@ -259,7 +259,7 @@ def _render_loop(loop: Loop, unit: ComputeUnit, names, temps, inline, b: _ShapeB
     b.lines.append("  {")
     if columns.varying:
         b.lines.append(f"  int {columns.index} = SINGE_CONST_INDEX({columns.base});")
-    unroll = unroll_factor(loop)
+    unroll = unroll_factor(loop, instrs)
     b.lines.append("#pragma unroll" if unroll >= loop.count else f"#pragma unroll {unroll}")
     b.lines.append(f"  {columns.header()}")
     position = {instr.dst: q for q, instr in enumerate(body) if instr.dst is not None}

@@ -16,7 +16,7 @@ module; the timing model counts from it):
 - its ``instructions`` (the live ones) one by one, except the runs in
   ``loops``: each ``Loop`` is emitted as a ``for`` over ``count``
   iterations of ``period`` instructions, ``LOOP_UNROLL`` iterations per
-  trip (``#pragma unroll``; completely unrolled up to ``FULL_UNROLL_ITERATIONS``), with
+  trip (``#pragma unroll``; arithmetic bodies unrolled completely up to ``FULL_UNROLL_ITERATIONS``), with
   * a variable declared before the loop for each ``carried`` position;
   * one shared read before the loop per ``invariant_loads`` entry (the same
     slot every iteration, not stored by the loop);
@@ -195,11 +195,15 @@ def live_instructions(instrs, needed) -> list[Instr]:
 
 LOOP_UNROLL = 2  # iterations per trip of an emitted loop: halves the counter, compare and branch per iteration
 FULL_UNROLL_ITERATIONS = 32
-"""A loop of at most this many iterations is unrolled completely (``#pragma unroll``): ptxas folds its
-affine shared slots and the constant-table index into immediate offsets and drops the counter, compare
-and branch (DME viscosity at 15 warps, sm_90 SASS walk: 15,566 -> 12,403 lane-instructions issued per
-point, static code 1,628 -> 3,332 instructions); longer loops keep ``LOOP_UNROLL`` iterations per trip,
-so that the code of large mechanisms stays compact."""
+"""A loop of at most this many iterations whose body is plain arithmetic (``FULL_UNROLL_OPCODES``) is
+unrolled completely (``#pragma unroll``): ptxas folds its affine shared slots and the constant-table
+index into immediate offsets and drops the counter, compare and branch (DME viscosity at 15 warps,
+sm_90 SASS walk: 15,566 -> 12,403 lane-instructions issued per point, static code 1,628 -> 3,332
+instructions); longer loops keep ``LOOP_UNROLL`` iterations per trip, so that the code of large
+mechanisms stays compact."""
+FULL_UNROLL_OPCODES = frozenset({"add", "sub", "mul", "fma", "max", "min", "mov"})
+"""Loops with an exp (the diffusion columns) stay rolled: unrolled, ptxas overlaps the exps of many
+iterations and spills (DME diffusion at 10 warps x 2-3 CTAs, sm_90: 1,796-3,764 B of spill stores)."""
 MIN_LOOP_ITERATIONS = 3  # a run of fewer iterations stays unrolled
 MIN_LOOP_INSTRUCTIONS = 12  # nor one that replaces fewer instructions
 MAX_LOOP_PERIOD = 64  # instructions per iteration considered
@@ -430,15 +434,26 @@ class LoopSummary:
         return self.unroll >= self.iterations
 
 
-def unroll_factor(loop: Loop) -> int:
-    """Iterations per trip of the emitted loop: all of them up to ``FULL_UNROLL_ITERATIONS``, else ``LOOP_UNROLL``."""
-    return loop.count if loop.count <= FULL_UNROLL_ITERATIONS else LOOP_UNROLL
+LONG_BODY = 8
+"""A rolled loop whose body has this many instructions or more (the grouped Wilke sums) runs one
+iteration per trip: the counter's cost per pair stays that of two shorter iterations, and ptxas holds
+one iteration's loads (n-heptane viscosity at 13 warps x 3 CTAs, sm_80: 12 B of spill stores with two)."""
+
+
+def unroll_factor(loop: Loop, instrs) -> int:
+    """Iterations per trip of the emitted loop over ``instrs`` (the unit's live instructions): all of them
+    up to ``FULL_UNROLL_ITERATIONS`` when the body is plain arithmetic, else ``LOOP_UNROLL`` (1 for a
+    ``LONG_BODY``)."""
+    arithmetic = all(instr.opcode in FULL_UNROLL_OPCODES for instr in loop.iteration(instrs, 0))
+    if arithmetic and loop.count <= FULL_UNROLL_ITERATIONS:
+        return loop.count
+    return 1 if loop.period >= LONG_BODY else LOOP_UNROLL
 
 
 def loop_summary(unit: ComputeUnit, loop: Loop) -> LoopSummary:
     distinct = {tuple(values) for values in integer_columns(unit, loop)}  # one read where operands share one
     kinds = [column_kind(values) for values in distinct]
-    unroll = unroll_factor(loop)
+    unroll = unroll_factor(loop, unit.instructions)
     return LoopSummary(loop.count, loop.period, len(varying_constants(unit, loop)), kinds.count("table"),
                        kinds.count("affine"), len(invariant_loads(unit, loop)), len(loop.carried),
                        0 if unroll >= loop.count else -(-loop.count // unroll), unroll)

@@ -228,7 +228,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         double t8 = t4;
         {
         int k7 = SINGE_CONST_INDEX(6);
-      #pragma unroll
+      #pragma unroll 2
         for (int i = 0; i < 4; i++, k7 += 4) {
           const double t9 = fma(SINGE_CONST_AT(k7 + 0), r0, SINGE_CONST_AT(k7 + 1));
           const double t10 = fma(t9, r0, SINGE_CONST_AT(k7 + 2));
@@ -257,7 +257,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         double t7 = t4;
         {
         int k5 = SINGE_CONST_INDEX(26);
-      #pragma unroll
+      #pragma unroll 2
         for (int i = 0; i < 4; i++, k5 += 4) {
           const double t8 = t6 * t5;
           const double t9 = shared[(11 + 1 * i)][lane] + t8;
@@ -287,7 +287,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         double t7 = t4;
         {
         int k5 = SINGE_CONST_INDEX(46);
-      #pragma unroll
+      #pragma unroll 2
         for (int i = 0; i < 4; i++, k5 += 4) {
           const double t8 = t6 * t5;
           const double t9 = shared[singe_loop_ints[4 + i]][lane] + t8;
@@ -317,7 +317,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         double t7 = t4;
         {
         int k5 = SINGE_CONST_INDEX(66);
-      #pragma unroll
+      #pragma unroll 2
         for (int i = 0; i < 4; i++, k5 += 4) {
           const double t8 = t6 * t5;
           const double t9 = shared[singe_loop_ints[12 + i]][lane] + t8;
@@ -374,7 +374,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         double t8 = t4;
         {
         int k7 = SINGE_CONST_INDEX(7);
-      #pragma unroll
+      #pragma unroll 2
         for (int i = 0; i < 4; i++, k7 += 4) {
           const double t9 = fma(SINGE_CONST_AT(k7 + 0), r0, SINGE_CONST_AT(k7 + 1));
           const double t10 = fma(t9, r0, SINGE_CONST_AT(k7 + 2));
@@ -404,7 +404,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         double t8 = t4;
         {
         int k7 = SINGE_CONST_INDEX(27);
-      #pragma unroll
+      #pragma unroll 2
         for (int i = 0; i < 3; i++, k7 += 4) {
           const double t9 = fma(SINGE_CONST_AT(k7 + 0), r0, SINGE_CONST_AT(k7 + 1));
           const double t10 = fma(t9, r0, SINGE_CONST_AT(k7 + 2));
@@ -431,7 +431,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         double t7 = t4;
         {
         int k5 = SINGE_CONST_INDEX(43);
-      #pragma unroll
+      #pragma unroll 2
         for (int i = 0; i < 3; i++, k5 += 4) {
           const double t8 = t6 * t5;
           const double t9 = shared[(22 + 1 * i)][lane] + t8;
@@ -461,7 +461,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         double t7 = t4;
         {
         int k5 = SINGE_CONST_INDEX(59);
-      #pragma unroll
+      #pragma unroll 2
         for (int i = 0; i < 3; i++, k5 += 4) {
           const double t8 = t6 * t5;
           const double t9 = shared[singe_loop_ints[23 + i]][lane] + t8;
@@ -673,7 +673,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         double t8 = t4;
         {
         int k7 = SINGE_CONST_INDEX(14);
-      #pragma unroll
+      #pragma unroll 2
         for (int i = 0; i < 3; i++, k7 += 4) {
           const double t9 = fma(SINGE_CONST_AT(k7 + 0), r0, SINGE_CONST_AT(k7 + 1));
           const double t10 = fma(t9, r0, SINGE_CONST_AT(k7 + 2));
@@ -700,7 +700,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         double t7 = t4;
         {
         int k5 = SINGE_CONST_INDEX(30);
-      #pragma unroll
+      #pragma unroll 2
         for (int i = 0; i < 3; i++, k5 += 4) {
           const double t8 = t6 * t5;
           const double t9 = shared[(28 + 1 * i)][lane] + t8;

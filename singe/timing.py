@@ -560,10 +560,11 @@ def static_instructions(programs: WarpPrograms) -> int:
     the overlay emits once for several warps (``OverlaidKernel.sharing``)
     counted once, and the slab loop and dispatch (``WarpCode.dispatch``, which
     every warp passes) once.  The divergent-path copies ptxas emits of the constants'
-    shuffles (``BRA.DIV``) are not counted.  GRI-Mech 3.0 viscosity at 2
-    warps (sm_90, constants from the table): 6,472 against 6,371 static SASS
-    instructions, where the straight-line count is 31,066; DME viscosity at
-    15 warps x 3 CTAs: 3,245 against 3,434 (tests/test_timing.py)."""
+    shuffles (``BRA.DIV``) are not counted.  n-heptane viscosity at 13 warps
+    x 3 CTAs (rolled loops, sm_90): 2,123 against 2,541 static SASS
+    instructions, where the straight-line count is 37,925; DME viscosity at
+    15 warps x 3 CTAs (loops unrolled completely): 3,245 against 3,434; rolled
+    GRI-Mech 3.0 viscosity at 2-8 warps: 10-23 % under (tests/test_timing.py)."""
     codes = warp_code(programs)
     latency = {op: 0.0 for op in EXPANSIONS}
 

@@ -20,9 +20,9 @@ from singe import host
 from singe.codegen import generate
 from singe.codegen.overlay import _Constants
 from singe.compiler import compile_kernel
-from singe.kernels.transport import wilke_op
+from singe.kernels.transport import WILKE_GROUP_MAX_SPECIES, wilke_groups, wilke_op
 from singe.codegen.render import render_unit
-from singe.programs.lowering import (FULL_UNROLL_ITERATIONS, LONG_BODY, LOOP_UNROLL, ComputeUnit, Loop, LoopSummary,
+from singe.programs.lowering import (FULL_UNROLL_ITERATIONS, LOOP_UNROLL, ComputeUnit, Loop, LoopSummary,
                                      find_loops, loop_summary)
 from singe.reference import transport as reference
 from singe.derived.transport import fit_transport
@@ -176,12 +176,8 @@ def generate_unit_text(unit: ComputeUnit) -> str:
     return "\n".join(render_unit(unit, names, 128).lines)
 
 
-def test_long_grouped_loops_run_one_iteration_per_trip():
-    """Past FULL_UNROLL_ITERATIONS, a grouped Wilke loop (8 instructions per iteration) runs one per trip."""
-    weights = np.resize(WEIGHTS, FULL_UNROLL_ITERATIONS + 8)
-    op = wilke_op((2, 3), weights)
-    unit = ComputeUnit(op, {v: s for s, v in enumerate(op.inputs) if v not in ("s2", "s3")}, {},
-                       frozenset({"term2", "term3"}))
-    summary = loop_summary(unit, unit.loops[0])
-    assert summary.body == LONG_BODY and summary.unroll == 1 and summary.trips == summary.iterations
-    assert "#pragma unroll 1" in generate_unit_text(unit)
+
+def test_wilke_sums_are_grouped_in_small_mechanisms_only():
+    """Pairs of outer species up to WILKE_GROUP_MAX_SPECIES species, one beyond."""
+    assert wilke_groups(10)[:2] == [(0, 1), (2, 3)] and wilke_groups(7)[-1] == (6,)
+    assert wilke_groups(WILKE_GROUP_MAX_SPECIES + 1) == [(k,) for k in range(WILKE_GROUP_MAX_SPECIES + 1)]

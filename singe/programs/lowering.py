@@ -434,20 +434,11 @@ class LoopSummary:
         return self.unroll >= self.iterations
 
 
-LONG_BODY = 8
-"""A rolled loop whose body has this many instructions or more (the grouped Wilke sums) runs one
-iteration per trip: the counter's cost per pair stays that of two shorter iterations, and ptxas holds
-one iteration's loads (n-heptane viscosity at 13 warps x 3 CTAs, sm_80: 12 B of spill stores with two)."""
-
-
 def unroll_factor(loop: Loop, instrs) -> int:
     """Iterations per trip of the emitted loop over ``instrs`` (the unit's live instructions): all of them
-    up to ``FULL_UNROLL_ITERATIONS`` when the body is plain arithmetic, else ``LOOP_UNROLL`` (1 for a
-    ``LONG_BODY``)."""
+    up to ``FULL_UNROLL_ITERATIONS`` when the body is plain arithmetic, else ``LOOP_UNROLL``."""
     arithmetic = all(instr.opcode in FULL_UNROLL_OPCODES for instr in loop.iteration(instrs, 0))
-    if arithmetic and loop.count <= FULL_UNROLL_ITERATIONS:
-        return loop.count
-    return 1 if loop.period >= LONG_BODY else LOOP_UNROLL
+    return loop.count if arithmetic and loop.count <= FULL_UNROLL_ITERATIONS else LOOP_UNROLL
 
 
 def loop_summary(unit: ComputeUnit, loop: Loop) -> LoopSummary:

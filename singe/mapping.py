@@ -264,13 +264,14 @@ def split_reductions(graph: DataflowGraph, warp_of: dict[str, int]) -> tuple[Dat
     dropped: dict[str, set[str]] = defaultdict(set)
     new_reductions: dict[str, Operation] = {}
     chains: dict[str, str] = {}
+    internal: set[str] = set()  # partials read only by the operation making them
     for reduction in (op for op in graph.operations if op.reduction):
         partials = []
         by_warp: dict[int, list[str]] = defaultdict(list)
         for term in sorted(reduction.inputs, key=lambda v: order.index(producers[v])):
             by_warp[warp_of[producers[term]]].append(term)
         for warp, terms in sorted(by_warp.items()):
-            previous = None
+            previous = previous_producer = None
             for step, term in enumerate(terms):
                 producer = producers[term]
                 name = f"{reduction.outputs[0]}@w{warp}.{step}"
@@ -278,8 +279,12 @@ def split_reductions(graph: DataflowGraph, warp_of: dict[str, int]) -> tuple[Dat
                     appended[producer].append(Instr("mov", name, (Reg(term),)))
                 else:
                     appended[producer].append(Instr("add", name, (Reg(previous), Reg(term))))
-                    extra_inputs[producer].append(previous)
+                    if previous_producer == producer:  # an operation making several terms chains them inside
+                        internal.add(previous)
+                    else:
+                        extra_inputs[producer].append(previous)
                 extra_outputs[producer].append(name)
+                previous_producer = producer
                 chains[name] = f"{reduction.outputs[0]}@w{warp}"
                 if consumers[term] == [reduction.name]:
                     dropped[producer].add(term)
@@ -295,7 +300,8 @@ def split_reductions(graph: DataflowGraph, warp_of: dict[str, int]) -> tuple[Dat
             rewritten.append(op)
             continue
         inputs = op.inputs + tuple(extra_inputs[op.name])
-        outputs = tuple(v for v in op.outputs if v not in dropped[op.name]) + tuple(extra_outputs[op.name])
+        outputs = tuple(v for v in op.outputs if v not in dropped[op.name]) + \
+            tuple(v for v in extra_outputs[op.name] if v not in internal)
         rewritten.append(Operation(op.name, op.kind, _insert_after_definitions(op.instrs, appended[op.name]),
                                    inputs, outputs, op.replicated, False))
     lowered = DataflowGraph(graph.kernel, graph.mechanism, tuple(rewritten), graph.n_species)

@@ -20,9 +20,10 @@ from singe import host
 from singe.codegen import generate
 from singe.codegen.overlay import _Constants
 from singe.compiler import compile_kernel
-from singe.kernels.transport import wilke_op
+from singe.kernels.transport import WILKE_GROUP_MAX_SPECIES, wilke_groups, wilke_op
 from singe.codegen.render import render_unit
-from singe.programs.lowering import ComputeUnit, Loop, LoopSummary, find_loops, loop_summary
+from singe.programs.lowering import (FULL_UNROLL_ITERATIONS, LOOP_UNROLL, ComputeUnit, Loop, LoopSummary,
+                                     find_loops, loop_summary)
 from singe.reference import transport as reference
 from singe.derived.transport import fit_transport
 from conftest import load
@@ -132,16 +133,51 @@ def test_wrong_loop_table_entry_or_trip_count_is_caught():
 
 def test_loop_summary_counts_what_is_emitted():
     """The Wilke loop: 9 iterations of 4 instructions, one constant load and two
-    affine shared slots (x_j, 1/s_j) per iteration, the running sum carried, 5 trips."""
+    affine shared slots (x_j, 1/s_j) per iteration, the running sum carried;
+    unrolled completely (no trips)."""
     unit = wilke_unit(2)
     summary = loop_summary(unit, unit.loops[0])
     assert summary == LoopSummary(iterations=9, body=4, constant_loads=1, table_loads=0, affine_indices=2,
-                                  hoisted_loads=0, carried=1, trips=5)
+                                  hoisted_loads=0, carried=1, trips=0, unroll=9)
+    assert summary.unrolled
     text = generate_unit_text(unit)
     assert text.count("SINGE_CONST_AT(") == summary.constant_loads
     assert text.count("* i)]") == summary.affine_indices and "for (int i = 0; i < 9;" in text
+    assert "#pragma unroll\n" in text + "\n" and "#pragma unroll 2" not in text
+
+
+def test_long_loops_keep_two_iterations_per_trip():
+    """Past FULL_UNROLL_ITERATIONS iterations a loop is emitted LOOP_UNROLL iterations per trip."""
+    weights = np.resize(WEIGHTS, FULL_UNROLL_ITERATIONS + 8)
+    op = wilke_op(2, weights)
+    unit = ComputeUnit(op, {v: s for s, v in enumerate(op.inputs) if v != "s2"}, {}, frozenset({"term2"}))
+    summary = loop_summary(unit, unit.loops[0])
+    assert summary.iterations == len(weights) - 1 and summary.unroll == LOOP_UNROLL and not summary.unrolled
+    assert summary.trips == -(-summary.iterations // LOOP_UNROLL)
+    assert f"#pragma unroll {LOOP_UNROLL}" in generate_unit_text(unit)
+
+
+def test_grouped_wilke_operation_reads_each_inner_species_once_per_iteration():
+    """Two outer species in one operation: one loop of 8 instructions per inner
+    species, two running sums carried, reading x_j and 1/s_j (each once per unit)."""
+    op = wilke_op((2, 3), WEIGHTS)
+    loads = {v: slot for slot, v in enumerate(op.inputs) if v not in ("s2", "s3")}
+    unit = ComputeUnit(op, loads, {}, frozenset({"term2", "term3"}))
+    assert [(loop.period, loop.count, len(loop.carried)) for loop in unit.loops] == [(8, 9, 2)]
+    loop = unit.loops[0]
+    for t in range(loop.count):
+        read = {name for instr in loop.iteration(unit.instructions, t) for name in instr.registers_read()
+                if name in unit.loads}
+        assert read == {f"x{t + 1}", f"inv_s{t + 1}"}
 
 
 def generate_unit_text(unit: ComputeUnit) -> str:
-    names = {f"s{unit.op.name.split('_')[1]}": "r0"}
+    names = {f"s{k}": f"r{i}" for i, k in enumerate(unit.op.name.split("_")[1:])}
     return "\n".join(render_unit(unit, names, 128).lines)
+
+
+
+def test_wilke_sums_are_grouped_in_small_mechanisms_only():
+    """Pairs of outer species up to WILKE_GROUP_MAX_SPECIES species, one beyond."""
+    assert wilke_groups(10)[:2] == [(0, 1), (2, 3)] and wilke_groups(7)[-1] == (6,)
+    assert wilke_groups(WILKE_GROUP_MAX_SPECIES + 1) == [(k,) for k in range(WILKE_GROUP_MAX_SPECIES + 1)]

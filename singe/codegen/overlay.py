@@ -59,6 +59,8 @@ class OverlaidKernel:
     total_units: int = 0
     loop_ints: list[int] = field(default_factory=list)  # the loop table (singe_loop_ints)
     loops: int = 0  # loops in the body
+    sharing: list[tuple[int, int, int]] = field(default_factory=list)
+    """Per unit emitted once for several warps: (first warp, its unit's position, number of warps)."""
 
 
 class _Constants:
@@ -198,6 +200,7 @@ class Overlay:
         self.blocks: list[Block] = []
         self._shapes: dict[int, Shape] = {}
         self.shared_units = 0
+        self.sharing: list[tuple[int, int, int]] = []
 
     def shape(self, warp: int) -> Shape:
         if warp not in self._shapes:
@@ -219,7 +222,7 @@ class Overlay:
         total = sum(len(u) for u in self.units)
         return OverlaidKernel(self.blocks, self.constants.table(), self.indices.rows,
                               len(self.variables.holders), self.shared_units, total,
-                              loop_ints=self.loop_tables.values, loops=self.loops)
+                              loop_ints=self.loop_tables.values, loops=self.loops, sharing=self.sharing)
 
     def _groups(self, active: list[int]) -> list[list[int]]:
         """Warps whose next units have the same text; a group whose offsets
@@ -290,6 +293,7 @@ class Overlay:
             self.blocks.append(Block(kind, tuple(warps), lines))
         if len(warps) > 1:
             self.shared_units += len(warps)
+            self.sharing.append((warps[0], self.position[warps[0]], len(warps)))
         self._advance(warps)
 
     def _emit_switch(self, warps: list[int]) -> None:

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from singe.kernels.registry import POINT_INPUTS
-from singe.programs.lowering import (LOOP_UNROLL, BarrierUnit, ComputeUnit, LoadUnit, Loop, StoreUnit, Unit,
-                                     column_kind, invariant_loads, varying_constants)
+from singe.programs.lowering import (BarrierUnit, ComputeUnit, LoadUnit, Loop, StoreUnit, Unit,
+                                     column_kind, invariant_loads, unroll_factor, varying_constants)
 from singe.errors import SingeInternalError
 from singe.kernels.ir import NULLABLE_INPUTS, Const, Imm, Instr, Reg
 from singe.programs import Arrive, FullSync, Sync
@@ -259,7 +259,8 @@ def _render_loop(loop: Loop, unit: ComputeUnit, names, temps, inline, b: _ShapeB
     b.lines.append("  {")
     if columns.varying:
         b.lines.append(f"  int {columns.index} = SINGE_CONST_INDEX({columns.base});")
-    b.lines.append(f"#pragma unroll {LOOP_UNROLL}")
+    unroll = unroll_factor(loop, instrs)
+    b.lines.append("#pragma unroll" if unroll >= loop.count else f"#pragma unroll {unroll}")
     b.lines.append(f"  {columns.header()}")
     position = {instr.dst: q for q, instr in enumerate(body) if instr.dst is not None}
     local: dict[str, str] = {}

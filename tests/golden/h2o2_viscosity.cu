@@ -3,8 +3,8 @@
 //
 // Launch: 4 warps (128 threads) per CTA, 2 CTAs per SM (sm_90);
 // each CTA handles 32 points at a time (one per lane) and loops over slabs of 32 points.
-// Expected: ~42 registers per thread (255 available), 7424 B shared memory,
-// 3 synchronization points on named barriers [0, 1, 2, 3], 60 constants per warp
+// Expected: ~44 registers per thread (255 available), 6656 B shared memory,
+// 2 synchronization points on named barriers [0, 1, 2], 56 constants per warp
 // (2 per thread after striping, 2 of them kept in registers).
 // Species (10, species-major arrays, stride species_stride): H2 H O O2 OH H2O HO2 H2O2 AR N2
 #include "h2o2_viscosity.h"
@@ -81,57 +81,57 @@ static __device__ __forceinline__ double singe_exp(double x)
 // of an initialised const table (18 GB and a minute for a 52-species diffusion kernel).
 static __constant__ double h2o2_viscosity_constants[256] = {
   0.0, 0.0, 0.0, 0.0,
-  0.0005428416255372465, -0.012256814751576906, 0.4143441164485218, -8.049497730632867,
-  0.003356905868958147, -0.07538330009778764, 0.8860705791860739, -9.217844100969598,
-  0.03125195324707794, 0.055509297807382736, 0.029399658963956014, 0.25,
-  1.4198591479439078, 0.20412414523193154, 0.3331841186979649, 0.34291585839835853,
-  0.33429459776511156, 0.33529017250040033, 0.34322663485128596, 0.3435197643168,
-  0.3449567203606627, 0.34147970892630153, 0.2886751345948129, 1.0039920318408906,
-  0.25, 0.34291585839835853, 0.34811278670927365, 0.3435197643168,
-  0.344058772664597, 0.34827524024906154, 0.3484282730142159, 0.34917571209057574,
-  0.3473592750903838, 0.11827232578866644, 3.9998749980468142, 0.08607388720696257,
-  0.25, 0.2886751345948129, 0.2537887780512603, 0.25730207350400125,
-  0.29015580079647435, 0.29156971147029626, 0.29875641131968483, 0.2820668722143575,
-  5.656677470034862, 0.06178582142776551, 0.20412414523193154, 0.25,
-  0.2082805259060159, 0.21219282102310535, 0.2519308856173268, 0.2537887780512603,
-  0.2634535380677382, 0.24155916425181054, 0.0, 0.0,
-  0.0, 0.0, 0.0, 0.0,
-  0.008020596576854932, -0.18336774492671157, 1.7200743185958043, -11.11622418526927,
-  0.0033569058689580083, -0.07538330009778386, 0.8860705791860422, -9.217844100969515,
-  0.49603174603174605, 0.0, 0.0, 0.0,
-  0.9920634920634921, 0.06250390649415588, 0.05879931792791203, 0.030297521662727988,
-  0.11509614200772453, 4.123954412939115, 0.08363116359187062, 0.2461529120998737,
-  0.28569078131489195, 0.25, 0.25357221709439204, 0.2872169070172647,
-  0.2886751345948129, 0.29610098025611015, 0.27889132141581274, 0.11216282906851,
-  4.244408085940842, 0.08138526250207187, 0.24247812884988523, 0.2827971122664734,
-  0.24637599460546986, 0.25, 0.2843655428851411, 0.28586508899021695,
-  0.2935151200181844, 0.2758206634551549, 0.08482615828069773, 5.745084855770191,
-  0.06086342932712926, 0.20201388879024315, 0.24805408457042066, 0.2061709201692516,
-  0.2100862632816315, 0.25, 0.25187301940680934, 0.26162719860928263,
-  0.23955567686980545, 0.08363116359187062, 5.832152261386872, 0.05998115174228478,
-  0.19996775578359674, 0.2461529120998737, 0.20412414523193154, 0.20804122403171768,
-  0.2481128414550465, 0.25, 0.25983832224521636, 0.237601227269232,
-  0.0, 0.0, 0.0, 0.0,
-  0.005460590962277188, -0.12351409264245271, 1.253175680187251, -10.401899039501235,
-  -0.010160086481829, 0.17221835559184773, -0.43324533934079656, -7.712164180046578,
-  0.005460590962277815, -0.12351409264246738, 1.2531756801873626, -10.401899039501512,
-  0.005460590962277049, -0.12351409264244997, 1.253175680187232, -10.401899039501185,
-  0.007499619756571293, -0.17103884996570862, 1.6227026940098073, -11.340280294789888,
-  0.07749103869490676, 6.320601237224193, 0.05546460209935123, 0.1890624412605087,
-  0.23578005276017483, 0.19319474498901537, 0.19710117787753265, 0.23780498091473815,
-  0.2397583080787631, 0.25, 0.22698810702280886, 0.0,
+  0.0005428416255395942, -0.012256814751625949, 0.4143441164488608, -8.049497730633641,
+  0.008020596576855197, -0.18336774492671543, 1.7200743185958187, -11.116224185269274,
+  0.25, 0.2886751345948129, 1.4198591479439078, 1.0039920318408906,
+  0.20412414523193154, 0.25, 0.3331841186979649, 0.34291585839835853,
+  0.34291585839835853, 0.34811278670927365, 0.33429459776511156, 0.3435197643168,
+  0.33529017250040033, 0.344058772664597, 0.34322663485128596, 0.34827524024906154,
+  0.3435197643168, 0.3484282730142159, 0.3449567203606627, 0.34917571209057574,
+  0.34147970892630153, 0.3473592750903838, 0.11827232578866644, 0.08607388720696257,
+  3.9998749980468142, 5.656677470034862, 0.08607388720696257, 0.06178582142776551,
+  0.25, 0.20412414523193154, 0.2886751345948129, 0.25,
+  0.2537887780512603, 0.2082805259060159, 0.25730207350400125, 0.21219282102310535,
+  0.29015580079647435, 0.2519308856173268, 0.29156971147029626, 0.2537887780512603,
+  0.29875641131968483, 0.2634535380677382, 0.2820668722143575, 0.24155916425181054,
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
+  0.003356905868958207, -0.07538330009778732, 0.8860705791860604, -9.21784410096954,
+  0.003356905868957821, -0.07538330009777908, 0.8860705791860026, -9.217844100969408,
+  0.005460590962277907, -0.12351409264246657, 1.2531756801873373, -10.401899039501405,
+  0.11509614200772453, 0.11216282906851, 4.123954412939115, 4.244408085940842,
+  0.08363116359187062, 0.08138526250207187, 0.2461529120998737, 0.24247812884988523,
+  0.28569078131489195, 0.2827971122664734, 0.25, 0.24637599460546986,
+  0.25357221709439204, 0.25, 0.2872169070172647, 0.2843655428851411,
+  0.2886751345948129, 0.28586508899021695, 0.29610098025611015, 0.2935151200181844,
+  0.27889132141581274, 0.2758206634551549, 0.08482615828069773, 5.745084855770191,
+  5.832152261386872, 0.06086342932712926, 0.05998115174228478, 0.20201388879024315,
+  0.19996775578359674, 0.24805408457042066, 0.2461529120998737, 0.2061709201692516,
+  0.20412414523193154, 0.2100862632816315, 0.20804122403171768, 0.25,
+  0.2481128414550465, 0.25187301940680934, 0.25, 0.26162719860928263,
+  0.25983832224521636, 0.23955567686980545, 0.237601227269232, 0.0,
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
-  0.0, 0.0916057224828689, 5.292825332466584, 0.06589031801928921,
-  0.213162566130194, 0.2581650056959053, 0.21730078425753974, 0.22118535577917037,
-  0.2600251481673443, 0.26181225487007814, 0.27106530443825133, 0.25,
+  0.005460590962276605, -0.1235140926424404, 1.2531756801871647, -10.401899039501034,
+  -0.010160086481826952, 0.17221835559180632, -0.43324533934051973, -7.712164180047191,
+  0.005460590962278405, -0.12351409264247663, 1.253175680187404, -10.401899039501552,
+  0.007499619756573796, -0.1710388499657598, 1.6227026940101532, -11.340280294790663,
+  0.00471417089192205, -0.10633816904137498, 1.1213919387102993, -10.103763713469752,
+  0.07749103869490676, 0.0916057224828689, 6.320601237224193, 5.292825332466584,
+  0.05546460209935123, 0.06589031801928921, 0.1890624412605087, 0.213162566130194,
+  0.23578005276017483, 0.2581650056959053, 0.19319474498901537, 0.21730078425753974,
+  0.19710117787753265, 0.22118535577917037, 0.23780498091473815, 0.2600251481673443,
+  0.2397583080787631, 0.26181225487007814, 0.25, 0.27106530443825133,
+  0.22698810702280886, 0.25, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
-  0.0047141708919229836, -0.10633816904139652, 1.1213919387104632, -10.10376371347016,
+  0.0, 0.0, 0.0, 0.0,
+  0.0, 0.0, 0.0, 0.0,
+  0.0, 0.0, 0.0, 0.0,
+  0.0, 0.0, 0.0, 0.0,
   0.49603174603174605, 0.9920634920634921, 0.06250390649415588, 0.03125195324707794,
   0.05879931792791203, 0.055509297807382736, 0.030297521662727988, 0.029399658963956014,
   0.025031289111389236, 0.03569643749553795, 0.0, 0.0,
+  0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
@@ -148,32 +148,24 @@ static __constant__ double h2o2_viscosity_constants[256] = {
 
 
 // Warp indexing: per-warp shared-memory slots and species indices where warps share code.
-static __constant__ int singe_index[12][4] = {
-  { 0, 1, 4, 14 },
-  { 0, 2, 5, 15 },
+static __constant__ int singe_index[4][4] = {
+  { 0, 2, 4, 0 },
+  { 0, 3, 5, 0 },
   { 0, 6, 0, 0 },
-  { 3, 1, 0, 0 },
-  { 20, 18, 0, 0 },
-  { 5, 2, 0, 0 },
-  { 22, 19, 0, 0 },
-  { 7, 4, 0, 0 },
-  { 24, 21, 0, 0 },
-  { 0, 11, 14, 0 },
-  { 0, 24, 26, 0 },
-  { 0, 27, 28, 0 },
+  { 1, 11, 0, 0 },
 };
 
 
 // Loops: per-iteration shared-memory slots and species indices that are no arithmetic progression.
 static __constant__ int singe_loop_ints[9] = {
-  2, 3, 5, 6, 8, 10, 12, 13, 15,
+  1, 3, 5, 6, 8, 10, 11, 12, 13,
 };
 
 
 __global__ void __launch_bounds__(128, 2)
 h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__restrict__ mass_fractions, double *__restrict__ viscosity, const int n_points, const int species_stride)
 {
-  extern __shared__ double singe_shared[];  // 29 slots of 32 doubles (7424 B, dynamic)
+  extern __shared__ double singe_shared[];  // 26 slots of 32 doubles (6656 B, dynamic)
   double (*shared)[32] = reinterpret_cast<double (*)[32]>(singe_shared);
   const int warp_id = threadIdx.x >> 5;
   const int lane = threadIdx.x & 31;
@@ -187,13 +179,14 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
   for (int slab = blockIdx.x; slab < n_slabs; slab += gridDim.x) {
     const bool valid = slab * 32 + lane < n_points;
     const int point = valid ? slab * 32 + lane : n_points - 1;
-    // all warps
-    {  // point operation
-      const double t0 = __ldg(&temperature[point]);
-      const double t1 = log(t0);
-      r0 = t1;
+    if ((1u << warp_id) & 0x00000007u) {  // warps 0, 1, 2
+      {  // point operation
+        const double t0 = __ldg(&temperature[point]);
+        const double t1 = log(t0);
+        r0 = t1;
+      }
     }
-    if ((1u << warp_id) & 0x0000000eu) {  // warps 1, 2, 3
+    if ((1u << warp_id) & 0x00000006u) {  // warps 1, 2
       {  // species operation
         const double t0 = fma(SINGE_CONST(0), r0, SINGE_CONST(1));
         const double t1 = fma(t0, r0, SINGE_CONST(2));
@@ -216,9 +209,6 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
         const double t5 = singe_exp(t4);
         shared[singe_index[2][warp_id]][lane] = t5;
       }
-    }
-    switch (warp_id) {
-    case 0: {
       {  // species operation
         const double t0 = fma(SINGE_CONST(8), r0, SINGE_CONST(9));
         const double t1 = fma(t0, r0, SINGE_CONST(10));
@@ -227,20 +217,179 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
         r2 = t3;
         const double t4 = t2 * -1.0;
         const double t5 = singe_exp(t4);
-        shared[3][lane] = t5;
+        shared[singe_index[3][warp_id]][lane] = t5;
       }
-      SINGE_BAR_SYNC(1, 128);  // point 0: inverse_moles, inv_s9, inv_s1, inv_s4, s1, inv_s3 (+8 more)
+      SINGE_BAR_SYNC(1, 128);  // point 0: x0, x1, x2, x3, x4, x5 (+16 more)
+    }
+    switch (warp_id) {
+    case 0: {
+      {  // species operation
+        const double t0 = fma(r1, shared[0][lane], 1.0);
+        const double t1 = t0 * t0;
+        const double t2 = t1 * SINGE_CONST(12);
+        const double t3 = t2 * shared[14][lane];
+        const double t4 = fma(r2, shared[0][lane], 1.0);
+        const double t5 = t4 * t4;
+        const double t6 = t5 * SINGE_CONST(13);
+        const double t7 = t6 * shared[14][lane];
+        double t8 = t3;
+        double t9 = t7;
+        {
+        int k8 = SINGE_CONST_INDEX(16);
+      #pragma unroll
+        for (int i = 0; i < 9; i++, k8 += 2) {
+          const double t10 = fma(r1, shared[singe_loop_ints[0 + i]][lane], 1.0);
+          const double t11 = t10 * t10;
+          const double t12 = t11 * SINGE_CONST_AT(k8 + 0);
+          t8 = fma(t12, shared[(15 + 1 * i)][lane], t8);
+          const double t13 = fma(r2, shared[singe_loop_ints[0 + i]][lane], 1.0);
+          const double t14 = t13 * t13;
+          const double t15 = t14 * SINGE_CONST_AT(k8 + 1);
+          t9 = fma(t15, shared[(15 + 1 * i)][lane], t9);
+        }
+        }
+        const double t18 = r1 * r1;
+        const double t19 = t18 * SINGE_CONST(14);
+        const double t20 = shared[14][lane] * t19;
+        const double t21 = t20 / t8;
+        const double t22 = t21;
+        const double t23 = r2 * r2;
+        const double t24 = t23 * SINGE_CONST(15);
+        const double t25 = shared[15][lane] * t24;
+        const double t26 = t25 / t9;
+        const double t27 = t22 + t26;
+        r0 = t27;
+      }
+      {  // species operation
+        const double t0 = fma(shared[2][lane], shared[0][lane], 1.0);
+        const double t1 = t0 * t0;
+        const double t2 = t1 * SINGE_CONST(34);
+        const double t3 = t2 * shared[14][lane];
+        const double t4 = fma(shared[4][lane], shared[0][lane], 1.0);
+        const double t5 = t4 * t4;
+        const double t6 = t5 * SINGE_CONST(35);
+        const double t7 = t6 * shared[14][lane];
+        const double t8 = shared[2][lane];
+        const double t9 = shared[4][lane];
+        double t10 = t3;
+        double t11 = t7;
+        {
+        int k8 = SINGE_CONST_INDEX(38);
+      #pragma unroll
+        for (int i = 0; i < 9; i++, k8 += 2) {
+          const double t12 = fma(t8, shared[singe_loop_ints[0 + i]][lane], 1.0);
+          const double t13 = t12 * t12;
+          const double t14 = t13 * SINGE_CONST_AT(k8 + 0);
+          t10 = fma(t14, shared[(15 + 1 * i)][lane], t10);
+          const double t15 = fma(t9, shared[singe_loop_ints[0 + i]][lane], 1.0);
+          const double t16 = t15 * t15;
+          const double t17 = t16 * SINGE_CONST_AT(k8 + 1);
+          t11 = fma(t17, shared[(15 + 1 * i)][lane], t11);
+        }
+        }
+        const double t20 = shared[2][lane] * shared[2][lane];
+        const double t21 = t20 * SINGE_CONST(36);
+        const double t22 = shared[16][lane] * t21;
+        const double t23 = t22 / t10;
+        const double t24 = r0 + t23;
+        const double t25 = shared[4][lane] * shared[4][lane];
+        const double t26 = t25 * SINGE_CONST(37);
+        const double t27 = shared[17][lane] * t26;
+        const double t28 = t27 / t11;
+        const double t29 = t24 + t28;
+        r1 = t29;
+      }
+      SINGE_BAR_SYNC(2, 96);  // point 1: mixture_viscosity@w1.3, mixture_viscosity@w2.1
+      {  // reduction operation
+        const double t0 = r1 + shared[24][lane];
+        const double t1 = t0 + shared[25][lane];
+        r0 = t1;
+      }
+      {  // output operation
+        if (valid) viscosity[0 * species_stride + point] = r0;
+      }
+      SINGE_BAR_SYNC(0, 128);  // all warps: end of slab: the next slab reuses shared memory and barriers
       break;
     }
     case 1: {
-      SINGE_BAR_SYNC(1, 128);  // point 0: inverse_moles, inv_s9, inv_s1, inv_s4, s1, inv_s3 (+8 more)
       {  // species operation
-        const double t0 = __ldg(&mass_fractions[0 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(8);
-        const double t2 = t1 * shared[16][lane];
-        const double t3 = fmax(t2, 1e-20);
-        shared[17][lane] = t3;
+        const double t0 = fma(r1, shared[0][lane], 1.0);
+        const double t1 = t0 * t0;
+        const double t2 = t1 * SINGE_CONST(12);
+        const double t3 = t2 * shared[14][lane];
+        const double t4 = fma(shared[7][lane], shared[0][lane], 1.0);
+        const double t5 = t4 * t4;
+        const double t6 = t5 * SINGE_CONST(13);
+        const double t7 = t6 * shared[14][lane];
+        const double t8 = shared[7][lane];
+        double t9 = t3;
+        double t10 = t7;
+        {
+        int k8 = SINGE_CONST_INDEX(16);
+      #pragma unroll
+        for (int i = 0; i < 9; i++, k8 += 2) {
+          const double t11 = fma(r1, shared[singe_loop_ints[0 + i]][lane], 1.0);
+          const double t12 = t11 * t11;
+          const double t13 = t12 * SINGE_CONST_AT(k8 + 0);
+          t9 = fma(t13, shared[(15 + 1 * i)][lane], t9);
+          const double t14 = fma(t8, shared[singe_loop_ints[0 + i]][lane], 1.0);
+          const double t15 = t14 * t14;
+          const double t16 = t15 * SINGE_CONST_AT(k8 + 1);
+          t10 = fma(t16, shared[(15 + 1 * i)][lane], t10);
+        }
+        }
+        const double t19 = r1 * r1;
+        const double t20 = t19 * SINGE_CONST(14);
+        const double t21 = shared[18][lane] * t20;
+        const double t22 = t21 / t9;
+        const double t23 = t22;
+        const double t24 = shared[7][lane] * shared[7][lane];
+        const double t25 = t24 * SINGE_CONST(15);
+        const double t26 = shared[19][lane] * t25;
+        const double t27 = t26 / t10;
+        const double t28 = t23 + t27;
+        r0 = t28;
       }
+      {  // species operation
+        const double t0 = fma(shared[9][lane], shared[0][lane], 1.0);
+        const double t1 = t0 * t0;
+        const double t2 = t1 * SINGE_CONST(34);
+        const double t3 = t2 * shared[14][lane];
+        const double t4 = fma(r2, shared[0][lane], 1.0);
+        const double t5 = t4 * t4;
+        const double t6 = t5 * SINGE_CONST(16);
+        const double t7 = t6 * shared[14][lane];
+        const double t8 = shared[9][lane];
+        double t9 = t3;
+        double t10 = t7;
+        {
+        int k8 = SINGE_CONST_INDEX(37);
+      #pragma unroll
+        for (int i = 0; i < 9; i++, k8 += 2) {
+          const double t11 = fma(t8, shared[singe_loop_ints[0 + i]][lane], 1.0);
+          const double t12 = t11 * t11;
+          const double t13 = t12 * SINGE_CONST_AT(k8 + 0);
+          t9 = fma(t13, shared[(15 + 1 * i)][lane], t9);
+          const double t14 = fma(r2, shared[singe_loop_ints[0 + i]][lane], 1.0);
+          const double t15 = t14 * t14;
+          const double t16 = t15 * SINGE_CONST_AT(k8 + 1);
+          t10 = fma(t16, shared[(15 + 1 * i)][lane], t10);
+        }
+        }
+        const double t19 = shared[9][lane] * shared[9][lane];
+        const double t20 = t19 * SINGE_CONST(35);
+        const double t21 = shared[20][lane] * t20;
+        const double t22 = t21 / t9;
+        const double t23 = r0 + t22;
+        const double t24 = r2 * r2;
+        const double t25 = t24 * SINGE_CONST(36);
+        const double t26 = shared[21][lane] * t25;
+        const double t27 = t26 / t10;
+        const double t28 = t23 + t27;
+        shared[24][lane] = t28;
+      }
+      SINGE_BAR_ARRIVE(2, 96);  // point 1: mixture_viscosity@w1.3, mixture_viscosity@w2.1
+      SINGE_BAR_SYNC(0, 128);  // all warps: end of slab: the next slab reuses shared memory and barriers
       break;
     }
     case 2: {
@@ -264,236 +413,12 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
         const double t5 = singe_exp(t4);
         shared[10][lane] = t5;
       }
-      break;
-    }
-    case 3: {
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[0 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(4);
-        const double t2 = t1;
-        r0 = t2;
-      }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[1 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(5);
-        const double t2 = r0 + t1;
-        r1 = t2;
-      }
-      break;
-    }
-    default: break;
-    }
-    if ((1u << warp_id) & 0x00000003u) {  // warps 0, 1
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[singe_index[3][warp_id] * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(12);
-        const double t2 = t1 * shared[16][lane];
-        const double t3 = fmax(t2, 1e-20);
-        shared[singe_index[4][warp_id]][lane] = t3;
-      }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[singe_index[5][warp_id] * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(13);
-        const double t2 = t1 * shared[16][lane];
-        const double t3 = fmax(t2, 1e-20);
-        shared[singe_index[6][warp_id]][lane] = t3;
-      }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[singe_index[7][warp_id] * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(14);
-        const double t2 = t1 * shared[16][lane];
-        const double t3 = fmax(t2, 1e-20);
-        shared[singe_index[8][warp_id]][lane] = t3;
-      }
-    }
-    switch (warp_id) {
-    case 0: {
-      SINGE_BAR_SYNC(2, 128);  // point 1: x0, x1, x2, x4, x6, x8 (+4 more)
-      {  // species operation
-        const double t0 = fma(r1, shared[0][lane], 1.0);
-        const double t1 = t0 * t0;
-        const double t2 = t1 * SINGE_CONST(15);
-        const double t3 = t2 * shared[17][lane];
-        double t4 = t3;
-        {
-        int k4 = SINGE_CONST_INDEX(17);
-      #pragma unroll 2
-        for (int i = 0; i < 9; i++, k4 += 1) {
-          const double t5 = fma(r1, shared[singe_loop_ints[0 + i]][lane], 1.0);
-          const double t6 = t5 * t5;
-          const double t7 = t6 * SINGE_CONST_AT(k4 + 0);
-          t4 = fma(t7, shared[(18 + 1 * i)][lane], t4);
-        }
-        }
-        const double t9 = r1 * r1;
-        const double t10 = t9 * SINGE_CONST(16);
-        const double t11 = shared[17][lane] * t10;
-        const double t12 = t11 / t4;
-        const double t13 = t12;
-        r0 = t13;
-      }
-      {  // species operation
-        const double t0 = fma(shared[1][lane], shared[0][lane], 1.0);
-        const double t1 = t0 * t0;
-        const double t2 = t1 * SINGE_CONST(26);
-        const double t3 = t2 * shared[17][lane];
-        const double t4 = shared[1][lane];
-        double t5 = t3;
-        {
-        int k4 = SINGE_CONST_INDEX(28);
-      #pragma unroll 2
-        for (int i = 0; i < 9; i++, k4 += 1) {
-          const double t6 = fma(t4, shared[singe_loop_ints[0 + i]][lane], 1.0);
-          const double t7 = t6 * t6;
-          const double t8 = t7 * SINGE_CONST_AT(k4 + 0);
-          t5 = fma(t8, shared[(18 + 1 * i)][lane], t5);
-        }
-        }
-        const double t10 = shared[1][lane] * shared[1][lane];
-        const double t11 = t10 * SINGE_CONST(27);
-        const double t12 = shared[18][lane] * t11;
-        const double t13 = t12 / t5;
-        const double t14 = r0 + t13;
-        r1 = t14;
-      }
-      {  // species operation
-        const double t0 = fma(r2, shared[0][lane], 1.0);
-        const double t1 = t0 * t0;
-        const double t2 = t1 * SINGE_CONST(37);
-        const double t3 = t2 * shared[17][lane];
-        double t4 = t3;
-        {
-        int k4 = SINGE_CONST_INDEX(39);
-      #pragma unroll 2
-        for (int i = 0; i < 9; i++, k4 += 1) {
-          const double t5 = fma(r2, shared[singe_loop_ints[0 + i]][lane], 1.0);
-          const double t6 = t5 * t5;
-          const double t7 = t6 * SINGE_CONST_AT(k4 + 0);
-          t4 = fma(t7, shared[(18 + 1 * i)][lane], t4);
-        }
-        }
-        const double t9 = r2 * r2;
-        const double t10 = t9 * SINGE_CONST(38);
-        const double t11 = shared[19][lane] * t10;
-        const double t12 = t11 / t4;
-        const double t13 = r1 + t12;
-        r0 = t13;
-      }
-      {  // species operation
-        const double t0 = fma(shared[4][lane], shared[0][lane], 1.0);
-        const double t1 = t0 * t0;
-        const double t2 = t1 * SINGE_CONST(39);
-        const double t3 = t2 * shared[17][lane];
-        const double t4 = shared[4][lane];
-        double t5 = t3;
-        {
-        int k4 = SINGE_CONST_INDEX(49);
-      #pragma unroll 2
-        for (int i = 0; i < 9; i++, k4 += 1) {
-          const double t6 = fma(t4, shared[singe_loop_ints[0 + i]][lane], 1.0);
-          const double t7 = t6 * t6;
-          const double t8 = t7 * SINGE_CONST_AT(k4 + 0);
-          t5 = fma(t8, shared[(18 + 1 * i)][lane], t5);
-        }
-        }
-        const double t10 = shared[4][lane] * shared[4][lane];
-        const double t11 = t10 * SINGE_CONST(48);
-        const double t12 = shared[20][lane] * t11;
-        const double t13 = t12 / t5;
-        const double t14 = r0 + t13;
-        r1 = t14;
-      }
-      break;
-    }
-    case 1: {
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[6 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(15);
-        const double t2 = t1 * shared[16][lane];
-        const double t3 = fmax(t2, 1e-20);
-        shared[23][lane] = t3;
-      }
-      SINGE_BAR_SYNC(2, 128);  // point 1: x0, x1, x2, x4, x6, x8 (+4 more)
-      {  // species operation
-        const double t0 = fma(r1, shared[0][lane], 1.0);
-        const double t1 = t0 * t0;
-        const double t2 = t1 * SINGE_CONST(16);
-        const double t3 = t2 * shared[17][lane];
-        double t4 = t3;
-        {
-        int k4 = SINGE_CONST_INDEX(18);
-      #pragma unroll 2
-        for (int i = 0; i < 9; i++, k4 += 1) {
-          const double t5 = fma(r1, shared[singe_loop_ints[0 + i]][lane], 1.0);
-          const double t6 = t5 * t5;
-          const double t7 = t6 * SINGE_CONST_AT(k4 + 0);
-          t4 = fma(t7, shared[(18 + 1 * i)][lane], t4);
-        }
-        }
-        const double t9 = r1 * r1;
-        const double t10 = t9 * SINGE_CONST(17);
-        const double t11 = shared[21][lane] * t10;
-        const double t12 = t11 / t4;
-        const double t13 = t12;
-        r0 = t13;
-      }
-      {  // species operation
-        const double t0 = fma(shared[7][lane], shared[0][lane], 1.0);
-        const double t1 = t0 * t0;
-        const double t2 = t1 * SINGE_CONST(27);
-        const double t3 = t2 * shared[17][lane];
-        const double t4 = shared[7][lane];
-        double t5 = t3;
-        {
-        int k4 = SINGE_CONST_INDEX(29);
-      #pragma unroll 2
-        for (int i = 0; i < 9; i++, k4 += 1) {
-          const double t6 = fma(t4, shared[singe_loop_ints[0 + i]][lane], 1.0);
-          const double t7 = t6 * t6;
-          const double t8 = t7 * SINGE_CONST_AT(k4 + 0);
-          t5 = fma(t8, shared[(18 + 1 * i)][lane], t5);
-        }
-        }
-        const double t10 = shared[7][lane] * shared[7][lane];
-        const double t11 = t10 * SINGE_CONST(28);
-        const double t12 = shared[22][lane] * t11;
-        const double t13 = t12 / t5;
-        const double t14 = r0 + t13;
-        r1 = t14;
-      }
-      {  // species operation
-        const double t0 = fma(shared[9][lane], shared[0][lane], 1.0);
-        const double t1 = t0 * t0;
-        const double t2 = t1 * SINGE_CONST(38);
-        const double t3 = t2 * shared[17][lane];
-        const double t4 = shared[9][lane];
-        double t5 = t3;
-        {
-        int k4 = SINGE_CONST_INDEX(40);
-      #pragma unroll 2
-        for (int i = 0; i < 9; i++, k4 += 1) {
-          const double t6 = fma(t4, shared[singe_loop_ints[0 + i]][lane], 1.0);
-          const double t7 = t6 * t6;
-          const double t8 = t7 * SINGE_CONST_AT(k4 + 0);
-          t5 = fma(t8, shared[(18 + 1 * i)][lane], t5);
-        }
-        }
-        const double t10 = shared[9][lane] * shared[9][lane];
-        const double t11 = t10 * SINGE_CONST(39);
-        const double t12 = shared[23][lane] * t11;
-        const double t13 = t12 / t5;
-        const double t14 = r1 + t13;
-        r0 = t14;
-      }
-      break;
-    }
-    case 2: {
       {  // species operation
         const double t0 = fma(SINGE_CONST(12), r0, SINGE_CONST(13));
         const double t1 = fma(t0, r0, SINGE_CONST(14));
         const double t2 = fma(t1, r0, SINGE_CONST(15));
         const double t3 = singe_exp(t2);
-        shared[11][lane] = t3;
+        r1 = t3;
         const double t4 = t2 * -1.0;
         const double t5 = singe_exp(t4);
         shared[12][lane] = t5;
@@ -503,131 +428,116 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
         const double t1 = fma(t0, r0, SINGE_CONST(18));
         const double t2 = fma(t1, r0, SINGE_CONST(19));
         const double t3 = singe_exp(t2);
-        r1 = t3;
+        r2 = t3;
         const double t4 = t2 * -1.0;
         const double t5 = singe_exp(t4);
         shared[13][lane] = t5;
       }
-      SINGE_BAR_SYNC(1, 128);  // point 0: inverse_moles, inv_s9, inv_s1, inv_s4, s1, inv_s3 (+8 more)
-      SINGE_BAR_SYNC(2, 128);  // point 1: x0, x1, x2, x4, x6, x8 (+4 more)
+      SINGE_BAR_SYNC(1, 128);  // point 0: x0, x1, x2, x3, x4, x5 (+16 more)
       {  // species operation
         const double t0 = fma(r1, shared[0][lane], 1.0);
         const double t1 = t0 * t0;
         const double t2 = t1 * SINGE_CONST(20);
-        const double t3 = t2 * shared[17][lane];
-        double t4 = t3;
+        const double t3 = t2 * shared[14][lane];
+        const double t4 = fma(r2, shared[0][lane], 1.0);
+        const double t5 = t4 * t4;
+        const double t6 = t5 * SINGE_CONST(21);
+        const double t7 = t6 * shared[14][lane];
+        double t8 = t3;
+        double t9 = t7;
         {
-        int k4 = SINGE_CONST_INDEX(22);
-      #pragma unroll 2
-        for (int i = 0; i < 9; i++, k4 += 1) {
-          const double t5 = fma(r1, shared[singe_loop_ints[0 + i]][lane], 1.0);
-          const double t6 = t5 * t5;
-          const double t7 = t6 * SINGE_CONST_AT(k4 + 0);
-          t4 = fma(t7, shared[(18 + 1 * i)][lane], t4);
+        int k8 = SINGE_CONST_INDEX(24);
+      #pragma unroll
+        for (int i = 0; i < 9; i++, k8 += 2) {
+          const double t10 = fma(r1, shared[singe_loop_ints[0 + i]][lane], 1.0);
+          const double t11 = t10 * t10;
+          const double t12 = t11 * SINGE_CONST_AT(k8 + 0);
+          t8 = fma(t12, shared[(15 + 1 * i)][lane], t8);
+          const double t13 = fma(r2, shared[singe_loop_ints[0 + i]][lane], 1.0);
+          const double t14 = t13 * t13;
+          const double t15 = t14 * SINGE_CONST_AT(k8 + 1);
+          t9 = fma(t15, shared[(15 + 1 * i)][lane], t9);
         }
         }
-        const double t9 = r1 * r1;
-        const double t10 = t9 * SINGE_CONST(21);
-        const double t11 = shared[25][lane] * t10;
-        const double t12 = t11 / t4;
-        const double t13 = t12;
-        r0 = t13;
+        const double t18 = r1 * r1;
+        const double t19 = t18 * SINGE_CONST(22);
+        const double t20 = shared[22][lane] * t19;
+        const double t21 = t20 / t8;
+        const double t22 = t21;
+        const double t23 = r2 * r2;
+        const double t24 = t23 * SINGE_CONST(23);
+        const double t25 = shared[23][lane] * t24;
+        const double t26 = t25 / t9;
+        const double t27 = t22 + t26;
+        shared[25][lane] = t27;
       }
+      SINGE_BAR_ARRIVE(2, 96);  // point 1: mixture_viscosity@w1.3, mixture_viscosity@w2.1
+      SINGE_BAR_SYNC(0, 128);  // all warps: end of slab: the next slab reuses shared memory and barriers
       break;
     }
     case 3: {
       {  // species operation
+        const double t0 = __ldg(&mass_fractions[0 * species_stride + point]);
+        const double t1 = t0 * SINGE_CONST(0);
+        const double t2 = t1;
+        r0 = t2;
+      }
+      {  // species operation
+        const double t0 = __ldg(&mass_fractions[1 * species_stride + point]);
+        const double t1 = t0 * SINGE_CONST(1);
+        const double t2 = r0 + t1;
+        r1 = t2;
+      }
+      {  // species operation
         const double t0 = __ldg(&mass_fractions[2 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(6);
+        const double t1 = t0 * SINGE_CONST(2);
         const double t2 = r1 + t1;
         r0 = t2;
       }
       {  // species operation
         const double t0 = __ldg(&mass_fractions[3 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(7);
+        const double t1 = t0 * SINGE_CONST(3);
         const double t2 = r0 + t1;
         r1 = t2;
       }
       {  // species operation
         const double t0 = __ldg(&mass_fractions[4 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(8);
+        const double t1 = t0 * SINGE_CONST(4);
         const double t2 = r1 + t1;
         r0 = t2;
       }
       {  // species operation
         const double t0 = __ldg(&mass_fractions[5 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(9);
+        const double t1 = t0 * SINGE_CONST(5);
         const double t2 = r0 + t1;
         r1 = t2;
       }
       {  // species operation
         const double t0 = __ldg(&mass_fractions[6 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(10);
+        const double t1 = t0 * SINGE_CONST(6);
         const double t2 = r1 + t1;
         r0 = t2;
+      }
+      {  // species operation
+        const double t0 = __ldg(&mass_fractions[7 * species_stride + point]);
+        const double t1 = t0 * SINGE_CONST(7);
+        const double t2 = r0 + t1;
+        r1 = t2;
       }
       break;
     }
     default: break;
     }
-    if ((1u << warp_id) & 0x00000006u) {  // warps 1, 2
-      {  // species operation
-        const double t0 = fma(shared[singe_index[9][warp_id]][lane], shared[0][lane], 1.0);
-        const double t1 = t0 * t0;
-        const double t2 = t1 * SINGE_CONST(49);
-        const double t3 = t2 * shared[17][lane];
-        const double t4 = shared[singe_index[9][warp_id]][lane];
-        double t5 = t3;
-        {
-        int k4 = SINGE_CONST_INDEX(51);
-      #pragma unroll 2
-        for (int i = 0; i < 9; i++, k4 += 1) {
-          const double t6 = fma(t4, shared[singe_loop_ints[0 + i]][lane], 1.0);
-          const double t7 = t6 * t6;
-          const double t8 = t7 * SINGE_CONST_AT(k4 + 0);
-          t5 = fma(t8, shared[(18 + 1 * i)][lane], t5);
-        }
-        }
-        const double t10 = shared[singe_index[9][warp_id]][lane] * shared[singe_index[9][warp_id]][lane];
-        const double t11 = t10 * SINGE_CONST(50);
-        const double t12 = shared[singe_index[10][warp_id]][lane] * t11;
-        const double t13 = t12 / t5;
-        const double t14 = r0 + t13;
-        shared[singe_index[11][warp_id]][lane] = t14;
-      }
-      SINGE_BAR_ARRIVE(3, 96);  // point 2: mixture_viscosity@w1.3, mixture_viscosity@w2.1
-      SINGE_BAR_SYNC(0, 128);  // all warps: end of slab: the next slab reuses shared memory and barriers
-    }
-    switch (warp_id) {
-    case 0: {
-      SINGE_BAR_SYNC(3, 96);  // point 2: mixture_viscosity@w1.3, mixture_viscosity@w2.1
-      {  // reduction operation
-        const double t0 = r1 + shared[27][lane];
-        const double t1 = t0 + shared[28][lane];
-        r0 = t1;
-      }
-      {  // output operation
-        if (valid) viscosity[0 * species_stride + point] = r0;
-      }
-      SINGE_BAR_SYNC(0, 128);  // all warps: end of slab: the next slab reuses shared memory and barriers
-      break;
-    }
-    case 3: {
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[7 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(11);
-        const double t2 = r0 + t1;
-        r1 = t2;
-      }
+    if ((1u << warp_id) & 0x00000008u) {  // warps 3
       {  // species operation
         const double t0 = __ldg(&mass_fractions[8 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(12);
+        const double t1 = t0 * SINGE_CONST(8);
         const double t2 = r1 + t1;
         r0 = t2;
       }
       {  // species operation
         const double t0 = __ldg(&mass_fractions[9 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(13);
+        const double t1 = t0 * SINGE_CONST(9);
         const double t2 = r0 + t1;
         r1 = t2;
       }
@@ -635,31 +545,81 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
         const double t0 = r1;
         r0 = t0;
       }
-      break;
-    }
-    default: break;
-    }
-    if ((1u << warp_id) & 0x00000008u) {  // warps 3
       {  // mixture operation
         const double t0 = 1.0 / r0;
-        shared[16][lane] = t0;
+        r1 = t0;
       }
-      SINGE_BAR_ARRIVE(1, 128);  // point 0: inverse_moles, inv_s9, inv_s1, inv_s4, s1, inv_s3 (+8 more)
+      {  // species operation
+        const double t0 = __ldg(&mass_fractions[0 * species_stride + point]);
+        const double t1 = t0 * SINGE_CONST(0);
+        const double t2 = t1 * r1;
+        const double t3 = fmax(t2, 1e-20);
+        shared[14][lane] = t3;
+      }
+      {  // species operation
+        const double t0 = __ldg(&mass_fractions[1 * species_stride + point]);
+        const double t1 = t0 * SINGE_CONST(1);
+        const double t2 = t1 * r1;
+        const double t3 = fmax(t2, 1e-20);
+        shared[15][lane] = t3;
+      }
+      {  // species operation
+        const double t0 = __ldg(&mass_fractions[2 * species_stride + point]);
+        const double t1 = t0 * SINGE_CONST(2);
+        const double t2 = t1 * r1;
+        const double t3 = fmax(t2, 1e-20);
+        shared[16][lane] = t3;
+      }
+      {  // species operation
+        const double t0 = __ldg(&mass_fractions[3 * species_stride + point]);
+        const double t1 = t0 * SINGE_CONST(3);
+        const double t2 = t1 * r1;
+        const double t3 = fmax(t2, 1e-20);
+        shared[17][lane] = t3;
+      }
+      {  // species operation
+        const double t0 = __ldg(&mass_fractions[4 * species_stride + point]);
+        const double t1 = t0 * SINGE_CONST(4);
+        const double t2 = t1 * r1;
+        const double t3 = fmax(t2, 1e-20);
+        shared[18][lane] = t3;
+      }
+      {  // species operation
+        const double t0 = __ldg(&mass_fractions[5 * species_stride + point]);
+        const double t1 = t0 * SINGE_CONST(5);
+        const double t2 = t1 * r1;
+        const double t3 = fmax(t2, 1e-20);
+        shared[19][lane] = t3;
+      }
+      {  // species operation
+        const double t0 = __ldg(&mass_fractions[6 * species_stride + point]);
+        const double t1 = t0 * SINGE_CONST(6);
+        const double t2 = t1 * r1;
+        const double t3 = fmax(t2, 1e-20);
+        shared[20][lane] = t3;
+      }
+      {  // species operation
+        const double t0 = __ldg(&mass_fractions[7 * species_stride + point]);
+        const double t1 = t0 * SINGE_CONST(7);
+        const double t2 = t1 * r1;
+        const double t3 = fmax(t2, 1e-20);
+        shared[21][lane] = t3;
+      }
       {  // species operation
         const double t0 = __ldg(&mass_fractions[8 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(12);
-        const double t2 = t1 * shared[16][lane];
+        const double t1 = t0 * SINGE_CONST(8);
+        const double t2 = t1 * r1;
         const double t3 = fmax(t2, 1e-20);
-        shared[25][lane] = t3;
+        shared[22][lane] = t3;
       }
       {  // species operation
         const double t0 = __ldg(&mass_fractions[9 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(13);
-        const double t2 = t1 * shared[16][lane];
+        const double t1 = t0 * SINGE_CONST(9);
+        const double t2 = t1 * r1;
         const double t3 = fmax(t2, 1e-20);
-        shared[26][lane] = t3;
+        shared[23][lane] = t3;
       }
-      SINGE_BAR_ARRIVE(2, 128);  // point 1: x0, x1, x2, x4, x6, x8 (+4 more)
+      SINGE_BAR_ARRIVE(1, 128);  // point 0: x0, x1, x2, x3, x4, x5 (+16 more)
       SINGE_BAR_SYNC(0, 128);  // all warps: end of slab: the next slab reuses shared memory and barriers
     }
   }
@@ -669,8 +629,8 @@ extern "C" int h2o2_viscosity(const double *temperature, const double *mass_frac
 {
   if (n_points <= 0) return 0;
   const int n_slabs = (n_points + 31) / 32;
-  SINGE_SET_SHARED(h2o2_viscosity_kernel, 7424);
-  SINGE_LAUNCH(h2o2_viscosity_kernel, n_slabs, 128, 7424, stream, temperature, mass_fractions, viscosity, n_points, species_stride);
+  SINGE_SET_SHARED(h2o2_viscosity_kernel, 6656);
+  SINGE_LAUNCH(h2o2_viscosity_kernel, n_slabs, 128, 6656, stream, temperature, mass_fractions, viscosity, n_points, species_stride);
   return SINGE_LAUNCH_STATUS();
 }
 // singe-signature: {"entry": "h2o2_viscosity", "kernel": "viscosity", "style": "warp-specialized", "species": ["H2", "H", "O", "O2", "OH", "H2O", "HO2", "H2O2", "AR", "N2"], "parameters": [{"field": "temperature", "output": false, "rows": "point"}, {"field": "mass_fractions", "output": false, "rows": "species"}, {"field": "viscosity", "output": true, "rows": "point"}]}

@@ -640,17 +640,18 @@ def static_instructions(programs: WarpPrograms) -> int:
     codes = warp_code(programs)
     latency = {op: 0.0 for op in EXPANSIONS}
 
-    def static(unit, code: WarpCode) -> int:
-        size = sum(_unit_classes(unit, code, latency).values())
+    def static(k: int, code: WarpCode) -> int:
+        unit = code.units[k]
+        size = sum(_unit_classes(k, unit, code, latency).values())
         if code.rolled:
             size -= sum(loop_static_savings(unit, loop, code) for loop in getattr(unit, "loops", ()))
         return size
 
     total = max((sum(n for _, n in code.dispatch) for code in codes), default=0)  # one slab loop and dispatch
-    total += sum(static(u, code) for code in codes for u in code.units)
+    total += sum(static(k, code) for code in codes for k in range(len(code.units)))
     if programs.plan is not None:
         for warp, position, count in lay_out(programs).sharing:
-            total -= (count - 1) * static(codes[warp].units[position], codes[warp])
+            total -= (count - 1) * static(position, codes[warp])
     return total
 
 

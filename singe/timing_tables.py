@@ -340,7 +340,8 @@ def phase_segment(features: Counter, phase: str, compiled, preset, level: str):
         demand["dram"] = demand.get("dram", 0.0) + features.get("stiff_species", 0) * WARP_BYTES
     if phase == "species":  # the production rates
         demand["dram"] = demand.get("dram", 0.0) + features.get("sums_species", 0) * WARP_BYTES
-    return Segment(max(issue, chain), tuple((k, v) for k, v in demand.items() if v))
+    # a warp with no share of a phase (the solve's warps but warp 0) still tests its loop: a cycle at least
+    return Segment(max(issue, chain, 1.0), tuple((k, v) for k, v in demand.items() if v))
 
 
 def warp_steps(compiled, preset, level: str) -> list[list]:

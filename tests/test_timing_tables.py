@@ -149,6 +149,20 @@ def test_qssa_table_kernel_has_a_segment_per_phase():
     assert all(len(s) == 7 for s in timing_tables.warp_steps(_tables("h2o2", 4), timing.H100, "l2"))
 
 
+def test_qssa_table_kernel_is_modeled_on_every_preset(monkeypatch):
+    """DME's table form (warps with no share of the solve: an empty segment) is modeled on both presets,
+    below its roofline, and its QSSA, stiffness and scale phases cost time: without them it is faster."""
+    compiled = _tables("dme", 8)
+    for preset in ("H100", "A100"):
+        result = timing.model(compiled, preset)
+        assert 0 < result.points_per_second <= result.roofline
+    full = timing_tables.model(compiled, "H100", flops=1000).points_per_second
+    features = timing_tables.warp_features
+    monkeypatch.setattr(timing_tables, "warp_features", lambda programs: [
+        Counter({k: v for k, v in f.items() if k in FEATURES_BEFORE_QSSA}) for f in features(programs)])
+    assert timing_tables.model(compiled, "H100", flops=1000).points_per_second > 1.2 * full
+
+
 def _one_iteration(features: Counter) -> Counter:
     return Counter({name: min(n, 1) for name, n in features.items()})
 

@@ -10,7 +10,8 @@ phases; DME is held out) in the table form for
 sm_90, walks their SASS per warp (``autotune.sass``: issued instructions per
 slab) and fits, class by class, the non-negative per-feature counts
 (``singe.timing_tables.FEATURES``) that best reproduce the per-warp counts
-(``scipy.optimize.nnls``).  ``--counts FILE`` keeps the SASS counts there and
+(``scipy.optimize.nnls``; a feature whose counts equal an earlier one's in every
+sample is left out, ``duplicates``).  ``--counts FILE`` keeps the SASS counts there and
 reuses them (a refit after a change of the features only).  It prints ``PER_FEATURE`` as
 ``singe/timing_tables.py`` holds it, and each kernel's largest per-warp error.
 """
@@ -48,6 +49,13 @@ def measure(mechanism: str, warps: int, arch: str = "sm_90"):
     return compiled, [dict(w.counts) for w in view.warps]
 
 
+def duplicates(A: np.ndarray) -> list[int]:
+    """Columns of ``A`` equal to an earlier column in every sample: the fit cannot tell them apart, so the
+    earlier feature takes their counts (every fit species has two thermo ranges: ``species`` takes them,
+    not ``ranges``) rather than an arbitrary share."""
+    return [j for j in range(A.shape[1]) if A[:, j].any() and any(np.array_equal(A[:, i], A[:, j]) for i in range(j))]
+
+
 def fit(samples: list[tuple[dict, dict]]) -> dict:
     """Per class, the non-negative per-feature counts of the least-squares fit of
     ``samples`` ((features, SASS counts) per warp)."""
@@ -57,6 +65,7 @@ def fit(samples: list[tuple[dict, dict]]) -> dict:
     from singe.timing_tables import FEATURES
 
     A = np.array([[f.get(name, 0) for name in FEATURES] for f, _ in samples], dtype=float)
+    A[:, duplicates(A)] = 0.0
     scale = np.maximum(A.max(axis=0), 1.0)
     result = {}
     for name in ISSUE_CLASSES:

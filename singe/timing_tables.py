@@ -53,7 +53,7 @@ FEATURES = ("slab", "partials", "species", "ranges", "sums_species", "sums_entri
             "plog", "plog_pressures", "plog_sets", "eff_entries", "plain_entries", "gibbs_entries", "equilibrium",
             "reverse", "explicit_reverse", "split_rows", "split_entries", "qssa_slab", "qssa_species", "qssa_cells", "qssa_terms",
             "solve_ops", "solve_divides", "stiff_slab", "stiff_species", "stiff_entries", "scale_slab", "scale_rows",
-            "scale_factors")
+            "scale_factors", "scale_powers")
 """What a warp's code repeats per slab, by the template's loops and branches:
 ``slab`` 1 (the slab loop, the point's values, the barriers, the phases' set-up);
 ``partials`` the concentrations phase's sum over the other warps' partial sums;
@@ -78,7 +78,8 @@ barriers); ``qssa_species`` one QSSA species' coefficients (D_i, a_i0),
 ``solve_ops`` one operation of the solve (warp 0), ``solve_divides`` a division
 among them; ``stiff_species`` one stiff species' factor, ``stiff_entries`` one
 term of its destruction or creation sum; ``scale_rows`` one scaled direction,
-``scale_factors`` one stiffness factor of it (with stiff species)."""
+``scale_factors`` one stiffness factor of it (with stiff species), ``scale_powers`` one
+whose exponent is not 1 (``pow``)."""
 
 PHASE_FEATURES = {"thermo": ("slab", "species", "ranges"), "concentrations": ("partials",),
                   "rates": ("rows", "falloff", "troe", "plog", "plog_pressures", "plog_sets", "eff_entries",
@@ -87,7 +88,7 @@ PHASE_FEATURES = {"thermo": ("slab", "species", "ranges"), "concentrations": ("p
                   "qssa_coefficients": ("qssa_slab", "qssa_species", "qssa_cells", "qssa_terms"),
                   "qssa_solve": ("solve_ops", "solve_divides"), "stiffness": ("stiff_slab", "stiff_species",
                                                                                 "stiff_entries"),
-                  "scale": ("scale_slab", "scale_rows", "scale_factors"),
+                  "scale": ("scale_slab", "scale_rows", "scale_factors", "scale_powers"),
                   "species": ("sums_species", "sums_entries", "split_entries")}
 """The phase (segment) whose code each feature's instructions are in, in the kernel's order
 (``singe.kernels.table_form.PHASES``; the per-species concentrations work is priced with the thermo
@@ -151,8 +152,11 @@ def _stiffness_features(tables: ct.ChemistryTables, begin: int, end: int) -> Cou
 
 
 def _scale_features(tables: ct.ChemistryTables, begin: int, end: int) -> Counter:
-    factors = int(tables.scale.factors.ptr[end] - tables.scale.factors.ptr[begin]) if tables.stiff is not None else 0
-    return Counter(scale_rows=end - begin, scale_factors=factors)
+    if tables.stiff is None:  # the template's scale loop has no factor loop
+        return Counter(scale_rows=end - begin)
+    csr = tables.scale.factors
+    nu = csr.value[csr.ptr[begin]:csr.ptr[end]]
+    return Counter(scale_rows=end - begin, scale_factors=nu.size, scale_powers=int((nu != 1.0).sum()))
 
 
 _EXTENSION_FEATURES = {"qssa_coefficients": _qssa_features, "qssa_solve": _solve_features,
@@ -195,37 +199,39 @@ def warp_features(programs) -> list[Counter]:
 # --------------------------------------------------------------------------- issued instructions
 
 PER_FEATURE: dict[str, dict[str, float]] = {
-    "fp64": {"slab": 103.92, "partials": 0.76, "ranges": 12.27, "sums_species": 3.02, "sums_entries": 1.08,
-        "rows": 15.35, "falloff": 54.38, "troe": 230.94, "plog": 355.1, "eff_entries": 1.04, "plain_entries": 4.64,
-        "gibbs_entries": 3.57, "equilibrium": 6.58, "reverse": 19.67, "split_rows": 3.15, "split_entries": 0.15,
-        "qssa_species": 32.89, "qssa_terms": 0.68, "solve_divides": 20.95, "stiff_slab": 5.38,
-        "stiff_species": 45.47, "stiff_entries": 2.38, "scale_rows": 2.26},
-    "mufu": {"slab": 5.81, "partials": 0.1, "sums_species": 0.28, "sums_entries": 0.01, "falloff": 2.57,
-        "troe": 5.47, "plog": 3.49, "eff_entries": 0.02, "gibbs_entries": 0.06, "explicit_reverse": 0.42,
-        "split_rows": 0.2, "qssa_species": 2.35, "qssa_cells": 0.14, "solve_divides": 0.99, "stiff_slab": 0.95,
-        "stiff_species": 4.51},
+    "fp64": {"slab": 104.65, "partials": 0.71, "species": 11.53, "sums_species": 2.93, "sums_entries": 1.08,
+        "rows": 19.85, "falloff": 52.23, "troe": 233.44, "plog": 355.49, "eff_entries": 1.05,
+        "plain_entries": 2.47, "gibbs_entries": 3.46, "reverse": 22.3, "explicit_reverse": 1.1, "split_rows": 3.0,
+        "split_entries": 0.27, "qssa_species": 24.58, "qssa_cells": 1.17, "qssa_terms": 0.95, "solve_ops": 0.33,
+        "solve_divides": 19.61, "stiff_slab": 4.65, "stiff_species": 43.7, "stiff_entries": 2.54,
+        "scale_rows": 1.58, "scale_powers": 12.92},
+    "mufu": {"slab": 5.97, "partials": 0.09, "sums_species": 0.25, "sums_entries": 0.01, "falloff": 2.46,
+        "troe": 5.64, "plog": 3.49, "eff_entries": 0.02, "gibbs_entries": 0.06, "explicit_reverse": 0.4,
+        "split_rows": 0.18, "qssa_species": 0.34, "qssa_cells": 0.47, "qssa_terms": 0.02, "solve_divides": 1.02,
+        "stiff_slab": 0.97, "stiff_species": 4.26, "scale_powers": 2.18},
     "lds": {"eff_entries": 1.0, "plain_entries": 1.0, "gibbs_entries": 2.0, "stiff_species": 1.0},
-    "sts": {"ranges": 2.0},
-    "ldg": {"partials": 1.21, "species": 14.38, "sums_species": 1.43, "sums_entries": 2.99, "falloff": 7.02,
-        "plog": 46.45, "eff_entries": 1.96, "plain_entries": 2.09, "gibbs_entries": 1.58, "equilibrium": 0.68,
-        "explicit_reverse": 2.02, "split_rows": 0.85, "split_entries": 0.75, "qssa_terms": 2.82, "solve_ops": 2.21,
-        "solve_divides": 3.64, "stiff_slab": 2.74, "stiff_species": 0.29, "stiff_entries": 4.04,
-        "scale_rows": 1.76, "scale_factors": 2.18},
+    "sts": {"species": 2.0},
+    "ldg": {"partials": 1.22, "species": 14.12, "sums_species": 1.4, "sums_entries": 2.99, "rows": 0.94,
+        "falloff": 6.31, "troe": 0.81, "plog": 46.6, "eff_entries": 1.97, "plain_entries": 1.65,
+        "gibbs_entries": 1.52, "explicit_reverse": 2.63, "split_rows": 0.91, "split_entries": 0.75,
+        "qssa_terms": 2.96, "solve_ops": 2.89, "solve_divides": 0.76, "stiff_slab": 2.58, "stiff_entries": 4.06,
+        "scale_rows": 1.4, "scale_factors": 2.38, "scale_powers": 4.91},
     "stg": {"slab": 1.0, "sums_species": 1.0, "rows": 1.0, "split_rows": 1.0, "qssa_species": 1.0,
         "qssa_cells": 1.0, "solve_ops": 1.0, "stiff_species": 1.0, "scale_rows": 1.0},
     "bar": {"slab": 3.0, "qssa_slab": 3.0, "stiff_slab": 1.0},
     "shfl": {},
-    "branch": {"slab": 12.98, "partials": 0.03, "species": 7.17, "sums_species": 7.93, "sums_entries": 0.07,
-        "rows": 7.21, "falloff": 6.84, "troe": 9.79, "plog": 19.07, "eff_entries": 0.99, "plain_entries": 0.87,
-        "gibbs_entries": 1.0, "reverse": 0.93, "explicit_reverse": 1.64, "split_rows": 0.55, "qssa_species": 3.93,
-        "qssa_cells": 3.61, "qssa_terms": 0.24, "solve_ops": 1.01, "solve_divides": 5.48, "stiff_slab": 6.28,
-        "stiff_species": 12.23, "stiff_entries": 0.42, "scale_rows": 2.77, "scale_factors": 1.67},
-    "other": {"partials": 18.89, "species": 223.07, "sums_species": 52.8, "sums_entries": 4.91, "rows": 88.65,
-        "falloff": 90.96, "troe": 271.83, "plog": 428.82, "eff_entries": 4.95, "plain_entries": 8.45,
-        "gibbs_entries": 1.03, "reverse": 43.63, "explicit_reverse": 3.93, "split_rows": 9.14,
-        "qssa_species": 30.57, "qssa_cells": 25.11, "qssa_terms": 10.44, "solve_ops": 16.23,
-        "solve_divides": 52.22, "stiff_slab": 84.67, "stiff_species": 131.29, "stiff_entries": 16.5,
-        "scale_rows": 23.3, "scale_factors": 0.08},
+    "branch": {"slab": 13.37, "species": 6.81, "sums_species": 7.93, "sums_entries": 0.07, "rows": 8.76,
+        "falloff": 5.77, "troe": 10.86, "plog": 19.21, "eff_entries": 1.0, "plain_entries": 0.12,
+        "gibbs_entries": 0.85, "explicit_reverse": 3.85, "split_rows": 0.52, "qssa_species": 0.66,
+        "qssa_cells": 4.09, "qssa_terms": 0.43, "solve_ops": 1.74, "solve_divides": 2.4, "stiff_slab": 5.94,
+        "stiff_species": 11.75, "stiff_entries": 0.45, "scale_rows": 2.47, "scale_factors": 1.81,
+        "scale_powers": 5.72},
+    "other": {"partials": 18.9, "species": 220.11, "sums_species": 52.66, "sums_entries": 4.89, "rows": 106.06,
+        "falloff": 83.1, "troe": 280.99, "plog": 430.49, "eff_entries": 5.01, "gibbs_entries": 0.7,
+        "reverse": 28.01, "explicit_reverse": 34.35, "split_rows": 8.99, "split_entries": 0.15,
+        "qssa_cells": 29.86, "qssa_terms": 11.98, "solve_ops": 22.81, "solve_divides": 24.56, "stiff_slab": 83.15,
+        "stiff_species": 126.44, "stiff_entries": 16.85, "scale_rows": 20.15, "scale_factors": 0.88,
+        "scale_powers": 52.28},
 }
 """Machine instructions per unit of each feature, by class (``singe.timing.ISSUE_CLASSES``;
 'lds'/'sts' are the C_k and g_k/RT accesses in shared memory).  Fitted by

@@ -53,7 +53,7 @@ FEATURES = ("slab", "partials", "species", "ranges", "sums_species", "sums_entri
             "plog", "plog_pressures", "plog_sets", "eff_entries", "plain_entries", "gibbs_entries", "equilibrium",
             "reverse", "explicit_reverse", "split_rows", "split_entries", "qssa_slab", "qssa_species", "qssa_cells", "qssa_terms",
             "solve_ops", "solve_divides", "stiff_slab", "stiff_species", "stiff_entries", "scale_slab", "scale_rows",
-            "scale_factors", "scale_powers")
+            "scale_factors", "scale_powers", "stiff_qssa_entries", "scale_qssa_rows")
 """What a warp's code repeats per slab, by the template's loops and branches:
 ``slab`` 1 (the slab loop, the point's values, the barriers, the phases' set-up);
 ``partials`` the concentrations phase's sum over the other warps' partial sums;
@@ -77,7 +77,8 @@ barriers); ``qssa_species`` one QSSA species' coefficients (D_i, a_i0),
 ``qssa_cells`` one cell of its row, ``qssa_terms`` one term of their sums;
 ``solve_ops`` one operation of the solve (warp 0), ``solve_divides`` a division
 among them; ``stiff_species`` one stiff species' factor, ``stiff_entries`` one
-term of its destruction or creation sum; ``scale_rows`` one scaled direction,
+term of its destruction or creation sum (``stiff_qssa_entries`` one whose direction a QSSA
+species' x_i scales); ``scale_rows`` one scaled direction (``scale_qssa_rows`` by an x_i),
 ``scale_factors`` one stiffness factor of it (with stiff species), ``scale_powers`` one
 whose exponent is not 1 (``pow``)."""
 
@@ -87,8 +88,8 @@ PHASE_FEATURES = {"thermo": ("slab", "species", "ranges"), "concentrations": ("p
                             "split_rows"),
                   "qssa_coefficients": ("qssa_slab", "qssa_species", "qssa_cells", "qssa_terms"),
                   "qssa_solve": ("solve_ops", "solve_divides"), "stiffness": ("stiff_slab", "stiff_species",
-                                                                                "stiff_entries"),
-                  "scale": ("scale_slab", "scale_rows", "scale_factors", "scale_powers"),
+                                                                                "stiff_entries", "stiff_qssa_entries"),
+                  "scale": ("scale_slab", "scale_rows", "scale_factors", "scale_powers", "scale_qssa_rows"),
                   "species": ("sums_species", "sums_entries", "split_entries")}
 """The phase (segment) whose code each feature's instructions are in, in the kernel's order
 (``singe.kernels.table_form.PHASES``; the per-species concentrations work is priced with the thermo
@@ -147,16 +148,20 @@ def _solve_features(tables: ct.ChemistryTables, begin: int, end: int) -> Counter
 
 def _stiffness_features(tables: ct.ChemistryTables, begin: int, end: int) -> Counter:
     st = tables.stiff
-    entries = sum(int(csr.ptr[end] - csr.ptr[begin]) for csr in (st.destruction, st.creation))
-    return Counter(stiff_species=end - begin, stiff_entries=entries)
+    directions = np.concatenate([csr.index[csr.ptr[begin]:csr.ptr[end]] for csr in (st.destruction, st.creation)])
+    scaled = int((tables.scale.direction_qss[directions] >= 0).sum()) if tables.qssa is not None else 0
+    return Counter(stiff_species=end - begin, stiff_entries=directions.size, stiff_qssa_entries=scaled)
 
 
 def _scale_features(tables: ct.ChemistryTables, begin: int, end: int) -> Counter:
+    qssa = tables.scale.direction_qss[tables.scale.direction[begin:end]]
+    scaled = int((qssa >= 0).sum()) if tables.qssa is not None else 0
     if tables.stiff is None:  # the template's scale loop has no factor loop
-        return Counter(scale_rows=end - begin)
+        return Counter(scale_rows=end - begin, scale_qssa_rows=scaled)
     csr = tables.scale.factors
     nu = csr.value[csr.ptr[begin]:csr.ptr[end]]
-    return Counter(scale_rows=end - begin, scale_factors=nu.size, scale_powers=int((nu != 1.0).sum()))
+    return Counter(scale_rows=end - begin, scale_factors=nu.size, scale_powers=int((nu != 1.0).sum()),
+                   scale_qssa_rows=scaled)
 
 
 _EXTENSION_FEATURES = {"qssa_coefficients": _qssa_features, "qssa_solve": _solve_features,
@@ -199,39 +204,40 @@ def warp_features(programs) -> list[Counter]:
 # --------------------------------------------------------------------------- issued instructions
 
 PER_FEATURE: dict[str, dict[str, float]] = {
-    "fp64": {"slab": 104.65, "partials": 0.71, "species": 11.53, "sums_species": 2.93, "sums_entries": 1.08,
-        "rows": 19.85, "falloff": 52.23, "troe": 233.44, "plog": 355.49, "eff_entries": 1.05,
-        "plain_entries": 2.47, "gibbs_entries": 3.46, "reverse": 22.3, "explicit_reverse": 1.1, "split_rows": 3.0,
-        "split_entries": 0.27, "qssa_species": 24.58, "qssa_cells": 1.17, "qssa_terms": 0.95, "solve_ops": 0.33,
-        "solve_divides": 19.61, "stiff_slab": 4.65, "stiff_species": 43.7, "stiff_entries": 2.54,
-        "scale_rows": 1.58, "scale_powers": 12.92},
+    "fp64": {"slab": 104.73, "partials": 0.71, "species": 11.19, "sums_species": 2.72, "sums_entries": 1.08,
+        "rows": 18.11, "falloff": 51.77, "troe": 234.0, "plog": 355.78, "eff_entries": 1.06, "plain_entries": 3.46,
+        "gibbs_entries": 3.37, "equilibrium": 2.59, "reverse": 21.85, "split_rows": 3.14, "split_entries": 0.18,
+        "qssa_species": 28.93, "qssa_cells": 0.19, "qssa_terms": 0.98, "solve_divides": 20.88, "stiff_slab": 4.73,
+        "stiff_species": 48.11, "stiff_entries": 1.55, "scale_rows": 1.79, "scale_powers": 3.49,
+        "stiff_qssa_entries": 4.71},
     "mufu": {"slab": 5.97, "partials": 0.09, "sums_species": 0.25, "sums_entries": 0.01, "falloff": 2.46,
         "troe": 5.64, "plog": 3.49, "eff_entries": 0.02, "gibbs_entries": 0.06, "explicit_reverse": 0.4,
         "split_rows": 0.18, "qssa_species": 0.34, "qssa_cells": 0.47, "qssa_terms": 0.02, "solve_divides": 1.02,
         "stiff_slab": 0.97, "stiff_species": 4.26, "scale_powers": 2.18},
     "lds": {"eff_entries": 1.0, "plain_entries": 1.0, "gibbs_entries": 2.0, "stiff_species": 1.0},
     "sts": {"species": 2.0},
-    "ldg": {"partials": 1.22, "species": 14.12, "sums_species": 1.4, "sums_entries": 2.99, "rows": 0.94,
-        "falloff": 6.31, "troe": 0.81, "plog": 46.6, "eff_entries": 1.97, "plain_entries": 1.65,
-        "gibbs_entries": 1.52, "explicit_reverse": 2.63, "split_rows": 0.91, "split_entries": 0.75,
-        "qssa_terms": 2.96, "solve_ops": 2.89, "solve_divides": 0.76, "stiff_slab": 2.58, "stiff_entries": 4.06,
-        "scale_rows": 1.4, "scale_factors": 2.38, "scale_powers": 4.91},
+    "ldg": {"partials": 1.22, "species": 14.0, "sums_species": 1.4, "sums_entries": 2.99, "rows": 0.71,
+        "falloff": 6.25, "troe": 0.93, "plog": 46.66, "eff_entries": 1.97, "plain_entries": 1.78,
+        "gibbs_entries": 1.55, "reverse": 0.14, "explicit_reverse": 2.25, "split_rows": 0.94,
+        "split_entries": 0.73, "qssa_terms": 2.96, "solve_ops": 2.76, "solve_divides": 1.3, "stiff_slab": 2.56,
+        "stiff_species": 0.61, "stiff_entries": 3.83, "scale_rows": 1.43, "scale_factors": 2.45,
+        "scale_powers": 2.99, "stiff_qssa_entries": 1.1},
     "stg": {"slab": 1.0, "sums_species": 1.0, "rows": 1.0, "split_rows": 1.0, "qssa_species": 1.0,
         "qssa_cells": 1.0, "solve_ops": 1.0, "stiff_species": 1.0, "scale_rows": 1.0},
     "bar": {"slab": 3.0, "qssa_slab": 3.0, "stiff_slab": 1.0},
     "shfl": {},
     "branch": {"slab": 13.37, "species": 6.81, "sums_species": 7.93, "sums_entries": 0.07, "rows": 8.76,
-        "falloff": 5.77, "troe": 10.86, "plog": 19.21, "eff_entries": 1.0, "plain_entries": 0.12,
-        "gibbs_entries": 0.85, "explicit_reverse": 3.85, "split_rows": 0.52, "qssa_species": 0.66,
-        "qssa_cells": 4.09, "qssa_terms": 0.43, "solve_ops": 1.74, "solve_divides": 2.4, "stiff_slab": 5.94,
-        "stiff_species": 11.75, "stiff_entries": 0.45, "scale_rows": 2.47, "scale_factors": 1.81,
-        "scale_powers": 5.72},
-    "other": {"partials": 18.9, "species": 220.11, "sums_species": 52.66, "sums_entries": 4.89, "rows": 106.06,
-        "falloff": 83.1, "troe": 280.99, "plog": 430.49, "eff_entries": 5.01, "gibbs_entries": 0.7,
-        "reverse": 28.01, "explicit_reverse": 34.35, "split_rows": 8.99, "split_entries": 0.15,
-        "qssa_cells": 29.86, "qssa_terms": 11.98, "solve_ops": 22.81, "solve_divides": 24.56, "stiff_slab": 83.15,
-        "stiff_species": 126.44, "stiff_entries": 16.85, "scale_rows": 20.15, "scale_factors": 0.88,
-        "scale_powers": 52.28},
+        "falloff": 5.77, "troe": 10.87, "plog": 19.22, "eff_entries": 1.0, "plain_entries": 0.12,
+        "gibbs_entries": 0.85, "explicit_reverse": 3.84, "split_rows": 0.52, "qssa_species": 0.68,
+        "qssa_cells": 4.09, "qssa_terms": 0.43, "solve_ops": 1.73, "solve_divides": 2.41, "stiff_slab": 5.94,
+        "stiff_species": 11.78, "stiff_entries": 0.44, "scale_rows": 2.47, "scale_factors": 1.81,
+        "scale_powers": 5.66, "stiff_qssa_entries": 0.04},
+    "other": {"partials": 18.9, "species": 219.93, "sums_species": 52.58, "sums_entries": 4.89, "rows": 105.82,
+        "falloff": 82.79, "troe": 281.36, "plog": 430.62, "eff_entries": 5.01, "plain_entries": 0.16,
+        "gibbs_entries": 0.66, "reverse": 28.42, "explicit_reverse": 33.79, "split_rows": 9.0,
+        "split_entries": 0.16, "qssa_cells": 29.84, "qssa_terms": 12.0, "solve_ops": 22.64, "solve_divides": 25.25,
+        "stiff_slab": 83.1, "stiff_species": 128.26, "stiff_entries": 16.39, "scale_rows": 20.07,
+        "scale_factors": 0.98, "scale_powers": 48.64, "stiff_qssa_entries": 2.11},
 }
 """Machine instructions per unit of each feature, by class (``singe.timing.ISSUE_CLASSES``;
 'lds'/'sts' are the C_k and g_k/RT accesses in shared memory).  Fitted by

@@ -136,8 +136,18 @@ def test_qssa_features_cover_every_qssa_term_op_and_scaled_direction_once():
     assert total["stiff_species"] == st.species.size
     assert total["stiff_entries"] == st.destruction.index.size + st.creation.index.size
     assert total["scale_rows"] == sc.direction.size and total["scale_factors"] == sc.factors.index.size
+    assert total["scale_powers"] == int((sc.factors.value != 1).sum()) > 0
+    assert total["scale_qssa_rows"] == int((sc.direction_qss[sc.direction] >= 0).sum()) > 0
     assert total["qssa_slab"] == total["stiff_slab"] == total["scale_slab"] == 6
     assert total["split_rows"] == tables.n_rows and total["split_entries"] == total["sums_entries"]
+
+
+def test_every_feature_is_priced_in_one_phase_of_the_kernel():
+    from singe.kernels import table_form
+
+    listed = [f for names in timing_tables.PHASE_FEATURES.values() for f in names]
+    assert sorted(listed) == sorted(timing_tables.FEATURES) and len(set(listed)) == len(listed)
+    assert set(timing_tables.PHASE_FEATURES) == set(table_form.PHASES)
 
 
 def test_qssa_table_kernel_has_a_segment_per_phase():

@@ -46,9 +46,13 @@ def number(value: float) -> str:
 
 CONSTANT_BUDGET = 60 * 1024  # bytes of __constant__ memory for the arrays that steer the loops (64 KB per module)
 STEERING = ("thermo_rows", "concentrations_rows", "rates_rows", "species_rows", "thermo_start", "sums_start",
-            "rate_start", "info", "thermo_info", "sums_count", "plog_ptr", "plog_set_ptr", "cheb_shape", "eff_count")
+            "rate_start", "info", "thermo_info", "sums_count", "plog_ptr", "plog_set_ptr", "cheb_shape", "eff_count",
+            "qssa_coefficients_rows", "qssa_solve_rows", "stiffness_rows", "scale_rows", "qss_sum_ptr", "qss_cell_ptr",
+            "qss_cell_mode", "qss_ops", "destruction_ptr", "creation_ptr", "scale_dir", "dir_qss", "scale_factor_ptr",
+            "scale_factor_nu")
 """Arrays read with warp-uniform indices that decide loop bounds and branches, in order of priority for
-constant memory (where a SASS walk can also read them)."""
+constant memory (where a SASS walk can also read them; the QSSA, stiffness and scale phases' arrays where
+the mechanism has them)."""
 
 
 @dataclass(frozen=True)
@@ -216,8 +220,8 @@ def place_arrays(arrays: list[Array]) -> list[Array]:
     """The steering arrays in constant memory, by priority, as long as they fit ``CONSTANT_BUDGET``."""
     by_name = {a.name: a for a in arrays}
     room, constant = CONSTANT_BUDGET, set()
-    for name in STEERING:
-        size = 4 * by_name[name].size
+    for name in (n for n in STEERING if n in by_name):
+        size = (8 if by_name[name].ctype == "double" else 4) * by_name[name].size
         if size <= room:
             constant.add(name)
             room -= size

@@ -220,9 +220,11 @@ def species_order(mech: Mechanism) -> np.ndarray:
                     dtype=np.int64)
 
 
+@per_mechanism
 def _positions(mech: Mechanism) -> dict[str, int]:
-    """Table species of every species name."""
-    return {mech.species_names[int(m)]: k for k, m in enumerate(species_order(mech))}
+    """Table species of every species name (read-only: built once per mechanism, as every row reads it)."""
+    names = mech.species_names
+    return {names[int(m)]: k for k, m in enumerate(species_order(mech))}
 
 
 def _factors(position: dict[str, int], orders: dict[str, float], stoich: dict[str, float]) -> tuple[list, bool]:
@@ -238,7 +240,8 @@ def _factors(position: dict[str, int], orders: dict[str, float], stoich: dict[st
 def _efficiency_entries(mech: Mechanism, r: Reaction) -> tuple[list, bool]:
     """[M] as (species, weight) entries and whether C_total is added (weights eff - 1): over the
     transported species (the table's first ones; QSSA species are no colliders, as in the reference)."""
-    effs = [r.third_body.efficiency(mech.species_names[int(m)]) for m in mech.transported_indices]
+    names = mech.species_names
+    effs = [r.third_body.efficiency(names[int(m)]) for m in mech.transported_indices]
     base_one = r.third_body.collider is None and min(effs) >= EFFICIENCY_BASE_MIN
     if base_one:
         return [(k, e - 1.0) for k, e in enumerate(effs) if e != 1.0], True

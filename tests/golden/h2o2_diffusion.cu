@@ -6,7 +6,7 @@
 // Expected: ~46 registers per thread (255 available), 11008 B shared memory,
 // 6 synchronization points on named barriers [0, 1, 2, 3, 4, 5, 6], 82 constants per warp
 // (3 per thread after striping, 3 of them kept in registers).
-// Species (10, species-major arrays, stride species_stride): H2 H O O2 OH H2O HO2 H2O2 AR N2
+// Species: 10, species-major arrays (stride species_stride); their rows and names: h2o2_diffusion.h
 #include "h2o2_diffusion.h"
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ != 900 && !defined(SINGE_ALLOW_ANY_ARCH)
 #error "h2o2_diffusion.cu was generated for sm_90: compile it with nvcc -arch=sm_90, or run singe --arch for this GPU (-D SINGE_ALLOW_ANY_ARCH: compile anyway)"

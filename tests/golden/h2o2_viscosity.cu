@@ -6,7 +6,7 @@
 // Expected: ~44 registers per thread (255 available), 6656 B shared memory,
 // 2 synchronization points on named barriers [0, 1, 2], 56 constants per warp
 // (2 per thread after striping, 2 of them kept in registers).
-// Species (10, species-major arrays, stride species_stride): H2 H O O2 OH H2O HO2 H2O2 AR N2
+// Species: 10, species-major arrays (stride species_stride); their rows and names: h2o2_viscosity.h
 #include "h2o2_viscosity.h"
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ != 900 && !defined(SINGE_ALLOW_ANY_ARCH)
 #error "h2o2_viscosity.cu was generated for sm_90: compile it with nvcc -arch=sm_90, or run singe --arch for this GPU (-D SINGE_ALLOW_ANY_ARCH: compile anyway)"

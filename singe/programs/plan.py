@@ -44,10 +44,12 @@ emitted loop evaluates exponentials (SASS: DFMA R, R, R32..R52 in every
 exponential; sm_80 reads them as c[0x2][..] operands), and spills the
 slab loop's indices rather than give them up: H2/O2 diffusion at 5 CTAs per
 SM (floor 36) spills 12 B at 48 registers and none at 56 = 36 + 20."""
-HELD_RESERVE = 4
-"""Doubles of the budget left to ptxas beside the held shared values (scheduling):
-measured on Alzueta's chemistry at 8 warps x 3 CTAs (sm_90), whose warps 5-7 spilled 12-40 B
-with none left and none at 4."""
+HELD_RESERVE = 0
+"""Doubles of the budget left to ptxas beside the held shared values.  Measured on
+Alzueta's chemistry at 8 warps x 3 CTAs (sm_90): at 0 its warps 5-7 alone spill 12-40 B
+and none at 4, but the whole kernel spills the same 12 B either way (the slab stride and
+an address, not held values) and at 4 issues 365 more instructions per point (SASS walk:
+41,422 against 41,787, the loads re-issued after 54 fences rather than 32)."""
 WARP_SIZE = 32
 
 

@@ -16,7 +16,7 @@ from singe.kernels.ir import Imm, Instr, Operation, Reg
 from singe.programs import Sync
 from singe.programs.forwarding import fence_positions, held_values
 from singe.programs.lowering import BarrierUnit, ComputeUnit, LoadUnit, StoreUnit, program_units
-from singe.programs.plan import HELD_RESERVE, RegisterPlan
+from singe.programs.plan import HELD_RESERVE, RegisterPlan, held_allowances, unit_peaks
 from singe.timing import issued_shared
 from conftest import load
 
@@ -72,9 +72,19 @@ def test_chemistry_kernels_get_fences_only_where_held_values_exceed_the_budget()
         fences = plan.fences
         assert bool(any(fences)) == fenced
         for w, program in enumerate(compiled.programs.programs):
-            assert max(held_values(program_units(program), fences[w])) <= plan.held_allowed(w)
+            held = held_values(program_units(program), fences[w])
+            assert all(n <= limit for n, limit in zip(held, held_allowances(plan, w, unit_peaks(program))))
         source = generate(compiled).cu
         assert source.count(FENCE) == sum(len(f) for f in fences)
+
+
+def test_allowances_follow_the_live_values_around_each_boundary():
+    """A boundary between two units with fewer live values than the warp's peak allows more held values."""
+    plan = RegisterPlan(budget=128, live_doubles=(20,), constant_stripes=(0,))
+    assert held_allowances(plan, 0, [20, 5, 5]) == [plan.held_allowed(0)] * 2 + [plan.held_allowed(0) + 15] * 2
+    assert held_values(units()[:3]) == [0, 1, 1, 0]  # slot 0, stored by unit 0, read by unit 2
+    assert fence_positions(units()[:3], [0, 1, 1, 0]) == frozenset()
+    assert fence_positions(units()[:3], [0, 1, 0, 0]) == frozenset({2})
 
 
 def test_transport_kernels_get_no_fences():

@@ -58,15 +58,16 @@ def held_values(units, fences=frozenset()) -> list[int]:
     return held
 
 
-def fence_positions(units, allowed: int) -> frozenset[int]:
+def fence_positions(units, allowed) -> frozenset[int]:
     """The unit indices before which a fence goes so that at most ``allowed``
-    values are held across any boundary: scanning forward, a fence before the
-    first unit whose boundary would hold more (greedy: each fence as late as
-    possible)."""
+    values (a number, or one per boundary) are held across any boundary:
+    scanning forward, a fence before the first unit whose boundary would hold
+    more (greedy: each fence as late as possible)."""
     fences: set[int] = set()
+    limits = [allowed] * (len(units) + 1) if isinstance(allowed, int) else list(allowed)
     while True:
         held = held_values(units, frozenset(fences))
-        over = next((k for k, n in enumerate(held) if n > max(allowed, 0)), None)
+        over = next((k for k, n in enumerate(held) if n > max(limits[k], 0)), None)
         if over is None:
             return frozenset(fences)
         fences.add(over)

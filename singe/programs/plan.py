@@ -46,10 +46,10 @@ slab loop's indices rather than give them up: H2/O2 diffusion at 5 CTAs per
 SM (floor 36) spills 12 B at 48 registers and none at 56 = 36 + 20."""
 HELD_RESERVE = 0
 """Doubles of the budget left to ptxas beside the held shared values.  Measured on
-Alzueta's chemistry at 8 warps x 3 CTAs (sm_90): at 0 its warps 5-7 alone spill 12-40 B
-and none at 4, but the whole kernel spills the same 12 B either way (the slab stride and
-an address, not held values) and at 4 issues 365 more instructions per point (SASS walk:
-41,422 against 41,787, the loads re-issued after 54 fences rather than 32)."""
+Alzueta's chemistry at 8 warps x 3 CTAs (sm_90), SASS walk: at 0, 23 fences, 28 B of
+spills, 41,224 instructions issued per point (41,331 with no fence and 760 B of spills);
+at 4, 45 fences, 12 B, 41,673.  The 12 B stay at any reserve (the slab stride and a
+global address, not held values); 0 issues the fewest."""
 WARP_SIZE = 32
 
 
@@ -165,23 +165,29 @@ class RegisterPlan:
 
 def live_doubles(program) -> int:
     """Peak doubles live at once in the code codegen emits for one warp's
-    program: backward liveness over its units (``lowering.program_units``);
-    while an operation runs, its temporaries and one register each for its
-    in-place loads and stores count too."""
+    program (the largest of ``unit_peaks``)."""
+    return max(unit_peaks(program), default=0)
+
+
+def unit_peaks(program) -> list[int]:
+    """Per unit of one warp's program, the doubles live at once while it runs
+    in the code codegen emits: backward liveness over its units
+    (``lowering.program_units``); while an operation runs, its temporaries
+    and one register each for its in-place loads and stores count too."""
     from singe.programs.lowering import ComputeUnit, program_units
 
     live: set[str] = set()
-    peak = 0
+    peaks = []
     for unit in reversed(program_units(program)):
         if isinstance(unit, ComputeUnit):
             reads = unit.reads()
             streamed = min(len(unit.loads), 1) + min(len(set(unit.stores) - unit.keep), 1)
-            peak = max(peak, len(live | unit.writes() | reads) + unit.op.temporaries + streamed)
+            peaks.append(len(live | unit.writes() | reads) + unit.op.temporaries + streamed)
             live = (live - set(unit.op.outputs)) | reads
         else:
             live = (live - unit.writes()) | unit.reads()
-            peak = max(peak, len(live))
-    return peak
+            peaks.append(len(live))
+    return peaks[::-1]
 
 
 def plan_registers(programs, target, ctas_per_sm: int) -> RegisterPlan:
@@ -198,8 +204,16 @@ def plan_registers(programs, target, ctas_per_sm: int) -> RegisterPlan:
                         ctas_per_sm=ctas_per_sm, hoisted=hoisted, fewer_ctas_budgets=budgets[:-1])
     if kernel_spec(programs.kernel).dispatch != "switch":
         return plan
-    return replace(plan, fences=tuple(fence_positions(program_units(p), plan.held_allowed(w))
+    return replace(plan, fences=tuple(fence_positions(program_units(p), held_allowances(plan, w, unit_peaks(p)))
                                       for w, p in enumerate(programs.programs)))
+
+
+def held_allowances(plan: RegisterPlan, warp: int, peaks: list[int]) -> list[int]:
+    """Per unit boundary of ``warp``, the shared values it may hold in registers
+    there (``held_allowed``, with the live values of the units on either side
+    in place of the warp's peak)."""
+    rest = plan.held_allowed(warp) + plan.live_doubles[warp]
+    return [max(0, rest - max(peaks[max(b - 1, 0):b + 1], default=0)) for b in range(len(peaks) + 1)]
 
 
 def loops_evaluate_exp(programs) -> bool:

@@ -556,7 +556,7 @@ def _shuffles(op, in_registers: frozenset) -> bool:
     return any(isinstance(s, Const) and s.value in in_registers for i in op.instrs for s in i.srcs)
 
 
-def issued_shared(units, in_registers: frozenset) -> tuple:
+def issued_shared(units, in_registers: frozenset, fences: frozenset = frozenset()) -> tuple:
     """Per unit, the (values loaded, values stored) it issues when ptxas keeps
     shared values in registers between barriers (the accesses are plain, the
     barriers clobber memory): a load of a slot loaded or stored since the
@@ -573,9 +573,10 @@ def issued_shared(units, in_registers: frozenset) -> tuple:
     held: set = set()  # slots whose value is in a register since the last barrier
     stored: dict = {}  # slot -> (unit index, value) of its last store since the last barrier
     for k, unit in enumerate(units):
-        if isinstance(unit, BarrierUnit):
+        if isinstance(unit, BarrierUnit) or k in fences:  # a fence (``programs.forwarding``) clobbers as a barrier
             held.clear()
             stored.clear()
+        if isinstance(unit, BarrierUnit):
             continue
         loads = unit.loads.items() if isinstance(unit, ComputeUnit) else \
             [(unit.value, unit.slot)] if isinstance(unit, LoadUnit) else []
@@ -620,8 +621,10 @@ def warp_code(programs: WarpPrograms) -> list[WarpCode]:
     tables = overlaid.constants or [[] for _ in range(programs.warps)]
     forward = unswitched(overlaid)
     kept_values = [frozenset(tables[w][:kept]) for w in range(programs.warps)]
+    fences = programs.plan.fences or (frozenset(),) * programs.warps
     return [WarpCode(units[w], kept_values[w], tuple(dispatch.items()), True, rolled, table_class,
-                     issued_shared(units[w], kept_values[w]) if forward else ()) for w in range(programs.warps)]
+                     issued_shared(units[w], kept_values[w], fences[w]) if forward else ())
+            for w in range(programs.warps)]
 
 
 def static_instructions(programs: WarpPrograms) -> int:

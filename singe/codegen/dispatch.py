@@ -12,7 +12,8 @@ slab.  (Inside the loop, NVVM lowers a switch of 8 or 16 cases to a
 compare tree ending in two-entry jump tables: 3-4 compares and branches per
 warp and slab on sm_90.)  Constants, integer offsets and output variables are filled as the
 overlay fills them (per-warp constant slots; variable names reused between
-warps, which never run each other's cases).
+warps, which never run each other's cases).  A ``SINGE_FENCE()`` goes before
+each unit of the register plan's ``fences`` (``singe.programs.forwarding``).
 """
 
 from __future__ import annotations
@@ -21,14 +22,21 @@ from singe.codegen.overlay import Block, OverlaidKernel, Overlay
 from singe.programs import WarpPrograms
 
 
+FENCE = "SINGE_FENCE();  // the shared values read so far are read anew (singe.programs.forwarding)"
+
+
 class WarpSwitch(Overlay):
     """An overlay that never shares a unit between warps (see the module docstring)."""
 
     def run(self) -> OverlaidKernel:
         switch = Block("switch", tuple(range(self.warps)))
+        plan = self.programs.plan
         for w in range(self.warps):
             lines = switch.cases.setdefault(w, [])
+            fences = plan.fences[w] if plan is not None and plan.fences else frozenset()
             while self.position[w] < len(self.units[w]):
+                if self.position[w] in fences:
+                    lines.append(FENCE)
                 lines.extend(self._fill([w]))
                 self._advance([w])
             switch.units += len(self.units[w])

@@ -32,7 +32,7 @@ model all read this plan.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 REGISTER_OVERHEAD = 24  # indices, pointers, lane and warp id, loop counter
 REGISTER_MARGIN = 32  # registers ptxas takes beyond the estimate (scheduling, addresses); measured on the paper kernels
@@ -44,6 +44,12 @@ emitted loop evaluates exponentials (SASS: DFMA R, R, R32..R52 in every
 exponential; sm_80 reads them as c[0x2][..] operands), and spills the
 slab loop's indices rather than give them up: H2/O2 diffusion at 5 CTAs per
 SM (floor 36) spills 12 B at 48 registers and none at 56 = 36 + 20."""
+HELD_RESERVE = 0
+"""Doubles of the budget left to ptxas beside the held shared values.  Measured on
+Alzueta's chemistry at 8 warps x 3 CTAs (sm_90), SASS walk: at 0, 23 fences, 28 B of
+spills, 41,224 instructions issued per point (41,331 with no fence and 760 B of spills);
+at 4, 45 fences, 12 B, 41,673.  The 12 B stay at any reserve (the slab stride and a
+global address, not held values); 0 issues the fewest."""
 WARP_SIZE = 32
 
 
@@ -59,12 +65,22 @@ class RegisterPlan:
     ctas_per_sm: int = 1
     hoisted: int = 0
     fewer_ctas_budgets: tuple[int, ...] = ()  # the budget at 1, 2, ... ctas_per_sm - 1 CTAs per SM
+    fences: tuple[frozenset[int], ...] = ()  # per warp, the units a forwarding fence precedes (``forwarding``)
 
     @property
     def per_warp(self) -> tuple[int, ...]:
         """Registers each warp needs with its whole constant table in registers."""
         return tuple(self.overhead + 2 * live + 2 * stripes
                      for live, stripes in zip(self.live_doubles, self.constant_stripes))
+
+    def held_allowed(self, warp: int) -> int:
+        """Shared values ``warp`` may keep in registers across a unit boundary
+        (``singe.programs.forwarding``): the doubles the budget leaves beside
+        the warp's own registers at the floor (live values, overhead, hoisted,
+        its constant stripes kept in registers)."""
+        stripes = min(self.constant_stripes[warp], self.stripes_in_registers())
+        own = self.overhead + 2 * self.live_doubles[warp] + 2 * stripes + self.hoisted
+        return max(0, (self.budget - own) // 2 - HELD_RESERVE)
 
     @property
     def stripes(self) -> int:
@@ -149,23 +165,29 @@ class RegisterPlan:
 
 def live_doubles(program) -> int:
     """Peak doubles live at once in the code codegen emits for one warp's
-    program: backward liveness over its units (``lowering.program_units``);
-    while an operation runs, its temporaries and one register each for its
-    in-place loads and stores count too."""
+    program (the largest of ``unit_peaks``)."""
+    return max(unit_peaks(program), default=0)
+
+
+def unit_peaks(program) -> list[int]:
+    """Per unit of one warp's program, the doubles live at once while it runs
+    in the code codegen emits: backward liveness over its units
+    (``lowering.program_units``); while an operation runs, its temporaries
+    and one register each for its in-place loads and stores count too."""
     from singe.programs.lowering import ComputeUnit, program_units
 
     live: set[str] = set()
-    peak = 0
+    peaks = []
     for unit in reversed(program_units(program)):
         if isinstance(unit, ComputeUnit):
             reads = unit.reads()
             streamed = min(len(unit.loads), 1) + min(len(set(unit.stores) - unit.keep), 1)
-            peak = max(peak, len(live | unit.writes() | reads) + unit.op.temporaries + streamed)
+            peaks.append(len(live | unit.writes() | reads) + unit.op.temporaries + streamed)
             live = (live - set(unit.op.outputs)) | reads
         else:
             live = (live - unit.writes()) | unit.reads()
-            peak = max(peak, len(live))
-    return peak
+            peaks.append(len(live))
+    return peaks[::-1]
 
 
 def plan_registers(programs, target, ctas_per_sm: int) -> RegisterPlan:
@@ -173,9 +195,25 @@ def plan_registers(programs, target, ctas_per_sm: int) -> RegisterPlan:
     at ``ctas_per_sm`` CTAs per SM."""
     stripes = tuple(-(-len(set(programs.constants(w))) // WARP_SIZE) for w in range(programs.warps))
     budgets = tuple(target.register_budget(programs.threads, k) for k in range(1, ctas_per_sm + 1))
+    from singe.kernels.registry import kernel_spec
+    from singe.programs.forwarding import fence_positions
+    from singe.programs.lowering import program_units
+
     hoisted = 0 if target.fp64_constant_operands or not loops_evaluate_exp(programs) else EXP_CONSTANT_REGISTERS
-    return RegisterPlan(budgets[-1], tuple(live_doubles(p) for p in programs.programs), stripes,
+    plan = RegisterPlan(budgets[-1], tuple(live_doubles(p) for p in programs.programs), stripes,
                         ctas_per_sm=ctas_per_sm, hoisted=hoisted, fewer_ctas_budgets=budgets[:-1])
+    if kernel_spec(programs.kernel).dispatch != "switch":
+        return plan
+    return replace(plan, fences=tuple(fence_positions(program_units(p), held_allowances(plan, w, unit_peaks(p)))
+                                      for w, p in enumerate(programs.programs)))
+
+
+def held_allowances(plan: RegisterPlan, warp: int, peaks: list[int]) -> list[int]:
+    """Per unit boundary of ``warp``, the shared values it may hold in registers
+    there (``held_allowed``, with the live values of the units on either side
+    in place of the warp's peak)."""
+    rest = plan.held_allowed(warp) + plan.live_doubles[warp]
+    return [max(0, rest - max(peaks[max(b - 1, 0):b + 1], default=0)) for b in range(len(peaks) + 1)]
 
 
 def loops_evaluate_exp(programs) -> bool:

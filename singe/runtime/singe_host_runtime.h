@@ -980,6 +980,7 @@ inline double __dsqrt_rn(double a) { return sqrt(a); }
 
 #define SINGE_BAR_SYNC(id, threads) ::singe_host::bar(SINGE_HOST_SITE, ::singe_host::kBarSync, (id), (threads))
 #define SINGE_BAR_ARRIVE(id, threads) ::singe_host::bar(SINGE_HOST_SITE, ::singe_host::kBarArrive, (id), (threads))
+#define SINGE_FENCE() ((void)0)  // the host runtime forwards nothing: a no-op
 #define SINGE_SET_SHARED(kernel, bytes) ::singe_host::set_shared(&(kernel), (bytes))
 #define SINGE_LAUNCH(kernel, grid, block, shared_bytes, stream, ...)                                  \
   ((void)(stream), ::singe_host::launch(#kernel, &(kernel), dim3(grid), dim3(block), size_t(shared_bytes), \

@@ -18,6 +18,7 @@ import pytest
 
 from singe import host
 from singe.codegen import generate
+from singe.codegen.nvcc import compile_cuda, find_nvcc
 from singe.codegen.overlay import _Constants
 from singe.compiler import compile_kernel
 from singe.kernels.transport import WILKE_GROUP_MAX_SPECIES, wilke_groups, wilke_op
@@ -181,3 +182,34 @@ def test_wilke_sums_are_grouped_in_small_mechanisms_only():
     """Pairs of outer species up to WILKE_GROUP_MAX_SPECIES species, one beyond."""
     assert wilke_groups(10)[:2] == [(0, 1), (2, 3)] and wilke_groups(7)[-1] == (6,)
     assert wilke_groups(WILKE_GROUP_MAX_SPECIES + 1) == [(k,) for k in range(WILKE_GROUP_MAX_SPECIES + 1)]
+
+
+def test_a_loop_unrolled_completely_is_fenced():
+    """The fence goes right before a loop unrolled completely (the 9-iteration Wilke loop), and a loop
+    kept at LOOP_UNROLL iterations per trip has none."""
+    from singe.codegen.render import UNROLLED_LOOP_FENCE
+
+    lines = [line.strip() for line in generate_unit_text(wilke_unit(2)).splitlines()]
+    assert lines.count(UNROLLED_LOOP_FENCE) == 1
+    assert lines[lines.index(UNROLLED_LOOP_FENCE) + 1] == "#pragma unroll"
+    weights = np.resize(WEIGHTS, FULL_UNROLL_ITERATIONS + 8)
+    op = wilke_op(2, weights)
+    rolled = ComputeUnit(op, {v: s for s, v in enumerate(op.inputs) if v != "s2"}, {}, frozenset({"term2"}))
+    assert UNROLLED_LOOP_FENCE not in generate_unit_text(rolled)
+
+
+@pytest.mark.skipif(find_nvcc() is None, reason="nvcc (CUDA toolkit) not installed")
+def test_the_fences_keep_ptxas_from_holding_every_inner_species(tmp_path):
+    """DME viscosity at 8 warps x 4 CTAs (64 registers), sm_90: with the fences no spills; without
+    them (the companion) NVVM carries x_j and 1/s_j of every inner species from one Wilke loop to the
+    next and ptxas spills (1,520 B of spill stores when measured)."""
+    from singe.codegen.render import UNROLLED_LOOP_FENCE
+
+    generated = generate(compile_kernel(load("dme"), "viscosity", warps=8, ctas_per_sm=4, arch="sm_90"))
+    fenced = compile_cuda(generated.write(tmp_path / "fenced")[0], "sm_90").entry(generated.name)
+    bare = tmp_path / "bare" / generated.cu_name
+    generated.write(bare.parent)
+    bare.write_text(generated.cu.replace(UNROLLED_LOOP_FENCE, ""))
+    stripped = compile_cuda(bare, "sm_90").entry(generated.name)
+    assert fenced.spill_stores == 0, fenced
+    assert stripped.spill_stores > 0, stripped

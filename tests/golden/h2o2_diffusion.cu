@@ -17,6 +17,8 @@
 #include <cuda_runtime.h>
 #define SINGE_BAR_SYNC(id, threads) asm volatile("bar.sync %0, %1;" :: "r"(id), "r"(threads) : "memory")
 #define SINGE_BAR_ARRIVE(id, threads) asm volatile("bar.arrive %0, %1;" :: "r"(id), "r"(threads) : "memory")
+// No instruction: the compiler reads shared values anew after it (ends their forwarding in registers).
+#define SINGE_FENCE() asm volatile("" ::: "memory")
 #define SINGE_SET_SHARED(kernel, bytes) cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (bytes))
 #define SINGE_LAUNCH(kernel, grid, block, shared_bytes, stream, ...) \
   kernel<<<(grid), (block), (shared_bytes), (cudaStream_t)(stream)>>>(__VA_ARGS__)

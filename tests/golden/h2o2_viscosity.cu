@@ -17,6 +17,8 @@
 #include <cuda_runtime.h>
 #define SINGE_BAR_SYNC(id, threads) asm volatile("bar.sync %0, %1;" :: "r"(id), "r"(threads) : "memory")
 #define SINGE_BAR_ARRIVE(id, threads) asm volatile("bar.arrive %0, %1;" :: "r"(id), "r"(threads) : "memory")
+// No instruction: the compiler reads shared values anew after it (ends their forwarding in registers).
+#define SINGE_FENCE() asm volatile("" ::: "memory")
 #define SINGE_SET_SHARED(kernel, bytes) cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (bytes))
 #define SINGE_LAUNCH(kernel, grid, block, shared_bytes, stream, ...) \
   kernel<<<(grid), (block), (shared_bytes), (cudaStream_t)(stream)>>>(__VA_ARGS__)
@@ -236,6 +238,7 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
         double t9 = t7;
         {
         int k8 = SINGE_CONST_INDEX(16);
+        SINGE_FENCE();
       #pragma unroll
         for (int i = 0; i < 9; i++, k8 += 2) {
           const double t10 = fma(r1, shared[singe_loop_ints[0 + i]][lane], 1.0);
@@ -275,6 +278,7 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
         double t11 = t7;
         {
         int k8 = SINGE_CONST_INDEX(38);
+        SINGE_FENCE();
       #pragma unroll
         for (int i = 0; i < 9; i++, k8 += 2) {
           const double t12 = fma(t8, shared[singe_loop_ints[0 + i]][lane], 1.0);
@@ -326,6 +330,7 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
         double t10 = t7;
         {
         int k8 = SINGE_CONST_INDEX(16);
+        SINGE_FENCE();
       #pragma unroll
         for (int i = 0; i < 9; i++, k8 += 2) {
           const double t11 = fma(r1, shared[singe_loop_ints[0 + i]][lane], 1.0);
@@ -364,6 +369,7 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
         double t10 = t7;
         {
         int k8 = SINGE_CONST_INDEX(37);
+        SINGE_FENCE();
       #pragma unroll
         for (int i = 0; i < 9; i++, k8 += 2) {
           const double t11 = fma(t8, shared[singe_loop_ints[0 + i]][lane], 1.0);
@@ -447,6 +453,7 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
         double t9 = t7;
         {
         int k8 = SINGE_CONST_INDEX(24);
+        SINGE_FENCE();
       #pragma unroll
         for (int i = 0; i < 9; i++, k8 += 2) {
           const double t10 = fma(r1, shared[singe_loop_ints[0 + i]][lane], 1.0);

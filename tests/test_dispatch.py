@@ -11,6 +11,7 @@ import pytest
 
 from singe import host
 from singe.codegen import generate
+from singe.codegen.nvcc import compile_cuda, find_nvcc
 from singe.compiler import compile_kernel
 from singe.mapping import REBALANCE_TOLERANCE, issue_cost
 from singe.reference.kinetics import net_production_rates
@@ -19,7 +20,7 @@ from conftest import load
 
 TOLERANCE = 1e-9  # x max|wdot| per point, as tests/test_host_runtime.py
 BALANCED = REBALANCE_TOLERANCE + 0.02  # the rebalancing stops when no single move helps
-CASE = re.compile(r"^    case (\d+): \{$", re.M)
+CASE = re.compile(r"^    case (\d+): \{$(\n      const int warp_id = \d+;.*$)?", re.M)  # the body: after its warp's constant
 
 
 def chemistry(name: str, warps: int, **options):
@@ -27,7 +28,8 @@ def chemistry(name: str, warps: int, **options):
 
 
 def cases(cu: str) -> dict[int, tuple[int, int]]:
-    """Warp -> (start, end) character span of its case body in the switch."""
+    """Warp -> (start, end) character span of its case body in the switch (after the
+    case's ``warp_id`` constant: a swapped body reads the other warp's constants)."""
     heads = list(CASE.finditer(cu))
     ends = [m.start() for m in heads[1:]] + [cu.index("    default: break;")]
     return {int(m.group(1)): (m.end(), end) for m, end in zip(heads, ends)}
@@ -65,6 +67,38 @@ def test_chemistry_dispatches_once_per_slab():
     assert "switch (warp_id)" not in single and "if ((1u << warp_id)" not in single
     viscosity = generate(compile_kernel(load("h2o2"), "viscosity", warps=4)).cu
     assert "// all warps" in viscosity
+
+
+def test_each_case_reads_its_constants_at_constant_addresses():
+    """Each case declares its warp's number as a constant ``warp_id`` (so
+    ``SINGE_CONST``'s table addresses are immediates), before its slab loop."""
+    cu = generate(chemistry("h2o2", 4)).cu
+    for warp, (start, _) in cases(cu).items():
+        head = cu[cu.rindex("    case ", 0, start):start]
+        assert f"const int warp_id = {warp};" in head
+
+
+def constant_case_warps(cu: str) -> str:
+    """``cu`` with its cases' ``warp_id`` constants removed (the runtime warp id read)."""
+    return re.sub(r"\n      const int warp_id = \d+;[^\n]*", "", cu)
+
+
+@pytest.mark.skipif(find_nvcc() is None, reason="nvcc (CUDA toolkit) not installed")
+def test_constant_warp_ids_avoid_cantera_air_spills(tmp_path):
+    """Cantera's air chemistry at the defaults (8 warps, 4 CTAs per SM), sm_90,
+    ptxas: no spills; companion: with the runtime warp id, ptxas hoists the
+    warp's constant loads out of the slab loop into registers and spills."""
+    from autotune.spills import load as load_named
+
+    compiled = compile_kernel(load_named("cantera:air", tmp_path), "chemistry", arch="sm_90", warps=8)
+    assert compiled.options.ctas_per_sm == 4
+    generated = generate(compiled)
+    spills = []
+    for name, cu in (("constant", generated.cu), ("runtime", constant_case_warps(generated.cu))):
+        folder = tmp_path / name
+        entry = compile_cuda(dataclasses.replace(generated, cu=cu).write(folder)[0], "sm_90").entry(generated.name)
+        spills.append(entry.spill_stores + entry.spill_loads)
+    assert spills[0] == 0 and spills[1] > 0
 
 
 def test_switch_kernel_runs_right_and_misdispatch_is_caught():

@@ -1,6 +1,6 @@
 """Spill table: the register plan against ptxas for every kernel of every mechanism.
 
-    python -m autotune.spills [--mechanisms gri30,h2o2,dme,...] [--arch sm_80,sm_90] [--warps 8]
+    python -m autotune.spills [--mechanisms gri30,h2o2,dme,...] [--arch sm_80,sm_90,sm_90a] [--warps 8]
         [--settings defaults|paper] [--kernels viscosity,diffusion,chemistry] [--json FILE] [--threshold]
 
 Per mechanism x kernel x arch: the settings (warps, CTAs per SM: chosen by
@@ -17,7 +17,9 @@ Mechanisms: the bundled ones (gri30, h2o2), the shared ones (dme, heptane,
 dodecane: ../shared/mechanisms), and ``cantera:NAME`` for a mechanism of
 Cantera's bundled data converted to CHEMKIN with ``yaml2ck`` (those with
 transport data: gri30_highT, air, alzueta = example_data/ammonia-CO-H2-Alzueta-2023).
-One nvcc at a time; the n-heptane kernels take minutes, so run it niced.
+For ``sm_90a``, a kernel with per-warpgroup register budgets (setmaxnreg)
+also shows the budgets and the same kernel without them (its CTAs per SM,
+registers, spills).  One nvcc at a time; the n-heptane kernels take minutes, so run it niced.
 """
 
 from __future__ import annotations
@@ -86,13 +88,28 @@ def row(name: str, mech, kernel: str, options: dict, arch: str, scratch: pathlib
     path = generated.write(scratch / f"{name.replace(':', '_')}_{arch}")[0]
     nvcc_start = time.perf_counter()
     entry = compile_cuda(path, arch).entry(generated.name)
-    return {"mechanism": name, "kernel": kernel, "arch": arch, "warps": compiled.options.warps,
+    result = {"mechanism": name, "kernel": kernel, "arch": arch, "warps": compiled.options.warps,
             "qssa_warps": compiled.options.qssa_warps, "ctas_per_sm": compiled.options.ctas_per_sm,
             "predicted": plan.predicted, "need": plan.need, "budget": plan.budget,
             "registers": entry.registers, "spill_stores": entry.spill_stores, "spill_loads": entry.spill_loads,
             "error": (plan.predicted - entry.registers) / entry.registers,
             "singe_s": nvcc_start - start, "nvcc_s": time.perf_counter() - nvcc_start,
             "threshold": spill_threshold(path, arch, plan.floor - plan.hoisted) if threshold else None}
+    budgets = list(plan.warp_budgets[::4])
+    plain = without_setmaxnreg(mech, kernel, options, arch, scratch) if budgets else None
+    return {**result, "setmaxnreg": budgets, "without": plain}
+
+
+def without_setmaxnreg(mech, kernel: str, options: dict, arch: str, scratch: pathlib.Path) -> dict:
+    """The same kernel for ``arch`` (sm_90a) without per-warpgroup budgets: compiled by singe
+    for the same GPU without setmaxnreg (sm_90), by ptxas for ``arch``; its CTAs per SM,
+    registers and spill bytes."""
+    compiled = compile_kernel(mech, kernel, arch="sm_90", **options)
+    generated = generate(compiled)
+    path = generated.write(scratch / f"{compiled.mechanism.name}_plain_{arch}")[0]
+    entry = compile_cuda(path, arch).entry(generated.name)
+    return {"ctas_per_sm": compiled.options.ctas_per_sm, "registers": entry.registers,
+            "spill_stores": entry.spill_stores, "spill_loads": entry.spill_loads}
 
 
 def spill_threshold(source: pathlib.Path, arch: str, start: int) -> int:
@@ -118,9 +135,12 @@ def spill_threshold(source: pathlib.Path, arch: str, start: int) -> int:
 
 def format_row(r: dict) -> str:
     setting = f"{r['warps']}w x {r['ctas_per_sm']}" + (f" q{r['qssa_warps']}" if r["kernel"] == "chemistry" else "")
+    plain = r.get("without")
+    budgets = (f" setmaxnreg {'/'.join(map(str, r['setmaxnreg']))}; without: {plain['ctas_per_sm']} CTAs, "
+               f"{plain['registers']} registers, {plain['spill_stores']}/{plain['spill_loads']} B") if plain else ""
     return (f"{r['mechanism']:20} {r['kernel']:11} {r['arch']:6} {setting:>11} {r['predicted']:5} {r['need']:5} "
             f"{r['budget']:6} {r['registers']:6} {r['spill_stores']:6}/{r['spill_loads']:<6} {r['error']:+7.1%} "
-            f"{r['nvcc_s']:6.1f}s" + (f" {r['threshold']:9}" if r.get("threshold") else ""))
+            f"{r['nvcc_s']:6.1f}s" + (f" {r['threshold']:9}" if r.get("threshold") else "") + budgets)
 
 
 HEADER = (f"{'mechanism':20} {'kernel':11} {'arch':6} {'warps x CTA':>11} {'~plan':>5} {'need':>5} {'budget':>6} "

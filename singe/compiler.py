@@ -29,14 +29,9 @@ from singe.memo import per_mechanism
 from singe.errors import OptionError
 from singe.options import MAX_WARPS, CompileOptions
 from singe.programs import WarpPrograms
+from singe.programs.plan import SPILL_HEADROOM, check_budgets, could_fit  # noqa: F401 (SPILL_HEADROOM: re-exported)
 from singe.programs.verify import check_programs
 from singe.schedule import schedule
-
-
-SPILL_HEADROOM = 8
-"""Registers per thread the chosen CTAs per SM leave above the plan's floor:
-one allocation granule (ptxas allocates 256 registers per warp at a time),
-so that an estimate a little short of ptxas's count does not spill."""
 
 
 @dataclass(frozen=True)
@@ -62,6 +57,7 @@ class CompiledKernel:
         self.graph.verify()
         self.mapping.verify()
         check_programs(self.programs)
+        check_budgets(self.programs.plan, self.programs.warps, self.options.target)
 
     def simulation_inputs(self, T, P, Y, dt=None, diffusion_source=None) -> tuple[dict[str, np.ndarray], int]:
         """Global-memory arrays of the kernel's inputs: T [K] (n,), P [Pa] (n,),
@@ -169,7 +165,8 @@ def choose_ctas_per_sm(mech: Mechanism, kernel: str, graph: DataflowGraph, confi
                        stages: "_Stages | None" = None) -> CompiledKernel:
     """``graph`` compiled at the most CTAs per SM (``config.cta_candidates()``)
     whose register budget covers the register plan's floor with
-    ``SPILL_HEADROOM`` registers to spare and whose shared memory holds the
+    ``SPILL_HEADROOM`` registers to spare (on sm_90a, each warpgroup's floor
+    within its setmaxnreg count: ``RegisterPlan.fits``) and whose shared memory holds the
     mapping: the highest occupancy at which nothing is predicted to spill
     (the plan keeps as many constant stripes in registers as the budget then
     leaves); 1 CTA per SM when none does (the plan's warning then says so).
@@ -179,17 +176,17 @@ def choose_ctas_per_sm(mech: Mechanism, kernel: str, graph: DataflowGraph, confi
     others are compiled, most first, until one fits."""
     first = _compile_graph(mech, kernel, graph, config.replace(ctas_per_sm=1), stages)
     target, threads = config.target, first.programs.threads
+    setmaxnreg = target if kernel_spec(kernel).dispatch == "switch" else None
     for ctas in config.cta_candidates():
         if ctas == 1:
             break
-        if target.register_budget(threads, ctas) < first.programs.plan.floor + SPILL_HEADROOM:
+        if not could_fit(first.programs.plan, target.register_budget(threads, ctas), first.programs.warps, setmaxnreg):
             continue
         try:
             compiled = _compile_graph(mech, kernel, graph, config.replace(ctas_per_sm=ctas), stages)
         except OptionError:  # the mapping does not fit this CTA's shared memory
             continue
-        plan = compiled.programs.plan
-        if plan.floor + SPILL_HEADROOM <= plan.budget:
+        if compiled.programs.plan.fits():
             return compiled
     return first
 

@@ -1107,8 +1107,13 @@ def register_need(programs: WarpPrograms) -> int:
 
 
 def _plan_for(programs: WarpPrograms, budget: int) -> RegisterPlan:
-    """The programs' register plan under ``budget`` (another preset's register file may differ)."""
-    return programs.plan if programs.plan.budget == budget else dataclasses.replace(programs.plan, budget=budget)
+    """The programs' register plan under ``budget`` (another preset's register file may differ).
+    The plan's per-warpgroup setmaxnreg counts hold only under the launch budget they were chosen
+    in (their sum is that budget's registers): under another, none.  With them the CTA holds the
+    launch budget (``RegisterPlan.predicted``), which is what occupancy counts."""
+    if programs.plan.budget == budget:
+        return programs.plan
+    return dataclasses.replace(programs.plan, budget=budget, warp_budgets=())
 
 
 def _result(kernel, style, preset, occ, timing, points_per_slab, flops, spill, source) -> TimingResult:

@@ -27,6 +27,7 @@ from singe.kernels.table_form import OUTPUTS as TABLE_OUTPUTS
 from singe.kernels.table_form import table_inputs
 from singe.kernels.registry import field_doc, kernel_signature, kernel_spec
 from singe.programs.lowering import ROLLED_KERNELS, live_instructions
+from singe.programs.plan import WARPGROUP
 from singe.targets import TARGETS
 from singe.version import __version__
 
@@ -214,6 +215,7 @@ def generate(compiled, roll: bool | None = None) -> GeneratedKernel:
         loop_ints=overlaid.loop_ints, constant_memory=constant_memory,
         shared_slots=programs.shared_slots, variables=[f"r{i}" for i in range(overlaid.variables)],
         blocks=[_block_context(b) for b in overlaid.blocks], unswitched=unswitched(overlaid),
+        warpgroups=_warpgroups(programs.plan, programs.warps, unswitched(overlaid)),
         **_parameters(compiled.graph, EXPRESSIONS))
     cu = env.get_template("warp_specialized.cu.j2").render(**context) + \
         kernel_signature(name, compiled.graph, "warp-specialized", compiled.mechanism.transported_species).line()
@@ -248,6 +250,24 @@ def _constant_bytes(overlaid: OverlaidKernel, stripes: int) -> int:
     """Bytes of the kernel's __constant__ tables if the constant table is one of them."""
     warps = len(overlaid.constants)
     return 8 * warps * stripes * 32 + 4 * (len(overlaid.index_rows) * warps + len(overlaid.loop_ints))
+
+
+def _warpgroups(plan, warps: int, unswitched_body: bool) -> list[dict]:
+    """Per warpgroup of a plan with setmaxnreg budgets (``RegisterPlan.warp_budgets``): its
+    index, warps, count and the setmaxnreg that sets it ('DEC' below the launch budget, 'INC'
+    above, '' at it).  Only a body that is one switch outside the slab loop puts each warpgroup
+    in a branch of its own, which ptxas needs to allocate each within its count."""
+    if plan is None or not plan.warp_budgets:
+        return []
+    if not unswitched_body:
+        raise SingeInternalError("setmaxnreg budgets need the kernel body as one switch on the warp id")
+    groups = []
+    for first in range(0, warps, WARPGROUP):
+        count = plan.warp_budgets[first]
+        action = "DEC" if count < plan.budget else "INC" if count > plan.budget else ""
+        groups.append({"index": first // WARPGROUP, "warps": list(range(first, first + WARPGROUP)),
+                       "count": count, "action": action})
+    return groups
 
 
 def _block_context(block) -> dict:

@@ -981,6 +981,12 @@ inline double __dsqrt_rn(double a) { return sqrt(a); }
 #define SINGE_BAR_SYNC(id, threads) ::singe_host::bar(SINGE_HOST_SITE, ::singe_host::kBarSync, (id), (threads))
 #define SINGE_BAR_ARRIVE(id, threads) ::singe_host::bar(SINGE_HOST_SITE, ::singe_host::kBarArrive, (id), (threads))
 #define SINGE_FENCE() ((void)0)  // the host runtime forwards nothing: a no-op
+// setmaxnreg (sm_90a) changes how many physical registers a warpgroup holds, never a value: the
+// compiled code reads no register it has not written, and a thread here keeps its variables in
+// its own stack whatever the count.  A no-op is the whole of its meaning on the CPU; the budgets'
+// rules are checked by the compiler (singe.programs.plan.budget_problems) and the simulator.
+#define SINGE_SETMAXNREG_INC(n) ((void)0)
+#define SINGE_SETMAXNREG_DEC(n) ((void)0)
 #define SINGE_SET_SHARED(kernel, bytes) ::singe_host::set_shared(&(kernel), (bytes))
 #define SINGE_LAUNCH(kernel, grid, block, shared_bytes, stream, ...)                                  \
   ((void)(stream), ::singe_host::launch(#kernel, &(kernel), dim3(grid), dim3(block), size_t(shared_bytes), \

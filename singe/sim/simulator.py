@@ -32,6 +32,7 @@ from singe.programs import (FULL_BARRIER_ID, WARP_SIZE, Arrive, Compute, FullSyn
 from singe.programs.tables import TableLoop, program_ops
 from singe.sim.barriers import Generation, NamedBarriers
 from singe.sim.machine import GlobalMemory, decode_operation, global_fields, instruction_counts, run_code
+from singe.sim.registers import setmaxnreg_hazards
 from singe.sim.tables import run_table_loop
 
 HAZARD_KINDS = ("race", "uninitialized", "deadlock", "misuse")
@@ -520,7 +521,8 @@ def simulate(programs: WarpPrograms, inputs: dict[str, np.ndarray], n_points: in
     (default), or a ``wrap(warp, op, code) -> code`` instrumenting each warp's
     decoded instructions, such as ``singe.analysis.scalarize.uniform_check(programs)``,
     which raises ``SingeInternalError`` when a register classified uniform
-    differs across the lanes of a warp.
+    differs across the lanes of a warp.  The plan's setmaxnreg counts (sm_90a) are
+    checked first (``singe.sim.registers``).
     """
     if schedule not in SCHEDULES:
         raise SingeInternalError(f"schedule {schedule!r} is not one of {SCHEDULES}")
@@ -531,6 +533,8 @@ def simulate(programs: WarpPrograms, inputs: dict[str, np.ndarray], n_points: in
     memories, per_slab = _global_memories(programs, inputs, layout)
     with _collector_paused():
         run = _Run(programs, memories, layout, schedule, seed, check_uniform)
+        for hazard in setmaxnreg_hazards(programs, Hazard):
+            run._report(hazard)
         run.run()
     hazards = list(run.hazards.values())
     if strict and hazards:

@@ -637,6 +637,7 @@ def slab_back_edges(listing: Listing, entry: str) -> frozenset[int]:
     holding the slab count on one warp's path and restore it from where the
     walk cannot follow."""
     first, end = listing.functions[entry]
+    setmaxnreg = [a for a in listing.order if listing.instructions[a].opcode.startswith("USETMAXREG")]
     backward = []  # (address, target, conditional)
     for address in listing.order:
         ins = listing.instructions[address]
@@ -644,13 +645,21 @@ def slab_back_edges(listing: Listing, entry: str) -> frozenset[int]:
             continue
         m = _TARGET.search(ins.text)
         target = listing.labels.get(m.group(1)) if m else None
-        if target is not None and target < address:
+        if target is not None and target < address and not _retry(setmaxnreg, target, address):
             backward.append((address, target, bool(ins.guard)))
     if not backward or not min(backward, key=lambda b: b[1])[2]:
         return frozenset()
     conditional = [(a, t) for a, t, guarded in backward if guarded]
     return frozenset(a for a, t in conditional
                      if not any((t2, a2) != (t, a) and t2 <= t and a <= a2 for a2, t2 in conditional))
+
+
+def _retry(setmaxnreg: list[int], target: int, address: int) -> bool:
+    """The backward branch at ``address`` to ``target`` retries a setmaxnreg.inc (one of the
+    ``USETMAXREG`` at ``setmaxnreg`` in its loop: ``TRY_ALLOC`` until the CTA's pool has the
+    registers, sm_90a): no slab loop.  Its predicate is unknown to the walk, which takes it
+    as not taken (the registers come at once)."""
+    return any(target <= a <= address for a in setmaxnreg)
 
 
 def slab_back_edge(listing: Listing, entry: str) -> int | None:

@@ -154,3 +154,36 @@ def test_nvcc_compiles_setmaxnreg_for_sm_90a(tmp_path):
                    check=True, capture_output=True)
     text = ptx.read_text()
     assert "setmaxnreg.inc.sync.aligned.u32 72;" in text and "setmaxnreg.dec.sync.aligned.u32 56;" in text
+
+
+def test_codegen_needs_one_branch_per_warpgroup():
+    """Budgets on a kernel whose body is no single switch (the overlay) are refused:
+    ptxas could not allocate each warpgroup's code within its own count."""
+    viscosity = compile_kernel(load("h2o2"), "viscosity", warps=8, arch="sm_90a")
+    assert viscosity.programs.plan.warp_budgets == ()  # the plan never chooses them there
+    with pytest.raises(SingeInternalError, match="one switch on the warp id"):
+        generate(with_budgets(viscosity, (72, 56)))
+
+
+def _sass_missing() -> list[str]:
+    from autotune import sass
+
+    return sass.missing_tools()
+
+
+@pytest.mark.skipif(bool(_sass_missing()), reason="SASS view needs nvcc, nvdisasm and cuobjdump")
+def test_sass_walk_steps_over_the_setmaxnreg_retry_loop(tmp_path, monkeypatch):
+    """setmaxnreg.inc is a USETMAXREG.TRY_ALLOC retry loop in SASS: the walk must not take it for
+    the slab loop (then the inc warpgroup's issued counts per point collapse to nearly nothing)."""
+    from autotune import sass
+
+    path = generate(h2o2()).write(tmp_path)[0]
+    view = sass.analyse(path, "sm_90a", warps=8, keep=str(tmp_path))
+    listing = sass.parse_listing((tmp_path / f"{path.stem}.sass").read_text())
+    assert any(listing.instructions[a].opcode.startswith("USETMAXREG") for a in listing.order)
+    fp64 = [walk.counts["fp64"] for walk in view.warps]
+    assert all(n > 20 for n in fp64), fp64  # every warp computes per slab
+    assert len(sass.slab_back_edges(listing, view.function)) == 8  # one per warp's case, no retry loop
+    monkeypatch.setattr(sass, "_retry", lambda *args: False)  # the companion: the retry taken for the slab loop
+    wrong = sass.count_kernel(listing, (tmp_path / f"{path.stem}.elf").read_text(), view.function, "sm_90a", 8)
+    assert min(walk.counts["fp64"] for walk in wrong[:4]) < min(fp64[:4]) // 2

@@ -203,6 +203,7 @@ def generate(compiled, roll: bool | None = None) -> GeneratedKernel:
     name = kernel_name(compiled.mechanism.name, compiled.kernel)
     env = environment()
     spill = programs.warnings[0] if programs.warnings else ""
+    warpgroups = _warpgroups(programs.plan, programs.warps, unswitched(overlaid))
     context = dict(
         name=name, kernel=compiled.kernel, mechanism=compiled.mechanism.name, version=__version__,
         options_key=options.key(), warps=programs.warps, threads=programs.threads,
@@ -215,7 +216,7 @@ def generate(compiled, roll: bool | None = None) -> GeneratedKernel:
         loop_ints=overlaid.loop_ints, constant_memory=constant_memory,
         shared_slots=programs.shared_slots, variables=[f"r{i}" for i in range(overlaid.variables)],
         blocks=[_block_context(b) for b in overlaid.blocks], unswitched=unswitched(overlaid),
-        warpgroups=_warpgroups(programs.plan, programs.warps, unswitched(overlaid)),
+        warpgroups=warpgroups, setmaxnreg=bool(warpgroups),
         **_parameters(compiled.graph, EXPRESSIONS))
     cu = env.get_template("warp_specialized.cu.j2").render(**context) + \
         kernel_signature(name, compiled.graph, "warp-specialized", compiled.mechanism.transported_species).line()

@@ -118,6 +118,11 @@ def _options(args, kernel: str) -> CompileOptions:
                           form=args.form if kernel == "chemistry" else "auto")
 
 
+def setmaxnreg_note(plan) -> str:
+    """' (setmaxnreg per warpgroup 72/56)' for a plan with warpgroup budgets (sm_90a), else ''."""
+    return f" (setmaxnreg per warpgroup {'/'.join(map(str, plan.warp_budgets[::4]))})" if plan.warp_budgets else ""
+
+
 def kernel_line(compiled, generated, seconds: float) -> str:
     """One line per kernel: the numbers a GPU engineer checks first."""
     programs = compiled.programs
@@ -129,8 +134,8 @@ def kernel_line(compiled, generated, seconds: float) -> str:
             f"{len(compiled.graph.operations)} operations, "
             f"{len(programs.barrier_ids)} named barriers ({len(programs.sync_points)} sync points), "
             f"{programs.shared_bytes} B shared, {info.stripes} constants per thread "
-            f"({info.register_stripes} in registers), ~{programs.plan.predicted} registers "
-            f"[{seconds:.2f} s]")
+            f"({info.register_stripes} in registers), ~{programs.plan.predicted} registers"
+            f"{setmaxnreg_note(programs.plan)} [{seconds:.2f} s]")
     for warning in programs.plan.warnings(programs.warps, _more_warps(compiled)):
         line += f"\n  warning: {warning}"
     return line

@@ -86,6 +86,9 @@ def test_verify_rejects_partial_warpgroups_and_runs_on_compiled_kernels():
     assert any("no whole number of warpgroups" in p for p in budget_problems(odd, 6, HOPPER))
     compiled = h2o2()
     assert compiled.programs.plan.warp_budgets[::4] == (72, 56)
+    assert "setmaxnreg per warpgroup 72/56" in compiled.summary()  # the IR prints them
+    assert "warp 0 (" in str(compiled.programs) and ", setmaxnreg 72" in str(compiled.programs)
+    assert ", setmaxnreg 56" in str(compiled.programs).split("warp 4 (")[1].splitlines()[0]
     compiled.verify()
     with pytest.raises(SingeInternalError, match="setmaxnreg check"):
         with_budgets(compiled, (80, 56)).verify()

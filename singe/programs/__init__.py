@@ -186,6 +186,8 @@ class WarpPrograms:
                  f"(limit {self.barrier_limit}), {self.shared_slots} shared slots ({self.shared_bytes} B)"]
         for program in self.programs:
             regs = f", ~{self.registers[program.warp]} registers" if self.registers else ""
+            if self.plan is not None and self.plan.warp_budgets:
+                regs += f", setmaxnreg {self.plan.warp_budgets[program.warp]}"
             lines.append(f"warp {program.warp} ({len(program.items)} items{regs}):")
             lines.extend(f"    {item}" for item in program.items)
         return "\n".join(lines)

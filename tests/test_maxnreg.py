@@ -16,7 +16,7 @@ from singe.codegen import generate
 from singe.codegen.nvcc import compile_cuda, find_nvcc
 from singe.compiler import compile_kernel
 from singe.errors import SingeInternalError
-from singe.programs.plan import RegisterPlan, budget_problems, launch_pool, warpgroup_budgets
+from singe.programs.plan import RegisterPlan, budget_problems, could_fit, launch_pool, warpgroup_budgets
 from singe.sim import SimulationError
 from singe.targets import TARGETS
 from singe.timing import model
@@ -63,6 +63,15 @@ def test_budgets_go_to_the_heavy_warpgroup_within_the_launch_pool():
     rescued = dataclasses.replace(spilling, warp_budgets=warpgroup_budgets(spilling, 8, HOPPER))
     assert rescued.warp_budgets[::4] == (88, 40) and rescued.spilled == 0
     assert warpgroup_budgets(plan(budget=64, live=(40,) * 4 + (30,) * 4), 8, HOPPER) == ()  # 104 + 84 > 128
+
+
+def test_a_cta_count_fits_by_warpgroups_where_the_launch_budget_alone_does_not():
+    """The CTA choice (``could_fit``): floors 60 and 46 at 4 CTAs of 8 warps (budget 64)
+    fit only as 72/56 (the whole pool of 128), not uniformly nor on sm_90."""
+    assert could_fit(plan(), 64, 8, HOPPER)
+    assert not could_fit(plan(), 64, 8, None) and not could_fit(plan(), 64, 8, H100)
+    assert not could_fit(plan(), 56, 8, HOPPER)  # 72 + 56 > 112
+    assert could_fit(plan(), 80, 8, None)  # uniformly: 60 + 8 <= 80
 
 
 @pytest.mark.parametrize("budgets, target, problem", [

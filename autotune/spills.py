@@ -16,7 +16,11 @@ settings instead of the defaults.
 Mechanisms: the bundled ones (gri30, h2o2), the shared ones (dme, heptane,
 dodecane: ../shared/mechanisms), and ``cantera:NAME`` for a mechanism of
 Cantera's bundled data converted to CHEMKIN with ``yaml2ck`` (those with
-transport data: gri30_highT, air, alzueta = example_data/ammonia-CO-H2-Alzueta-2023).
+transport data: gri30_highT, air, alzueta = example_data/ammonia-CO-H2-Alzueta-2023,
+sif4 = the gas phase of SiF4_NH3_mec, ammonia_ru = the gas phase of
+example_data/ammonia-Ru-Ba-YSZ-CSM-2019; gri30_ion, the other one with transport
+data, is left out: yaml2ck writes its species notes as bare lines, which neither
+Cantera's ck2yaml nor singe reads back).
 For ``sm_90a``, a kernel with per-warpgroup register budgets (setmaxnreg)
 also shows the budgets and the same kernel without them (its CTAs per SM,
 registers, spills).  One nvcc at a time; the n-heptane kernels take minutes, so run it niced.
@@ -42,9 +46,12 @@ from singe.kernels.registry import kernel_spec
 
 from autotune.bench import PAPER_SETTINGS, mechanism_path
 
-DEFAULT_MECHANISMS = "gri30,h2o2,dme,heptane,dodecane,cantera:gri30_highT,cantera:air,cantera:alzueta"
+DEFAULT_MECHANISMS = ("gri30,h2o2,dme,heptane,dodecane,cantera:gri30_highT,cantera:air,cantera:alzueta,"
+                      "cantera:sif4,cantera:ammonia_ru")
 CANTERA_FILES = {"gri30_highT": ("gri30_highT.yaml", None), "air": ("air.yaml", None),
-                 "alzueta": ("example_data/ammonia-CO-H2-Alzueta-2023.yaml", "baseline")}
+                 "alzueta": ("example_data/ammonia-CO-H2-Alzueta-2023.yaml", "baseline"),
+                 "sif4": ("SiF4_NH3_mec.yaml", "gas"),
+                 "ammonia_ru": ("example_data/ammonia-Ru-Ba-YSZ-CSM-2019.yaml", "gas")}
 
 
 def load(name: str, scratch: pathlib.Path) -> singe.Mechanism:

@@ -130,8 +130,8 @@ from singe.kernels.ir import OPCODES, Const, DataflowGraph, Reg
 from singe.kernels.registry import kernel_spec
 from singe.programs import (FULL_BARRIER_ID, WARP_SIZE, Arrive, Compute, FullSync, SharedLoad, SharedStore, Sync,
                             WarpPrograms)
-from singe.programs.lowering import (BarrierUnit, ComputeUnit, LoadUnit, Loop, StoreUnit, invariant_loads,
-                                     live_instructions, loop_summary,
+from singe.programs.lowering import (BarrierUnit, ComputeUnit, LoadUnit, Loop, LoopSummary, StoreUnit,
+                                     invariant_loads, live_instructions, loop_summary,
                                      program_units, varying_constants)
 from singe.programs.tables import TableLoop
 from singe.programs.plan import REGISTER_MARGIN, REGISTER_OVERHEAD, RegisterPlan
@@ -645,7 +645,7 @@ def static_instructions(programs: WarpPrograms) -> int:
 
     def static(k: int, code: WarpCode) -> int:
         unit = code.units[k]
-        size = sum(_unit_classes(k, unit, code, latency).values())
+        size = sum(_unit_classes(k, unit, code, latency).values()) + _slow_path_calls(unit, code)
         if code.rolled:
             size -= sum(loop_static_savings(unit, loop, code) for loop in getattr(unit, "loops", ()))
         return size
@@ -658,9 +658,36 @@ def static_instructions(programs: WarpPrograms) -> int:
     return total
 
 
+SLOW_PATH_CALL = {"div": 4, "rcp": 4, "sqrt": 4}
+"""Static instructions per emitted call of the CUDA library's division, reciprocal and square root
+beyond those its fast path issues: the move of the return address, the ``CALL`` of the slow path
+and the two moves of its result (sm_90 SASS of the n-heptane viscosity kernel at 13 warps)."""
+
+
+def _copies(summary: LoopSummary) -> int:
+    """Copies of a loop's body in the code: all its iterations unrolled completely, else ``unroll``
+    and a remainder copy per iteration past the last whole trip (ptxas peels them; sm_90 SASS of the
+    51-iteration Wilke loops of n-heptane viscosity at 13 warps)."""
+    return summary.iterations if summary.unrolled else summary.unroll + summary.iterations % summary.unroll
+
+
+def _slow_path_calls(unit, code: WarpCode) -> int:
+    """Static instructions of the slow-path calls ``unit`` emits (``SLOW_PATH_CALL``), those in a
+    rolled loop once per copy of its body."""
+    if not isinstance(unit, ComputeUnit):
+        return 0
+    instrs = unit.instructions if code.rendered else list(unit.op.instrs)
+    calls = [SLOW_PATH_CALL.get(instr.opcode, 0) for instr in instrs]
+    total = sum(calls)
+    for loop in unit.loops if code.rolled and code.rendered else ():
+        summary = loop_summary(unit, loop)
+        total -= (summary.iterations - _copies(summary)) * sum(calls[loop.start:loop.start + loop.period])
+    return total
+
+
 def loop_static_savings(unit: ComputeUnit, loop: Loop, code: WarpCode) -> int:
     """Issued instructions of ``loop`` beyond its emitted code: the iterations
-    past the ``unroll`` copies of its body (the body's instructions, a shared
+    past the copies of its body (``_copies``: the body's instructions, a shared
     read per value read in place, a table load per varying constant, the
     integer columns' address arithmetic) and the trips past the first."""
     summary = loop_summary(unit, loop)
@@ -674,7 +701,7 @@ def loop_static_savings(unit: ComputeUnit, loop: Loop, code: WarpCode) -> int:
     per_iteration = (sum(EXPANSIONS[instr.opcode].issue for instr in body) + shared + summary.constant_loads
                      + summary.table_loads * (1 + sum(LOOP_TABLE_COLUMN.values()))
                      + summary.affine_indices * sum(LOOP_AFFINE_COLUMN.values()))
-    return (summary.iterations - summary.unroll) * per_iteration + (summary.trips - 1) * sum(LOOP_TRIP.values())
+    return (summary.iterations - _copies(summary)) * per_iteration + (summary.trips - 1) * sum(LOOP_TRIP.values())
 
 
 def instruction_fetch(static: int, preset: Preset, ctas: int) -> float:

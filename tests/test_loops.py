@@ -213,3 +213,30 @@ def test_the_fences_keep_ptxas_from_holding_every_inner_species(tmp_path):
     stripped = compile_cuda(bare, "sm_90").entry(generated.name)
     assert fenced.spill_stores == 0, fenced
     assert stripped.spill_stores > 0, stripped
+
+
+def test_columns_of_a_loop_unrolled_completely_are_literals():
+    """A Wilke loop whose inner species sit in slots that are no progression: unrolled completely,
+    its slots are local arrays of literals (immediate offsets in SASS), not loop-table reads."""
+    from singe.codegen.render import UNROLLED_COLUMN
+
+    op = wilke_op(2, WEIGHTS)
+    slots = {v: s * s for s, v in enumerate(v for v in op.inputs if v != "r2")}  # 0, 1, 4, 9, ...
+    unit = ComputeUnit(op, slots, {}, frozenset({"term2"}))
+    assert loop_summary(unit, unit.loops[0]).unrolled
+    text = generate_unit_text(unit)
+    assert "singe_loop_ints" not in text
+    p_slots = [slots[f"p{j}"] for j in range(1, 10)]
+    assert f"{UNROLLED_COLUMN} u0[9] = {{{', '.join(map(str, p_slots))}}};" in text
+
+
+def test_wrong_literal_of_an_unrolled_column_is_caught():
+    """Companion (on the host, DME viscosity at 4 warps): one slot of such an array moved by one,
+    the viscosity departs from singe.reference."""
+    generated = generate(compiled("viscosity"))
+    array = re.search(r"constexpr int u0\[\d+\] = \{(\d+),", generated.cu)
+    assert array, "no unrolled column of literals in the 4-warp DME viscosity kernel"
+    moved = generated.cu.replace(array.group(0), array.group(0)[:-len(array.group(1)) - 1]
+                                 + f"{int(array.group(1)) + 1},", 1)
+    ours = run(dataclasses.replace(generated, cu=moved))
+    assert not np.all(np.isfinite(ours)) or worst(ours, "viscosity") > 1e-6

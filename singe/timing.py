@@ -635,17 +635,17 @@ def static_instructions(programs: WarpPrograms) -> int:
     the overlay emits once for several warps (``OverlaidKernel.sharing``)
     counted once, and the slab loop and dispatch (``WarpCode.dispatch``, which
     every warp passes) once.  The divergent-path copies ptxas emits of the constants'
-    shuffles (``BRA.DIV``) are not counted.  n-heptane viscosity at 13 warps
-    x 3 CTAs (rolled loops, sm_90): 2,123 against 2,541 static SASS
-    instructions, where the straight-line count is 37,925; DME viscosity at
-    15 warps x 3 CTAs (loops unrolled completely): 3,245 against 3,434; rolled
-    GRI-Mech 3.0 viscosity at 2-8 warps: 10-23 % under (tests/test_timing.py)."""
+    shuffles (``BRA.DIV``) and the library's slow-path call sites (a return address,
+    the ``CALL``, two moves of the result per division, reciprocal or square root) are
+    not counted.  n-heptane viscosity at 13 warps x 3 CTAs (rolled loops, sm_90):
+    1,389 against 1,660 static SASS instructions; DME viscosity at 15 warps x 3 CTAs
+    (loops unrolled completely): 1,471 against 1,636 (tests/test_timing.py)."""
     codes = warp_code(programs)
     latency = {op: 0.0 for op in EXPANSIONS}
 
     def static(k: int, code: WarpCode) -> int:
         unit = code.units[k]
-        size = sum(_unit_classes(k, unit, code, latency).values()) + _slow_path_calls(unit, code)
+        size = sum(_unit_classes(k, unit, code, latency).values())
         if code.rolled:
             size -= sum(loop_static_savings(unit, loop, code) for loop in getattr(unit, "loops", ()))
         return size
@@ -658,31 +658,11 @@ def static_instructions(programs: WarpPrograms) -> int:
     return total
 
 
-SLOW_PATH_CALL = {"div": 4, "rcp": 4, "sqrt": 4}
-"""Static instructions per emitted call of the CUDA library's division, reciprocal and square root
-beyond those its fast path issues: the move of the return address, the ``CALL`` of the slow path
-and the two moves of its result (sm_90 SASS of the n-heptane viscosity kernel at 13 warps)."""
-
-
 def _copies(summary: LoopSummary) -> int:
     """Copies of a loop's body in the code: all its iterations unrolled completely, else ``unroll``
     and a remainder copy per iteration past the last whole trip (ptxas peels them; sm_90 SASS of the
     51-iteration Wilke loops of n-heptane viscosity at 13 warps)."""
     return summary.iterations if summary.unrolled else summary.unroll + summary.iterations % summary.unroll
-
-
-def _slow_path_calls(unit, code: WarpCode) -> int:
-    """Static instructions of the slow-path calls ``unit`` emits (``SLOW_PATH_CALL``), those in a
-    rolled loop once per copy of its body."""
-    if not isinstance(unit, ComputeUnit):
-        return 0
-    instrs = unit.instructions if code.rendered else list(unit.op.instrs)
-    calls = [SLOW_PATH_CALL.get(instr.opcode, 0) for instr in instrs]
-    total = sum(calls)
-    for loop in unit.loops if code.rolled and code.rendered else ():
-        summary = loop_summary(unit, loop)
-        total -= (summary.iterations - _copies(summary)) * sum(calls[loop.start:loop.start + loop.period])
-    return total
 
 
 def loop_static_savings(unit: ComputeUnit, loop: Loop, code: WarpCode) -> int:

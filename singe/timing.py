@@ -130,8 +130,8 @@ from singe.kernels.ir import OPCODES, Const, DataflowGraph, Reg
 from singe.kernels.registry import kernel_spec
 from singe.programs import (FULL_BARRIER_ID, WARP_SIZE, Arrive, Compute, FullSync, SharedLoad, SharedStore, Sync,
                             WarpPrograms)
-from singe.programs.lowering import (BarrierUnit, ComputeUnit, LoadUnit, Loop, StoreUnit, invariant_loads,
-                                     live_instructions, loop_summary,
+from singe.programs.lowering import (BarrierUnit, ComputeUnit, LoadUnit, Loop, LoopSummary, StoreUnit,
+                                     invariant_loads, live_instructions, loop_summary,
                                      program_units, varying_constants)
 from singe.programs.tables import TableLoop
 from singe.programs.plan import REGISTER_MARGIN, REGISTER_OVERHEAD, RegisterPlan
@@ -635,11 +635,11 @@ def static_instructions(programs: WarpPrograms) -> int:
     the overlay emits once for several warps (``OverlaidKernel.sharing``)
     counted once, and the slab loop and dispatch (``WarpCode.dispatch``, which
     every warp passes) once.  The divergent-path copies ptxas emits of the constants'
-    shuffles (``BRA.DIV``) are not counted.  n-heptane viscosity at 13 warps
-    x 3 CTAs (rolled loops, sm_90): 2,123 against 2,541 static SASS
-    instructions, where the straight-line count is 37,925; DME viscosity at
-    15 warps x 3 CTAs (loops unrolled completely): 3,245 against 3,434; rolled
-    GRI-Mech 3.0 viscosity at 2-8 warps: 10-23 % under (tests/test_timing.py)."""
+    shuffles (``BRA.DIV``) and the library's slow-path call sites (a return address,
+    the ``CALL``, two moves of the result per division, reciprocal or square root) are
+    not counted.  n-heptane viscosity at 13 warps x 3 CTAs (rolled loops, sm_90):
+    1,389 against 1,660 static SASS instructions; DME viscosity at 15 warps x 3 CTAs
+    (loops unrolled completely): 1,471 against 1,636 (tests/test_timing.py)."""
     codes = warp_code(programs)
     latency = {op: 0.0 for op in EXPANSIONS}
 
@@ -658,9 +658,16 @@ def static_instructions(programs: WarpPrograms) -> int:
     return total
 
 
+def _copies(summary: LoopSummary) -> int:
+    """Copies of a loop's body in the code: all its iterations unrolled completely, else ``unroll``
+    and a remainder copy per iteration past the last whole trip (ptxas peels them; sm_90 SASS of the
+    51-iteration Wilke loops of n-heptane viscosity at 13 warps)."""
+    return summary.iterations if summary.unrolled else summary.unroll + summary.iterations % summary.unroll
+
+
 def loop_static_savings(unit: ComputeUnit, loop: Loop, code: WarpCode) -> int:
     """Issued instructions of ``loop`` beyond its emitted code: the iterations
-    past the ``unroll`` copies of its body (the body's instructions, a shared
+    past the copies of its body (``_copies``: the body's instructions, a shared
     read per value read in place, a table load per varying constant, the
     integer columns' address arithmetic) and the trips past the first."""
     summary = loop_summary(unit, loop)
@@ -674,7 +681,7 @@ def loop_static_savings(unit: ComputeUnit, loop: Loop, code: WarpCode) -> int:
     per_iteration = (sum(EXPANSIONS[instr.opcode].issue for instr in body) + shared + summary.constant_loads
                      + summary.table_loads * (1 + sum(LOOP_TABLE_COLUMN.values()))
                      + summary.affine_indices * sum(LOOP_AFFINE_COLUMN.values()))
-    return (summary.iterations - summary.unroll) * per_iteration + (summary.trips - 1) * sum(LOOP_TRIP.values())
+    return (summary.iterations - _copies(summary)) * per_iteration + (summary.trips - 1) * sum(LOOP_TRIP.values())
 
 
 def instruction_fetch(static: int, preset: Preset, ctas: int) -> float:

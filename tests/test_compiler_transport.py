@@ -10,7 +10,9 @@ import pytest
 
 from singe.compiler import compile_kernel
 from singe.kernels.ir import Const, Instr
+from singe.kernels import transport
 from singe.kernels.transport import diffusion_columns
+from singe.reference import transport as reference_transport
 from singe.options import CompileOptions
 from singe.programs import Arrive, Sync, WarpProgram
 from singe.sim import SimulationError
@@ -76,6 +78,43 @@ def test_every_warp_count_matches_cantera(name, kernel):
         worst = max(worst, error)
     print(f"\n{name} {kernel}: worst relative error {worst:.2e} over 96 compilations; barrier ids used by "
           "warp count: " + " ".join(f"{w}:{BARRIERS_USED[(name, kernel, w, WEIGHTS[0])]}" for w in range(1, 33)))
+
+
+def edge_states(mech, n: int = 48, seed: int = 5):
+    """Random states with exact zeros, mass fractions of 1e-30 and -1e-12 (a flow solver's
+    undershoot), and states of a single species."""
+    fits = fit_transport(mech)
+    T, P, Y = random_states(n, len(mech.transported_species), seed, T_range=(fits.T_min, min(fits.T_max, 3000.0)))
+    rng = np.random.default_rng(seed)
+    Y = Y.copy()
+    Y[rng.random(Y.shape) < 0.1] = 1e-30
+    Y[rng.random(Y.shape) < 0.1] = -1e-12
+    for i in range(0, n, 8):
+        Y[:, i] = 0.0
+        Y[i % Y.shape[0], i] = 1.0
+    return T, P, Y
+
+
+def viscosity_on_edge_states(mech) -> float:
+    """The worst relative error of DME viscosity at the paper's 15 warps on ``edge_states`` against
+    singe.reference (mole fractions clamped to 1e-20, docs/formulas.md §6)."""
+    T, P, Y = edge_states(mech)
+    compiled = compile_kernel(mech, "viscosity", warps=15, ctas_per_sm=3)
+    return worst_error(compiled.simulate(T, P, Y), reference_transport.viscosity(mech, T, P, Y))
+
+
+def test_viscosity_from_mole_numbers_matches_the_mole_fractions_on_edge_states():
+    """The kernel weighs species by mole numbers Y_k/M_k floored at MOLES_FLOOR in place of mole
+    fractions floored at 1e-20: the same viscosity to TOLERANCE with zeros, tiny and slightly
+    negative mass fractions and single species."""
+    assert viscosity_on_edge_states(load("dme")) <= TOLERANCE
+
+
+def test_a_floor_that_counts_absent_species_is_caught(monkeypatch):
+    """Companion: a floor of 1e-4 kmol/kg (absent species weighed as present) fails the comparison
+    (a copy of the mechanism: graphs are built once per mechanism object)."""
+    monkeypatch.setattr(transport, "MOLES_FLOOR", 1e-4)
+    assert viscosity_on_edge_states(dataclasses.replace(load("dme"))) > TOLERANCE
 
 
 def test_comparison_catches_a_wrong_operand():

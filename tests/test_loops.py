@@ -37,30 +37,30 @@ WEIGHTS = np.array([2.016, 1.008, 15.999, 31.998, 17.007, 18.015, 33.006, 34.014
 def wilke_unit(k: int, in_registers=()) -> ComputeUnit:
     """Wilke operation k of 10 species, every input read from shared memory except ``in_registers``."""
     op = wilke_op(k, WEIGHTS)
-    loads = {v: slot for slot, v in enumerate(op.inputs) if v not in in_registers and v != f"s{k}"}
+    loads = {v: slot for slot, v in enumerate(op.inputs) if v not in in_registers and v != f"r{k}"}
     return ComputeUnit(op, loads, {}, frozenset({f"term{k}"}))
 
 
 def test_wilke_sum_is_one_loop():
     """The first pair starts the sum (a multiply), the other nine are one loop of
-    four instructions whose running sum (position 3) is carried, set from the first pair's."""
+    three instructions whose running sum (position 2) is carried, set from the first pair's."""
     unit = wilke_unit(2)
-    assert unit.loops == [Loop(start=4, period=4, count=9, carried=((3, 3),))]
+    assert unit.loops == [Loop(start=3, period=3, count=9, carried=((2, 2),))]
     body = unit.loops[0].iteration(unit.instructions, 0)
-    assert [i.opcode for i in body] == ["fma", "mul", "mul", "fma"]
+    assert [i.opcode for i in body] == ["fma", "mul", "fma"]
 
 
 def test_a_register_input_splits_the_run():
-    """x5 in a register cannot be indexed by the loop counter: the pairs before
+    """p5 in a register cannot be indexed by the loop counter: the pairs before
     and after it become two loops (the pair itself stays unrolled)."""
-    unit = wilke_unit(2, in_registers=("x5",))
-    assert [(loop.start, loop.count) for loop in unit.loops] == [(4, 4), (24, 4)]
-    assert all(loop.period == 4 for loop in unit.loops)
+    unit = wilke_unit(2, in_registers=("p5",))
+    assert [(loop.start, loop.count) for loop in unit.loops] == [(3, 4), (18, 4)]
+    assert all(loop.period == 3 for loop in unit.loops)
 
 
 def test_short_runs_stay_unrolled():
     op = wilke_op(0, WEIGHTS[:3])
-    unit = ComputeUnit(op, {v: s for s, v in enumerate(op.inputs) if v != "s0"}, {}, frozenset({"term0"}))
+    unit = ComputeUnit(op, {v: s for s, v in enumerate(op.inputs) if v != "r0"}, {}, frozenset({"term0"}))
     assert find_loops(unit, unit.instructions) == []
 
 
@@ -133,12 +133,12 @@ def test_wrong_loop_table_entry_or_trip_count_is_caught():
 
 
 def test_loop_summary_counts_what_is_emitted():
-    """The Wilke loop: 9 iterations of 4 instructions, one constant load and two
-    affine shared slots (x_j, 1/s_j) per iteration, the running sum carried;
+    """The Wilke loop: 9 iterations of 3 instructions, one constant load and two
+    affine shared slots (p_j, q_j) per iteration, the running sum carried;
     unrolled completely (no trips)."""
     unit = wilke_unit(2)
     summary = loop_summary(unit, unit.loops[0])
-    assert summary == LoopSummary(iterations=9, body=4, constant_loads=1, table_loads=0, affine_indices=2,
+    assert summary == LoopSummary(iterations=9, body=3, constant_loads=1, table_loads=0, affine_indices=2,
                                   hoisted_loads=0, carried=1, trips=0, unroll=9)
     assert summary.unrolled
     text = generate_unit_text(unit)
@@ -151,7 +151,7 @@ def test_long_loops_keep_two_iterations_per_trip():
     """Past FULL_UNROLL_ITERATIONS iterations a loop is emitted LOOP_UNROLL iterations per trip."""
     weights = np.resize(WEIGHTS, FULL_UNROLL_ITERATIONS + 8)
     op = wilke_op(2, weights)
-    unit = ComputeUnit(op, {v: s for s, v in enumerate(op.inputs) if v != "s2"}, {}, frozenset({"term2"}))
+    unit = ComputeUnit(op, {v: s for s, v in enumerate(op.inputs) if v != "r2"}, {}, frozenset({"term2"}))
     summary = loop_summary(unit, unit.loops[0])
     assert summary.iterations == len(weights) - 1 and summary.unroll == LOOP_UNROLL and not summary.unrolled
     assert summary.trips == -(-summary.iterations // LOOP_UNROLL)
@@ -159,21 +159,21 @@ def test_long_loops_keep_two_iterations_per_trip():
 
 
 def test_grouped_wilke_operation_reads_each_inner_species_once_per_iteration():
-    """Two outer species in one operation: one loop of 8 instructions per inner
-    species, two running sums carried, reading x_j and 1/s_j (each once per unit)."""
+    """Two outer species in one operation: one loop of 6 instructions per inner
+    species, two running sums carried, reading p_j and q_j (each once per unit)."""
     op = wilke_op((2, 3), WEIGHTS)
-    loads = {v: slot for slot, v in enumerate(op.inputs) if v not in ("s2", "s3")}
-    unit = ComputeUnit(op, loads, {}, frozenset({"term2", "term3"}))
-    assert [(loop.period, loop.count, len(loop.carried)) for loop in unit.loops] == [(8, 9, 2)]
+    loads = {v: slot for slot, v in enumerate(op.inputs) if v not in ("r2", "r3")}
+    unit = ComputeUnit(op, loads, {}, frozenset({"term2_3"}))
+    assert [(loop.period, loop.count, len(loop.carried)) for loop in unit.loops] == [(6, 9, 2)]
     loop = unit.loops[0]
     for t in range(loop.count):
         read = {name for instr in loop.iteration(unit.instructions, t) for name in instr.registers_read()
                 if name in unit.loads}
-        assert read == {f"x{t + 1}", f"inv_s{t + 1}"}
+        assert read == {f"p{t + 1}", f"q{t + 1}"}
 
 
 def generate_unit_text(unit: ComputeUnit) -> str:
-    names = {f"s{k}": f"r{i}" for i, k in enumerate(unit.op.name.split("_")[1:])}
+    names = {f"r{k}": f"r{i}" for i, k in enumerate(unit.op.name.split("_")[1:])}
     return "\n".join(render_unit(unit, names, 128).lines)
 
 
@@ -194,15 +194,15 @@ def test_a_loop_unrolled_completely_is_fenced():
     assert lines[lines.index(UNROLLED_LOOP_FENCE) + 1] == "#pragma unroll"
     weights = np.resize(WEIGHTS, FULL_UNROLL_ITERATIONS + 8)
     op = wilke_op(2, weights)
-    rolled = ComputeUnit(op, {v: s for s, v in enumerate(op.inputs) if v != "s2"}, {}, frozenset({"term2"}))
+    rolled = ComputeUnit(op, {v: s for s, v in enumerate(op.inputs) if v != "r2"}, {}, frozenset({"term2"}))
     assert UNROLLED_LOOP_FENCE not in generate_unit_text(rolled)
 
 
 @pytest.mark.skipif(find_nvcc() is None, reason="nvcc (CUDA toolkit) not installed")
 def test_the_fences_keep_ptxas_from_holding_every_inner_species(tmp_path):
     """DME viscosity at 8 warps x 4 CTAs (64 registers), sm_90: with the fences no spills; without
-    them (the companion) NVVM carries x_j and 1/s_j of every inner species from one Wilke loop to the
-    next and ptxas spills (1,520 B of spill stores when measured)."""
+    them (the companion) the compilers carry p_j and q_j of every inner species from one Wilke loop to
+    the next and ptxas spills."""
     from singe.codegen.render import UNROLLED_LOOP_FENCE
 
     generated = generate(compile_kernel(load("dme"), "viscosity", warps=8, ctas_per_sm=4, arch="sm_90"))
@@ -213,3 +213,30 @@ def test_the_fences_keep_ptxas_from_holding_every_inner_species(tmp_path):
     stripped = compile_cuda(bare, "sm_90").entry(generated.name)
     assert fenced.spill_stores == 0, fenced
     assert stripped.spill_stores > 0, stripped
+
+
+def test_columns_of_a_loop_unrolled_completely_are_literals():
+    """A Wilke loop whose inner species sit in slots that are no progression: unrolled completely,
+    its slots are local arrays of literals (immediate offsets in SASS), not loop-table reads."""
+    from singe.codegen.render import UNROLLED_COLUMN
+
+    op = wilke_op(2, WEIGHTS)
+    slots = {v: s * s for s, v in enumerate(v for v in op.inputs if v != "r2")}  # 0, 1, 4, 9, ...
+    unit = ComputeUnit(op, slots, {}, frozenset({"term2"}))
+    assert loop_summary(unit, unit.loops[0]).unrolled
+    text = generate_unit_text(unit)
+    assert "singe_loop_ints" not in text
+    p_slots = [slots[f"p{j}"] for j in range(1, 10)]
+    assert f"{UNROLLED_COLUMN} u0[9] = {{{', '.join(map(str, p_slots))}}};" in text
+
+
+def test_wrong_literal_of_an_unrolled_column_is_caught():
+    """Companion (on the host, DME viscosity at 4 warps): one slot of such an array moved by one,
+    the viscosity departs from singe.reference."""
+    generated = generate(compiled("viscosity"))
+    array = re.search(r"constexpr int u0\[\d+\] = \{(\d+),", generated.cu)
+    assert array, "no unrolled column of literals in the 4-warp DME viscosity kernel"
+    moved = generated.cu.replace(array.group(0), array.group(0)[:-len(array.group(1)) - 1]
+                                 + f"{int(array.group(1)) + 1},", 1)
+    ours = run(dataclasses.replace(generated, cu=moved))
+    assert not np.all(np.isfinite(ours)) or worst(ours, "viscosity") > 1e-6

@@ -337,10 +337,10 @@ def heptane_viscosity_rolled():
 @pytest.mark.parametrize("case", ["heptane rolled loops", "dme unrolled shared code"])
 def test_static_instructions_match_the_static_sass(case, heptane_viscosity_rolled):
     """static_instructions against the static SASS (sm_90), within STATIC_TOLERANCE:
-    n-heptane viscosity at 13 warps x 3 CTAs, rolled loops (2,123 modeled against
-    2,541), and DME viscosity at 15 warps x 3 CTAs, loops unrolled completely in
-    code shared by the warps (3,245 against 3,434); the straight-line count
-    (every iteration of every warp: 37,925 and 11,822) is far off both."""
+    n-heptane viscosity at 13 warps x 3 CTAs, rolled loops (1,389 modeled against
+    1,660), and DME viscosity at 15 warps x 3 CTAs, loops unrolled completely in
+    code shared by the warps (1,471 against 1,636); the straight-line count
+    (every iteration of every warp: 32,933 and 8,707) is far off both."""
     from autotune import sass
     from singe.codegen import generate
 

@@ -221,6 +221,8 @@ class _LoopColumns:
                             for v in [self.iterations[t][q].srcs[k].value]) if self.varying else ""
         self.index = f"k{loop.start}"
         self.hoisted: dict[tuple[int, int], str] = {}  # (position, operand) -> variable read before the loop
+        self.unrolled = unroll_factor(loop, instrs) >= loop.count
+        self.arrays: list[str] = []  # declarations of the integer columns of a loop unrolled completely
 
     def const(self, q: int, k: int) -> str:
         if (q, k) not in self.varying:
@@ -233,15 +235,30 @@ class _LoopColumns:
         return f"for (int i = 0; i < {len(self.iterations)}; i++{step}) {{"
 
     def ints(self, q: int, value_of) -> str:
-        """The integer ``value_of(instr)`` of position ``q`` across the iterations."""
-        return self.b.int_column([value_of(it[q]) for it in self.iterations])
+        """The integer ``value_of(instr)`` of position ``q`` across the iterations: in a loop unrolled
+        completely, a column that is no progression is a local array of literals (``UNROLLED_COLUMN``)."""
+        values = [int(value_of(it[q])) for it in self.iterations]
+        if not self.unrolled or column_kind(values) != "table":
+            return self.b.int_column(values)
+        name = f"u{len(self.arrays)}"
+        self.arrays.append(f"  constexpr int {name}[{len(values)}] = {{{', '.join(map(str, values))}}};")
+        return f"{name}[i]"
 
 
-UNROLLED_LOOP_FENCE = "SINGE_FENCE();"
-"""Before a loop unrolled completely: without it, NVVM keeps the shared values an earlier loop of the
-warp read (x_j, 1/s_j of every inner species) in registers for the next one, and a warp with several
-Wilke operations needs them all at once (DME viscosity at 8 warps x 4 CTAs, sm_90: 1,520 B of spill
-stores, no spills only from 168 registers)."""
+UNROLLED_COLUMN = "constexpr int"
+"""An integer column of a loop unrolled completely that is no progression (the shared slots of values
+stored in schedule order) is a local array of literals, folded into the accesses' immediate offsets:
+read from the loop table instead, its entries are the same every slab and ptxas holds each one's
+address in a register across the slab loop (DME viscosity at 8 warps x 4 CTAs, sm_90: 752 B of spill
+stores with the table, ptxas)."""
+UNROLLED_LOOP_FENCE = "__syncwarp();"
+"""Before a loop unrolled completely: without it, the compilers keep the shared values an earlier loop
+of the warp read (p_j, q_j of every inner species) in registers for the next one, and a warp with
+several Wilke operations needs them all at once.  An empty asm with a memory clobber (``SINGE_FENCE``)
+stops NVVM but not ptxas, which sees no instruction and reuses the loads itself; ``__syncwarp`` (one
+WARPSYNC per loop and slab) orders shared memory for both (DME viscosity at 8 warps x 4 CTAs, sm_90:
+with no fence 1,520 B of spill stores (the former sums of x_j and 1/s_j), with SINGE_FENCE 892 B, with
+__syncwarp none; ptxas)."""
 
 
 def _render_loop(loop: Loop, unit: ComputeUnit, names, temps, inline, b: _ShapeBuilder) -> None:
@@ -273,12 +290,14 @@ def _render_loop(loop: Loop, unit: ComputeUnit, names, temps, inline, b: _ShapeB
     b.lines.append(f"  {columns.header()}")
     position = {instr.dst: q for q, instr in enumerate(body) if instr.dst is not None}
     local: dict[str, str] = {}
+    header = len(b.lines) - 2  # the pragma and the for: the arrays of literals go before them
     for q, instr in enumerate(body):
         line = _loop_line(q, instr, loop, unit, names, temps, inline, columns, variables, local, position)
         b.lines.append(line)
         if instr.dst is not None and instr.dst in unit.stores:
             slot = columns.ints(q, lambda it: unit.stores[it.dst])
             b.lines.append(f"    shared[{slot}][lane] = {variables.get(q, local.get(instr.dst))};")
+    b.lines[header:header] = columns.arrays
     b.lines.append("  }")
     b.lines.append("  }")
     last = columns.iterations[-1]

@@ -23,12 +23,13 @@ def _op(builder: InstrBuilder, name: str, kind: str, inputs, outputs, **flags) -
     return Operation(name, kind, tuple(builder.instrs), tuple(inputs), tuple(outputs), **flags)
 
 
-def temperature_op() -> Operation:
-    """T and ln T, computed by every warp that needs them."""
+def temperature_op(replicated: bool = True) -> Operation:
+    """T and ln T: computed by every warp that needs them (``replicated``), or by one warp and
+    shared through shared memory."""
     b = InstrBuilder("temp")
     T = b.load("temperature", 0, dst="T")
     b.emit("log", T, dst="lnT")
-    return _op(b, "temperature", "point", [], ["T", "lnT"], replicated=True)
+    return _op(b, "temperature", "point", [], ["lnT"] if not replicated else ["T", "lnT"], replicated=replicated)
 
 
 def pressure_op() -> Operation:
@@ -91,33 +92,55 @@ def reduction_op(name: str, terms: list[str], output: str) -> Operation:
 
 
 # -- viscosity ---------------------------------------------------------------
+#
+# Wilke's rule (docs/formulas.md §6) with s_k = sqrt(eta_k) M_k^(-1/4) and r_k = 1/s_k:
+#     Phi_kj = d_kj (1 + s_k/s_j)^2 = d_kj (r_k + r_j)^2 / r_k^2,   d_kj = 1/sqrt(8 (1 + M_k/M_j)),
+#     eta_k = sqrt(M_k) / r_k^2,
+# so  eta = sum_k x_k eta_k / sum_j x_j Phi_kj = sum_k x_k sqrt(M_k) / D_k,
+#     D_k = sum_j d_kj x_j (r_k + r_j)^2 = sum_j d_kj (r_k p_j + q_j)^2,   p_j = sqrt(x_j), q_j = p_j r_j:
+# one exp per species (r_k), per pair an FMA, a square and an FMA with the pair's constant, and the
+# inner species read as two values (p_j, q_j); every term is positive, nothing cancels.
 
-def viscosity_root_op(k: int, coefficients, weight: float) -> Operation:
-    """s_k = sqrt(eta_k) (M_k)^(-1/4) and its inverse, each one exp of the
-    fit's cubic in ln T with its coefficients halved (and negated) and the
-    weight folded into the constant term: the species' only two exps.
+MOLES_FLOOR = 1e-100
+"""Lower bound of the mole numbers Y_k/M_k [kmol/kg] the viscosity kernel uses for mole fractions
+(``viscosity_species_op``); a fraction's numerator and denominator (``wilke_op``) stay normal
+(products of two D_k above 1e-200) even when every species is at the floor."""
 
-    With them the Wilke ratio of every pair is a product,
-    sqrt(eta_k/eta_j) (M_j/M_k)^(1/4) = s_k / s_j, as Cantera computes it
-    from per-species square roots (MixTransport::updateViscosity_T)."""
-    b = InstrBuilder(f"rv{k}")
-    scaled = [0.5 * float(c) for c in coefficients]
-    scaled[0] -= 0.25 * math.log(weight)
-    g = b.polynomial(scaled, Reg("lnT"))
-    b.emit("exp", g, dst=f"s{k}")
-    b.emit("exp", b.emit("mul", g, Imm(-1.0)), dst=f"inv_s{k}")
-    return _op(b, f"viscosity_root_{k}", "species", ["lnT"], [f"s{k}", f"inv_s{k}"])
+
+def viscosity_species_op(k: int, coefficients, weight: float) -> Operation:
+    """What the Wilke sums read of species k: p_k = sqrt(x_k) of its mole number
+    x_k = max(Y_k/M_k, MOLES_FLOOR), r_k = 1/s_k = eta_k^(-1/2) M_k^(1/4) and q_k = p_k r_k.
+
+    Wilke's rule is homogeneous of degree 0 in the mole fractions, so mole
+    numbers serve in their place without their sum (x_k / sum_j x_j is the
+    mole fraction): no reduction, no reciprocal, no barrier before the
+    sums.  The clamp differs from Cantera's (mole fractions >= 1e-20) only
+    for species whose mole fraction is below 1e-20, whose share of the
+    viscosity is below 1e-20 relative either way.
+
+    r_k is one exp of the viscosity fit's cubic in ln T with its coefficients
+    halved and negated and the weight folded into the constant term: the
+    species' only exp, as Cantera computes the Wilke ratios from per-species
+    square roots (MixTransport::updateViscosity_T)."""
+    b = InstrBuilder(f"vs{k}")
+    moles = b.emit("mul", b.load("mass_fractions", k), Const(1.0 / weight))
+    p = b.emit("sqrt", b.emit("max", moles, Imm(MOLES_FLOOR)), dst=f"p{k}")
+    scaled = [-0.5 * float(c) for c in coefficients]
+    scaled[0] += 0.25 * math.log(weight)
+    r = b.emit("exp", b.polynomial(scaled, Reg("lnT")), dst=f"r{k}")
+    b.emit("mul", p, r, dst=f"q{k}")
+    return _op(b, f"viscosity_species_{k}", "species", ["lnT"], [f"p{k}", f"q{k}", f"r{k}"])
 
 
 WILKE_GROUP = 2
 """Outer species per Wilke operation: their sums run over the inner species j together, so that a
-warp reads x_j and 1/s_j once for the group (one shared load per pair and operand instead of two;
-DME viscosity at the paper's 15 warps: one group per warp, 15,566 -> 11,649 lane-instructions issued
-per point with the loops unrolled completely, sm_90 SASS walk)."""
+warp reads p_j and q_j once for the group (DME viscosity at the paper's 15 warps: one group per
+warp; with the former sums of x_j and 1/s_j, 15,566 -> 11,649 lane-instructions issued per point,
+sm_90 SASS walk)."""
 WILKE_GROUP_MAX_SPECIES = 33
 """Mechanisms up to this many transported species (Wilke loops of up to 32 iterations, unrolled
 completely: ``lowering.FULL_UNROLL_ITERATIONS``) group their Wilke sums; larger ones keep one outer
-species per operation: rolled, the group's second running sum and s_k push n-heptane viscosity at the
+species per operation: rolled, the group's second running sum pushed n-heptane viscosity at the
 paper's 13 warps x 3 CTAs (48 registers) into 8-20 B of spill stores on sm_90 or sm_80 (ptxas, one or
 two iterations per trip)."""
 
@@ -129,44 +152,61 @@ def wilke_groups(n: int) -> list[tuple[int, ...]]:
     return [tuple(range(k, min(k + size, n))) for k in range(0, n, size)]
 
 
+def wilke_factor(weight_k: float, weight_j: float) -> float:
+    """d_kj = 1 / sqrt(8 (1 + M_k/M_j)), the constant of the pair (k, j)."""
+    return 1.0 / math.sqrt(8.0 * (1.0 + weight_k / weight_j))
+
+
+def wilke_term_name(ks) -> str:
+    """The graph value of the Wilke operation of the outer species ``ks``: their terms' sum."""
+    return "term" + "_".join(map(str, ks))
+
+
 def wilke_op(ks, weights: np.ndarray) -> Operation:
-    """term_k = x_k eta_k / sum_j x_j Phi_kj for each outer species k of
-    ``ks`` (one index or a group), with Phi_kj = (1 + s_k / s_j)^2 /
-    sqrt(8 (1 + M_k/M_j)) (one constant per pair, multiplies only) and
-    eta_k = s_k^2 sqrt(M_k); the group's sums interleaved per inner species j."""
+    """sum_k x_k sqrt(M_k) / D_k over the outer species k of ``ks`` (one index
+    or a group), D_k = sum_j d_kj (r_k p_j + q_j)^2 (the section's comment):
+    the group's sums interleaved per inner species j, then the terms as one
+    fraction, N/D + n/d = (N d + n D) / (D d): one division per group."""
     ks = (ks,) if isinstance(ks, (int, np.integer)) else tuple(ks)
     n = len(weights)
     b = InstrBuilder("wk" + "_".join(map(str, ks)))
-    denominator: dict[int, Reg] = {}
+    sums: dict[int, Reg] = {}
     for j in range(n):  # j == k included (Phi_kk = 1 to rounding): every outer species has the same code
         for k in ks:
-            one_plus = b.emit("fma", Reg(f"s{k}"), Reg(f"inv_s{j}"), Imm(1.0))
-            scaled = b.emit("mul", b.emit("mul", one_plus, one_plus),
-                            Const(1.0 / math.sqrt(8.0 * (1.0 + weights[k] / weights[j]))))
-            denominator[k] = b.emit("mul", scaled, Reg(f"x{j}")) if j == 0 else \
-                b.emit("fma", scaled, Reg(f"x{j}"), denominator[k])
+            w = b.emit("fma", Reg(f"r{k}"), Reg(f"p{j}"), Reg(f"q{j}"))
+            square = b.emit("mul", w, w)
+            factor = Const(wilke_factor(weights[k], weights[j]))
+            sums[k] = b.emit("mul", square, factor) if j == 0 else b.emit("fma", square, factor, sums[k])
+    numerator = denominator = None
     for k in ks:
-        eta = b.emit("mul", b.emit("mul", Reg(f"s{k}"), Reg(f"s{k}")), Const(math.sqrt(weights[k])))
-        b.emit("div", b.emit("mul", Reg(f"x{k}"), eta), denominator[k], dst=f"term{k}")
-    inputs = [f"x{j}" for j in range(n)] + [f"s{k}" for k in ks] + [f"inv_s{j}" for j in range(n)]
-    name = "_".join(map(str, ks))
-    return _op(b, f"wilke_{name}", "species", inputs, [f"term{k}" for k in ks])
+        term = b.emit("mul", b.emit("mul", Reg(f"p{k}"), Reg(f"p{k}")), Const(math.sqrt(weights[k])))
+        if numerator is None:
+            numerator, denominator = term, sums[k]
+        else:
+            numerator = b.emit("fma", term, denominator, b.emit("mul", numerator, sums[k]))
+            denominator = b.emit("mul", denominator, sums[k])
+    b.emit("div", numerator, denominator, dst=wilke_term_name(ks))
+    inputs = [f"{v}{j}" for j in range(n) for v in "pq"] + [f"r{k}" for k in ks]
+    return _op(b, f"wilke_{'_'.join(map(str, ks))}", "species", inputs, [wilke_term_name(ks)])
 
 
 def viscosity_graph(mech: Mechanism) -> DataflowGraph:
-    """Per-species roots s_k, one Wilke operation per group of outer species, a reduction, the write."""
+    """ln T (one warp, shared), per species p_k, q_k, r_k (``viscosity_species_op``), one Wilke
+    operation per group of outer species, a reduction of their terms, the write."""
     fits = fit_transport(mech)
     index = mech.transported_indices
     weights = mech.molecular_weights[index]
-    n = len(index)
-    ops = mixture_prologue(weights, mean_weight=False)
-    ops += [viscosity_root_op(k, fits.viscosity[i], w) for k, (i, w) in enumerate(zip(index, weights))]
-    ops += [wilke_op(ks, weights) for ks in wilke_groups(n)]
-    ops.append(reduction_op("viscosity_sum", [f"term{k}" for k in range(n)], "mixture_viscosity"))
+    species = [viscosity_species_op(k, fits.viscosity[i], w) for k, (i, w) in enumerate(zip(index, weights))]
+    # the last species first: the scheduler's ties follow graph order, so the warp computing ln T (the
+    # first, mapping's tie) shares it before computing its own species, which come last
+    ops = [temperature_op(replicated=False)] + species[::-1]
+    groups = wilke_groups(len(index))
+    ops += [wilke_op(ks, weights) for ks in groups]
+    ops.append(reduction_op("viscosity_sum", [wilke_term_name(ks) for ks in groups], "mixture_viscosity"))
     write = InstrBuilder("wv")
     write.store("viscosity", 0, Reg("mixture_viscosity"))
     ops.append(_op(write, "write_viscosity", "output", ["mixture_viscosity"], []))
-    return DataflowGraph("viscosity", mech.name, tuple(ops), n)
+    return DataflowGraph("viscosity", mech.name, tuple(ops), len(index))
 
 
 # -- diffusion ---------------------------------------------------------------

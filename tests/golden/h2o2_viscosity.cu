@@ -3,8 +3,8 @@
 //
 // Launch: 4 warps (128 threads) per CTA, 2 CTAs per SM (sm_90);
 // each CTA handles 32 points at a time (one per lane) and loops over slabs of 32 points.
-// Expected: ~44 registers per thread (255 available), 6656 B shared memory,
-// 2 synchronization points on named barriers [0, 1, 2], 56 constants per warp
+// Expected: ~46 registers per thread (255 available), 7168 B shared memory,
+// 3 synchronization points on named barriers [0, 1, 2, 3], 64 constants per warp
 // (2 per thread after striping, 2 of them kept in registers).
 // Species: 10, species-major arrays (stride species_stride); their rows and names: h2o2_viscosity.h
 #include "h2o2_viscosity.h"
@@ -83,8 +83,10 @@ static __device__ __forceinline__ double singe_exp(double x)
 // of an initialised const table (18 GB and a minute for a 52-species diffusion kernel).
 static __constant__ double h2o2_viscosity_constants[256] = {
   0.0, 0.0, 0.0, 0.0,
-  0.0005428416255395942, -0.012256814751625949, 0.4143441164488608, -8.049497730633641,
-  0.008020596576855197, -0.18336774492671543, 1.7200743185958187, -11.116224185269274,
+  0.0, 0.0, 0.0, 0.0,
+  0.0, 0.0, 0.030297521662727988, -0.005460590962277815,
+  0.12351409264246738, -1.2531756801873626, 10.401899039501512, 0.03125195324707794,
+  -0.005460590962277188, 0.12351409264245271, -1.253175680187251, 10.401899039501235,
   0.25, 0.2886751345948129, 1.4198591479439078, 1.0039920318408906,
   0.20412414523193154, 0.25, 0.3331841186979649, 0.34291585839835853,
   0.34291585839835853, 0.34811278670927365, 0.33429459776511156, 0.3435197643168,
@@ -96,44 +98,42 @@ static __constant__ double h2o2_viscosity_constants[256] = {
   0.2537887780512603, 0.2082805259060159, 0.25730207350400125, 0.21219282102310535,
   0.29015580079647435, 0.2519308856173268, 0.29156971147029626, 0.2537887780512603,
   0.29875641131968483, 0.2634535380677382, 0.2820668722143575, 0.24155916425181054,
+  0.029399658963956014, -0.005460590962277049, 0.12351409264244997, -1.253175680187232,
+  10.401899039501185, 0.055509297807382736, 0.010160086481829, -0.17221835559184773,
+  0.43324533934079656, 7.712164180046578, 0.11509614200772453, 0.11216282906851,
+  4.123954412939115, 4.244408085940842, 0.08363116359187062, 0.08138526250207187,
+  0.2461529120998737, 0.24247812884988523, 0.28569078131489195, 0.2827971122664734,
+  0.25, 0.24637599460546986, 0.25357221709439204, 0.25,
+  0.2872169070172647, 0.2843655428851411, 0.2886751345948129, 0.28586508899021695,
+  0.29610098025611015, 0.2935151200181844, 0.27889132141581274, 0.2758206634551549,
+  0.08482615828069773, 5.745084855770191, 5.832152261386872, 0.06086342932712926,
+  0.05998115174228478, 0.20201388879024315, 0.19996775578359674, 0.24805408457042066,
+  0.2461529120998737, 0.2061709201692516, 0.20412414523193154, 0.2100862632816315,
+  0.20804122403171768, 0.25, 0.2481128414550465, 0.25187301940680934,
+  0.25, 0.26162719860928263, 0.25983832224521636, 0.23955567686980545,
+  0.237601227269232, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
-  0.003356905868958207, -0.07538330009778732, 0.8860705791860604, -9.21784410096954,
-  0.003356905868957821, -0.07538330009777908, 0.8860705791860026, -9.217844100969408,
-  0.005460590962277907, -0.12351409264246657, 1.2531756801873373, -10.401899039501405,
-  0.11509614200772453, 0.11216282906851, 4.123954412939115, 4.244408085940842,
-  0.08363116359187062, 0.08138526250207187, 0.2461529120998737, 0.24247812884988523,
-  0.28569078131489195, 0.2827971122664734, 0.25, 0.24637599460546986,
-  0.25357221709439204, 0.25, 0.2872169070172647, 0.2843655428851411,
-  0.2886751345948129, 0.28586508899021695, 0.29610098025611015, 0.2935151200181844,
-  0.27889132141581274, 0.2758206634551549, 0.08482615828069773, 5.745084855770191,
-  5.832152261386872, 0.06086342932712926, 0.05998115174228478, 0.20201388879024315,
-  0.19996775578359674, 0.24805408457042066, 0.2461529120998737, 0.2061709201692516,
-  0.20412414523193154, 0.2100862632816315, 0.20804122403171768, 0.25,
-  0.2481128414550465, 0.25187301940680934, 0.25, 0.26162719860928263,
-  0.25983832224521636, 0.23955567686980545, 0.237601227269232, 0.0,
-  0.0, 0.0, 0.0, 0.0,
-  0.0, 0.0, 0.0, 0.0,
-  0.005460590962276605, -0.1235140926424404, 1.2531756801871647, -10.401899039501034,
-  -0.010160086481826952, 0.17221835559180632, -0.43324533934051973, -7.712164180047191,
-  0.005460590962278405, -0.12351409264247663, 1.253175680187404, -10.401899039501552,
-  0.007499619756573796, -0.1710388499657598, 1.6227026940101532, -11.340280294790663,
-  0.00471417089192205, -0.10633816904137498, 1.1213919387102993, -10.103763713469752,
-  0.07749103869490676, 0.0916057224828689, 6.320601237224193, 5.292825332466584,
-  0.05546460209935123, 0.06589031801928921, 0.1890624412605087, 0.213162566130194,
-  0.23578005276017483, 0.2581650056959053, 0.19319474498901537, 0.21730078425753974,
-  0.19710117787753265, 0.22118535577917037, 0.23780498091473815, 0.2600251481673443,
-  0.2397583080787631, 0.26181225487007814, 0.25, 0.27106530443825133,
-  0.22698810702280886, 0.25, 0.0, 0.0,
+  0.03569643749553795, -0.0047141708919229836, 0.10633816904139652, -1.1213919387104632,
+  10.10376371347016, 0.025031289111389236, -0.007499619756571293, 0.17103884996570862,
+  -1.6227026940098073, 11.340280294789888, 0.05879931792791203, -0.0033569058689580083,
+  0.07538330009778386, -0.8860705791860422, 9.217844100969515, 0.07749103869490676,
+  0.0916057224828689, 6.320601237224193, 5.292825332466584, 0.05546460209935123,
+  0.06589031801928921, 0.1890624412605087, 0.213162566130194, 0.23578005276017483,
+  0.2581650056959053, 0.19319474498901537, 0.21730078425753974, 0.19710117787753265,
+  0.22118535577917037, 0.23780498091473815, 0.2600251481673443, 0.2397583080787631,
+  0.26181225487007814, 0.25, 0.27106530443825133, 0.22698810702280886,
+  0.25, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
-  0.49603174603174605, 0.9920634920634921, 0.06250390649415588, 0.03125195324707794,
-  0.05879931792791203, 0.055509297807382736, 0.030297521662727988, 0.029399658963956014,
-  0.025031289111389236, 0.03569643749553795, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
+  0.06250390649415588, -0.003356905868958147, 0.07538330009778764, -0.8860705791860739,
+  9.217844100969598, 0.9920634920634921, -0.008020596576854932, 0.18336774492671157,
+  -1.7200743185958043, 11.11622418526927, 0.49603174603174605, -0.0005428416255372465,
+  0.012256814751576906, -0.4143441164485218, 8.049497730632867, 0.0,
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
@@ -150,24 +150,18 @@ static __constant__ double h2o2_viscosity_constants[256] = {
 
 
 // Warp indexing: per-warp shared-memory slots and species indices where warps share code.
-static __constant__ int singe_index[4][4] = {
-  { 0, 2, 4, 0 },
-  { 0, 3, 5, 0 },
-  { 0, 6, 0, 0 },
-  { 1, 11, 0, 0 },
+static __constant__ int singe_index[3][4] = {
+  { 7, 0, 12, 0 },
+  { 9, 0, 14, 0 },
+  { 8, 0, 13, 0 },
 };
 
-
-// Loops: per-iteration shared-memory slots and species indices that are no arithmetic progression.
-static __constant__ int singe_loop_ints[9] = {
-  1, 3, 5, 6, 8, 10, 11, 12, 13,
-};
 
 
 __global__ void __launch_bounds__(128, 2)
 h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__restrict__ mass_fractions, double *__restrict__ viscosity, const int n_points, const int species_stride)
 {
-  extern __shared__ double singe_shared[];  // 26 slots of 32 doubles (6656 B, dynamic)
+  extern __shared__ double singe_shared[];  // 28 slots of 32 doubles (7168 B, dynamic)
   double (*shared)[32] = reinterpret_cast<double (*)[32]>(singe_shared);
   const int warp_id = threadIdx.x >> 5;
   const int lane = threadIdx.x & 31;
@@ -182,131 +176,278 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
     const bool valid = slab * 32 + lane < n_points;
     const int point = valid ? slab * 32 + lane : n_points - 1;
     if ((1u << warp_id) & 0x00000007u) {  // warps 0, 1, 2
-      {  // point operation
-        const double t0 = __ldg(&temperature[point]);
-        const double t1 = log(t0);
-        r0 = t1;
-      }
+      SINGE_BAR_SYNC(1, 128);  // point 0: lnT
     }
     if ((1u << warp_id) & 0x00000006u) {  // warps 1, 2
       {  // species operation
-        const double t0 = fma(SINGE_CONST(0), r0, SINGE_CONST(1));
-        const double t1 = fma(t0, r0, SINGE_CONST(2));
-        const double t2 = fma(t1, r0, SINGE_CONST(3));
-        const double t3 = singe_exp(t2);
-        shared[singe_index[0][warp_id]][lane] = t3;
-        const double t4 = t2 * -1.0;
-        const double t5 = singe_exp(t4);
-        shared[singe_index[1][warp_id]][lane] = t5;
+        const double t0 = __ldg(&mass_fractions[(5 + 2 * warp_id) * species_stride + point]);
+        const double t1 = t0 * SINGE_CONST(0);
+        const double t2 = fmax(t1, 1e-100);
+        const double t3 = sqrt(t2);
+        shared[(9 + -4 * warp_id)][lane] = t3;
+        const double t4 = fma(SINGE_CONST(1), shared[0][lane], SINGE_CONST(2));
+        const double t5 = fma(t4, shared[0][lane], SINGE_CONST(3));
+        const double t6 = fma(t5, shared[0][lane], SINGE_CONST(4));
+        const double t7 = singe_exp(t6);
+        r0 = t7;
+        const double t8 = t3 * t7;
+        shared[(10 + -4 * warp_id)][lane] = t8;
+      }
+      {  // species operation
+        const double t0 = __ldg(&mass_fractions[(2 + 3 * warp_id) * species_stride + point]);
+        const double t1 = t0 * SINGE_CONST(5);
+        const double t2 = fmax(t1, 1e-100);
+        const double t3 = sqrt(t2);
+        shared[(17 + -7 * warp_id)][lane] = t3;
+        const double t4 = fma(SINGE_CONST(6), shared[0][lane], SINGE_CONST(7));
+        const double t5 = fma(t4, shared[0][lane], SINGE_CONST(8));
+        const double t6 = fma(t5, shared[0][lane], SINGE_CONST(9));
+        const double t7 = singe_exp(t6);
+        r1 = t7;
+        const double t8 = t3 * t7;
+        shared[(18 + -7 * warp_id)][lane] = t8;
       }
     }
-    if ((1u << warp_id) & 0x00000003u) {  // warps 0, 1
+    if ((1u << warp_id) & 0x00000005u) {  // warps 0, 2
       {  // species operation
-        const double t0 = fma(SINGE_CONST(4), r0, SINGE_CONST(5));
-        const double t1 = fma(t0, r0, SINGE_CONST(6));
-        const double t2 = fma(t1, r0, SINGE_CONST(7));
-        const double t3 = singe_exp(t2);
-        r1 = t3;
-        const double t4 = t2 * -1.0;
-        const double t5 = singe_exp(t4);
-        shared[singe_index[2][warp_id]][lane] = t5;
+        const double t0 = __ldg(&mass_fractions[(6 + -1 * warp_id) * species_stride + point]);
+        const double t1 = t0 * SINGE_CONST(10);
+        const double t2 = fmax(t1, 1e-100);
+        const double t3 = sqrt(t2);
+        shared[singe_index[0][warp_id]][lane] = t3;
+        const double t4 = fma(SINGE_CONST(11), shared[0][lane], SINGE_CONST(12));
+        const double t5 = fma(t4, shared[0][lane], SINGE_CONST(13));
+        const double t6 = fma(t5, shared[0][lane], SINGE_CONST(14));
+        const double t7 = singe_exp(t6);
+        shared[singe_index[1][warp_id]][lane] = t7;
+        const double t8 = t3 * t7;
+        shared[singe_index[2][warp_id]][lane] = t8;
       }
-      {  // species operation
-        const double t0 = fma(SINGE_CONST(8), r0, SINGE_CONST(9));
-        const double t1 = fma(t0, r0, SINGE_CONST(10));
-        const double t2 = fma(t1, r0, SINGE_CONST(11));
-        const double t3 = singe_exp(t2);
-        r2 = t3;
-        const double t4 = t2 * -1.0;
-        const double t5 = singe_exp(t4);
-        shared[singe_index[3][warp_id]][lane] = t5;
-      }
-      SINGE_BAR_SYNC(1, 128);  // point 0: x0, x1, x2, x3, x4, x5 (+16 more)
+    }
+    if ((1u << warp_id) & 0x00000006u) {  // warps 1, 2
+      SINGE_BAR_SYNC(2, 128);  // point 1: p0, q0, p1, q1, p2, q2 (+18 more)
     }
     switch (warp_id) {
     case 0: {
       {  // species operation
-        const double t0 = fma(r1, shared[0][lane], 1.0);
+        const double t0 = __ldg(&mass_fractions[3 * species_stride + point]);
+        const double t1 = t0 * SINGE_CONST(15);
+        const double t2 = fmax(t1, 1e-100);
+        const double t3 = sqrt(t2);
+        shared[15][lane] = t3;
+        const double t4 = fma(SINGE_CONST(16), shared[0][lane], SINGE_CONST(17));
+        const double t5 = fma(t4, shared[0][lane], SINGE_CONST(18));
+        const double t6 = fma(t5, shared[0][lane], SINGE_CONST(19));
+        const double t7 = singe_exp(t6);
+        r0 = t7;
+        const double t8 = t3 * t7;
+        shared[16][lane] = t8;
+      }
+      SINGE_BAR_SYNC(2, 128);  // point 1: p0, q0, p1, q1, p2, q2 (+18 more)
+      {  // species operation
+        const double t0 = fma(shared[25][lane], shared[23][lane], shared[24][lane]);
         const double t1 = t0 * t0;
-        const double t2 = t1 * SINGE_CONST(12);
-        const double t3 = t2 * shared[14][lane];
-        const double t4 = fma(r2, shared[0][lane], 1.0);
-        const double t5 = t4 * t4;
-        const double t6 = t5 * SINGE_CONST(13);
-        const double t7 = t6 * shared[14][lane];
-        double t8 = t3;
-        double t9 = t7;
+        const double t2 = t1 * SINGE_CONST(20);
+        const double t3 = fma(shared[22][lane], shared[23][lane], shared[24][lane]);
+        const double t4 = t3 * t3;
+        const double t5 = t4 * SINGE_CONST(21);
+        const double t6 = shared[25][lane];
+        const double t7 = shared[22][lane];
+        double t8 = t2;
+        double t9 = t5;
         {
-        int k8 = SINGE_CONST_INDEX(16);
-        SINGE_FENCE();
+        int k6 = SINGE_CONST_INDEX(24);
+        __syncwarp();
+        constexpr int u0[9] = {20, 17, 15, 12, 10, 7, 5, 3, 1};
+        constexpr int u1[9] = {21, 18, 16, 13, 11, 8, 6, 4, 2};
+        constexpr int u2[9] = {20, 17, 15, 12, 10, 7, 5, 3, 1};
+        constexpr int u3[9] = {21, 18, 16, 13, 11, 8, 6, 4, 2};
       #pragma unroll
-        for (int i = 0; i < 9; i++, k8 += 2) {
-          const double t10 = fma(r1, shared[singe_loop_ints[0 + i]][lane], 1.0);
+        for (int i = 0; i < 9; i++, k6 += 2) {
+          const double t10 = fma(t6, shared[u0[i]][lane], shared[u1[i]][lane]);
           const double t11 = t10 * t10;
-          const double t12 = t11 * SINGE_CONST_AT(k8 + 0);
-          t8 = fma(t12, shared[(15 + 1 * i)][lane], t8);
-          const double t13 = fma(r2, shared[singe_loop_ints[0 + i]][lane], 1.0);
-          const double t14 = t13 * t13;
-          const double t15 = t14 * SINGE_CONST_AT(k8 + 1);
-          t9 = fma(t15, shared[(15 + 1 * i)][lane], t9);
+          t8 = fma(t11, SINGE_CONST_AT(k6 + 0), t8);
+          const double t12 = fma(t7, shared[u2[i]][lane], shared[u3[i]][lane]);
+          const double t13 = t12 * t12;
+          t9 = fma(t13, SINGE_CONST_AT(k6 + 1), t9);
         }
         }
-        const double t18 = r1 * r1;
-        const double t19 = t18 * SINGE_CONST(14);
-        const double t20 = shared[14][lane] * t19;
-        const double t21 = t20 / t8;
-        const double t22 = t21;
-        const double t23 = r2 * r2;
-        const double t24 = t23 * SINGE_CONST(15);
-        const double t25 = shared[15][lane] * t24;
-        const double t26 = t25 / t9;
-        const double t27 = t22 + t26;
-        r0 = t27;
+        const double t16 = shared[23][lane] * shared[23][lane];
+        const double t17 = t16 * SINGE_CONST(22);
+        const double t18 = shared[20][lane] * shared[20][lane];
+        const double t19 = t18 * SINGE_CONST(23);
+        const double t20 = t17 * t9;
+        const double t21 = fma(t19, t8, t20);
+        const double t22 = t8 * t9;
+        const double t23 = t21 / t22;
+        const double t24 = t23;
+        r1 = t24;
       }
       {  // species operation
-        const double t0 = fma(shared[2][lane], shared[0][lane], 1.0);
+        const double t0 = fma(shared[19][lane], shared[23][lane], shared[24][lane]);
         const double t1 = t0 * t0;
-        const double t2 = t1 * SINGE_CONST(34);
-        const double t3 = t2 * shared[14][lane];
-        const double t4 = fma(shared[4][lane], shared[0][lane], 1.0);
-        const double t5 = t4 * t4;
-        const double t6 = t5 * SINGE_CONST(35);
-        const double t7 = t6 * shared[14][lane];
-        const double t8 = shared[2][lane];
-        const double t9 = shared[4][lane];
-        double t10 = t3;
-        double t11 = t7;
+        const double t2 = t1 * SINGE_CONST(42);
+        const double t3 = fma(r0, shared[23][lane], shared[24][lane]);
+        const double t4 = t3 * t3;
+        const double t5 = t4 * SINGE_CONST(43);
+        const double t6 = shared[19][lane];
+        double t7 = t2;
+        double t8 = t5;
         {
-        int k8 = SINGE_CONST_INDEX(38);
-        SINGE_FENCE();
+        int k6 = SINGE_CONST_INDEX(46);
+        __syncwarp();
+        constexpr int u0[9] = {20, 17, 15, 12, 10, 7, 5, 3, 1};
+        constexpr int u1[9] = {21, 18, 16, 13, 11, 8, 6, 4, 2};
+        constexpr int u2[9] = {20, 17, 15, 12, 10, 7, 5, 3, 1};
+        constexpr int u3[9] = {21, 18, 16, 13, 11, 8, 6, 4, 2};
       #pragma unroll
-        for (int i = 0; i < 9; i++, k8 += 2) {
-          const double t12 = fma(t8, shared[singe_loop_ints[0 + i]][lane], 1.0);
-          const double t13 = t12 * t12;
-          const double t14 = t13 * SINGE_CONST_AT(k8 + 0);
-          t10 = fma(t14, shared[(15 + 1 * i)][lane], t10);
-          const double t15 = fma(t9, shared[singe_loop_ints[0 + i]][lane], 1.0);
-          const double t16 = t15 * t15;
-          const double t17 = t16 * SINGE_CONST_AT(k8 + 1);
-          t11 = fma(t17, shared[(15 + 1 * i)][lane], t11);
+        for (int i = 0; i < 9; i++, k6 += 2) {
+          const double t9 = fma(t6, shared[u0[i]][lane], shared[u1[i]][lane]);
+          const double t10 = t9 * t9;
+          t7 = fma(t10, SINGE_CONST_AT(k6 + 0), t7);
+          const double t11 = fma(r0, shared[u2[i]][lane], shared[u3[i]][lane]);
+          const double t12 = t11 * t11;
+          t8 = fma(t12, SINGE_CONST_AT(k6 + 1), t8);
         }
         }
-        const double t20 = shared[2][lane] * shared[2][lane];
-        const double t21 = t20 * SINGE_CONST(36);
-        const double t22 = shared[16][lane] * t21;
-        const double t23 = t22 / t10;
-        const double t24 = r0 + t23;
-        const double t25 = shared[4][lane] * shared[4][lane];
-        const double t26 = t25 * SINGE_CONST(37);
-        const double t27 = shared[17][lane] * t26;
-        const double t28 = t27 / t11;
-        const double t29 = t24 + t28;
-        r1 = t29;
+        const double t15 = shared[17][lane] * shared[17][lane];
+        const double t16 = t15 * SINGE_CONST(44);
+        const double t17 = shared[15][lane] * shared[15][lane];
+        const double t18 = t17 * SINGE_CONST(45);
+        const double t19 = t16 * t8;
+        const double t20 = fma(t18, t7, t19);
+        const double t21 = t7 * t8;
+        const double t22 = t20 / t21;
+        const double t23 = r1 + t22;
+        shared[26][lane] = t23;
       }
-      SINGE_BAR_SYNC(2, 96);  // point 1: mixture_viscosity@w1.3, mixture_viscosity@w2.1
+      SINGE_BAR_ARRIVE(3, 96);  // point 2: mixture_viscosity@w0.1, mixture_viscosity@w1.1
+      SINGE_BAR_SYNC(0, 128);  // all warps: end of slab: the next slab reuses shared memory and barriers
+      break;
+    }
+    case 1: {
+      {  // species operation
+        const double t0 = fma(shared[14][lane], shared[23][lane], shared[24][lane]);
+        const double t1 = t0 * t0;
+        const double t2 = t1 * SINGE_CONST(10);
+        const double t3 = fma(r1, shared[23][lane], shared[24][lane]);
+        const double t4 = t3 * t3;
+        const double t5 = t4 * SINGE_CONST(11);
+        const double t6 = shared[14][lane];
+        double t7 = t2;
+        double t8 = t5;
+        {
+        int k6 = SINGE_CONST_INDEX(14);
+        __syncwarp();
+        constexpr int u0[9] = {20, 17, 15, 12, 10, 7, 5, 3, 1};
+        constexpr int u1[9] = {21, 18, 16, 13, 11, 8, 6, 4, 2};
+        constexpr int u2[9] = {20, 17, 15, 12, 10, 7, 5, 3, 1};
+        constexpr int u3[9] = {21, 18, 16, 13, 11, 8, 6, 4, 2};
+      #pragma unroll
+        for (int i = 0; i < 9; i++, k6 += 2) {
+          const double t9 = fma(t6, shared[u0[i]][lane], shared[u1[i]][lane]);
+          const double t10 = t9 * t9;
+          t7 = fma(t10, SINGE_CONST_AT(k6 + 0), t7);
+          const double t11 = fma(r1, shared[u2[i]][lane], shared[u3[i]][lane]);
+          const double t12 = t11 * t11;
+          t8 = fma(t12, SINGE_CONST_AT(k6 + 1), t8);
+        }
+        }
+        const double t15 = shared[12][lane] * shared[12][lane];
+        const double t16 = t15 * SINGE_CONST(12);
+        const double t17 = shared[10][lane] * shared[10][lane];
+        const double t18 = t17 * SINGE_CONST(13);
+        const double t19 = t16 * t8;
+        const double t20 = fma(t18, t7, t19);
+        const double t21 = t7 * t8;
+        const double t22 = t20 / t21;
+        const double t23 = t22;
+        r2 = t23;
+      }
+      {  // species operation
+        const double t0 = fma(shared[9][lane], shared[23][lane], shared[24][lane]);
+        const double t1 = t0 * t0;
+        const double t2 = t1 * SINGE_CONST(32);
+        const double t3 = fma(r0, shared[23][lane], shared[24][lane]);
+        const double t4 = t3 * t3;
+        const double t5 = t4 * SINGE_CONST(14);
+        const double t6 = shared[9][lane];
+        double t7 = t2;
+        double t8 = t5;
+        {
+        int k6 = SINGE_CONST_INDEX(35);
+        __syncwarp();
+        constexpr int u0[9] = {20, 17, 15, 12, 10, 7, 5, 3, 1};
+        constexpr int u1[9] = {21, 18, 16, 13, 11, 8, 6, 4, 2};
+        constexpr int u2[9] = {20, 17, 15, 12, 10, 7, 5, 3, 1};
+        constexpr int u3[9] = {21, 18, 16, 13, 11, 8, 6, 4, 2};
+      #pragma unroll
+        for (int i = 0; i < 9; i++, k6 += 2) {
+          const double t9 = fma(t6, shared[u0[i]][lane], shared[u1[i]][lane]);
+          const double t10 = t9 * t9;
+          t7 = fma(t10, SINGE_CONST_AT(k6 + 0), t7);
+          const double t11 = fma(r0, shared[u2[i]][lane], shared[u3[i]][lane]);
+          const double t12 = t11 * t11;
+          t8 = fma(t12, SINGE_CONST_AT(k6 + 1), t8);
+        }
+        }
+        const double t15 = shared[7][lane] * shared[7][lane];
+        const double t16 = t15 * SINGE_CONST(33);
+        const double t17 = shared[5][lane] * shared[5][lane];
+        const double t18 = t17 * SINGE_CONST(34);
+        const double t19 = t16 * t8;
+        const double t20 = fma(t18, t7, t19);
+        const double t21 = t7 * t8;
+        const double t22 = t20 / t21;
+        const double t23 = r2 + t22;
+        shared[27][lane] = t23;
+      }
+      SINGE_BAR_ARRIVE(3, 96);  // point 2: mixture_viscosity@w0.1, mixture_viscosity@w1.1
+      SINGE_BAR_SYNC(0, 128);  // all warps: end of slab: the next slab reuses shared memory and barriers
+      break;
+    }
+    case 2: {
+      {  // species operation
+        const double t0 = fma(r1, shared[23][lane], shared[24][lane]);
+        const double t1 = t0 * t0;
+        const double t2 = t1 * SINGE_CONST(15);
+        const double t3 = fma(r0, shared[23][lane], shared[24][lane]);
+        const double t4 = t3 * t3;
+        const double t5 = t4 * SINGE_CONST(16);
+        double t6 = t2;
+        double t7 = t5;
+        {
+        int k6 = SINGE_CONST_INDEX(19);
+        __syncwarp();
+        constexpr int u0[9] = {20, 17, 15, 12, 10, 7, 5, 3, 1};
+        constexpr int u1[9] = {21, 18, 16, 13, 11, 8, 6, 4, 2};
+        constexpr int u2[9] = {20, 17, 15, 12, 10, 7, 5, 3, 1};
+        constexpr int u3[9] = {21, 18, 16, 13, 11, 8, 6, 4, 2};
+      #pragma unroll
+        for (int i = 0; i < 9; i++, k6 += 2) {
+          const double t8 = fma(r1, shared[u0[i]][lane], shared[u1[i]][lane]);
+          const double t9 = t8 * t8;
+          t6 = fma(t9, SINGE_CONST_AT(k6 + 0), t6);
+          const double t10 = fma(r0, shared[u2[i]][lane], shared[u3[i]][lane]);
+          const double t11 = t10 * t10;
+          t7 = fma(t11, SINGE_CONST_AT(k6 + 1), t7);
+        }
+        }
+        const double t14 = shared[3][lane] * shared[3][lane];
+        const double t15 = t14 * SINGE_CONST(17);
+        const double t16 = shared[1][lane] * shared[1][lane];
+        const double t17 = t16 * SINGE_CONST(18);
+        const double t18 = t15 * t7;
+        const double t19 = fma(t17, t6, t18);
+        const double t20 = t6 * t7;
+        const double t21 = t19 / t20;
+        const double t22 = t21;
+        r2 = t22;
+      }
+      SINGE_BAR_SYNC(3, 96);  // point 2: mixture_viscosity@w0.1, mixture_viscosity@w1.1
       {  // reduction operation
-        const double t0 = r1 + shared[24][lane];
-        const double t1 = t0 + shared[25][lane];
+        const double t0 = shared[26][lane] + shared[27][lane];
+        const double t1 = t0 + r2;
         r0 = t1;
       }
       {  // output operation
@@ -315,318 +456,61 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
       SINGE_BAR_SYNC(0, 128);  // all warps: end of slab: the next slab reuses shared memory and barriers
       break;
     }
-    case 1: {
-      {  // species operation
-        const double t0 = fma(r1, shared[0][lane], 1.0);
-        const double t1 = t0 * t0;
-        const double t2 = t1 * SINGE_CONST(12);
-        const double t3 = t2 * shared[14][lane];
-        const double t4 = fma(shared[7][lane], shared[0][lane], 1.0);
-        const double t5 = t4 * t4;
-        const double t6 = t5 * SINGE_CONST(13);
-        const double t7 = t6 * shared[14][lane];
-        const double t8 = shared[7][lane];
-        double t9 = t3;
-        double t10 = t7;
-        {
-        int k8 = SINGE_CONST_INDEX(16);
-        SINGE_FENCE();
-      #pragma unroll
-        for (int i = 0; i < 9; i++, k8 += 2) {
-          const double t11 = fma(r1, shared[singe_loop_ints[0 + i]][lane], 1.0);
-          const double t12 = t11 * t11;
-          const double t13 = t12 * SINGE_CONST_AT(k8 + 0);
-          t9 = fma(t13, shared[(15 + 1 * i)][lane], t9);
-          const double t14 = fma(t8, shared[singe_loop_ints[0 + i]][lane], 1.0);
-          const double t15 = t14 * t14;
-          const double t16 = t15 * SINGE_CONST_AT(k8 + 1);
-          t10 = fma(t16, shared[(15 + 1 * i)][lane], t10);
-        }
-        }
-        const double t19 = r1 * r1;
-        const double t20 = t19 * SINGE_CONST(14);
-        const double t21 = shared[18][lane] * t20;
-        const double t22 = t21 / t9;
-        const double t23 = t22;
-        const double t24 = shared[7][lane] * shared[7][lane];
-        const double t25 = t24 * SINGE_CONST(15);
-        const double t26 = shared[19][lane] * t25;
-        const double t27 = t26 / t10;
-        const double t28 = t23 + t27;
-        r0 = t28;
-      }
-      {  // species operation
-        const double t0 = fma(shared[9][lane], shared[0][lane], 1.0);
-        const double t1 = t0 * t0;
-        const double t2 = t1 * SINGE_CONST(34);
-        const double t3 = t2 * shared[14][lane];
-        const double t4 = fma(r2, shared[0][lane], 1.0);
-        const double t5 = t4 * t4;
-        const double t6 = t5 * SINGE_CONST(16);
-        const double t7 = t6 * shared[14][lane];
-        const double t8 = shared[9][lane];
-        double t9 = t3;
-        double t10 = t7;
-        {
-        int k8 = SINGE_CONST_INDEX(37);
-        SINGE_FENCE();
-      #pragma unroll
-        for (int i = 0; i < 9; i++, k8 += 2) {
-          const double t11 = fma(t8, shared[singe_loop_ints[0 + i]][lane], 1.0);
-          const double t12 = t11 * t11;
-          const double t13 = t12 * SINGE_CONST_AT(k8 + 0);
-          t9 = fma(t13, shared[(15 + 1 * i)][lane], t9);
-          const double t14 = fma(r2, shared[singe_loop_ints[0 + i]][lane], 1.0);
-          const double t15 = t14 * t14;
-          const double t16 = t15 * SINGE_CONST_AT(k8 + 1);
-          t10 = fma(t16, shared[(15 + 1 * i)][lane], t10);
-        }
-        }
-        const double t19 = shared[9][lane] * shared[9][lane];
-        const double t20 = t19 * SINGE_CONST(35);
-        const double t21 = shared[20][lane] * t20;
-        const double t22 = t21 / t9;
-        const double t23 = r0 + t22;
-        const double t24 = r2 * r2;
-        const double t25 = t24 * SINGE_CONST(36);
-        const double t26 = shared[21][lane] * t25;
-        const double t27 = t26 / t10;
-        const double t28 = t23 + t27;
-        shared[24][lane] = t28;
-      }
-      SINGE_BAR_ARRIVE(2, 96);  // point 1: mixture_viscosity@w1.3, mixture_viscosity@w2.1
-      SINGE_BAR_SYNC(0, 128);  // all warps: end of slab: the next slab reuses shared memory and barriers
-      break;
-    }
-    case 2: {
-      {  // species operation
-        const double t0 = fma(SINGE_CONST(4), r0, SINGE_CONST(5));
-        const double t1 = fma(t0, r0, SINGE_CONST(6));
-        const double t2 = fma(t1, r0, SINGE_CONST(7));
-        const double t3 = singe_exp(t2);
-        shared[7][lane] = t3;
-        const double t4 = t2 * -1.0;
-        const double t5 = singe_exp(t4);
-        shared[8][lane] = t5;
-      }
-      {  // species operation
-        const double t0 = fma(SINGE_CONST(8), r0, SINGE_CONST(9));
-        const double t1 = fma(t0, r0, SINGE_CONST(10));
-        const double t2 = fma(t1, r0, SINGE_CONST(11));
-        const double t3 = singe_exp(t2);
-        shared[9][lane] = t3;
-        const double t4 = t2 * -1.0;
-        const double t5 = singe_exp(t4);
-        shared[10][lane] = t5;
-      }
-      {  // species operation
-        const double t0 = fma(SINGE_CONST(12), r0, SINGE_CONST(13));
-        const double t1 = fma(t0, r0, SINGE_CONST(14));
-        const double t2 = fma(t1, r0, SINGE_CONST(15));
-        const double t3 = singe_exp(t2);
-        r1 = t3;
-        const double t4 = t2 * -1.0;
-        const double t5 = singe_exp(t4);
-        shared[12][lane] = t5;
-      }
-      {  // species operation
-        const double t0 = fma(SINGE_CONST(16), r0, SINGE_CONST(17));
-        const double t1 = fma(t0, r0, SINGE_CONST(18));
-        const double t2 = fma(t1, r0, SINGE_CONST(19));
-        const double t3 = singe_exp(t2);
-        r2 = t3;
-        const double t4 = t2 * -1.0;
-        const double t5 = singe_exp(t4);
-        shared[13][lane] = t5;
-      }
-      SINGE_BAR_SYNC(1, 128);  // point 0: x0, x1, x2, x3, x4, x5 (+16 more)
-      {  // species operation
-        const double t0 = fma(r1, shared[0][lane], 1.0);
-        const double t1 = t0 * t0;
-        const double t2 = t1 * SINGE_CONST(20);
-        const double t3 = t2 * shared[14][lane];
-        const double t4 = fma(r2, shared[0][lane], 1.0);
-        const double t5 = t4 * t4;
-        const double t6 = t5 * SINGE_CONST(21);
-        const double t7 = t6 * shared[14][lane];
-        double t8 = t3;
-        double t9 = t7;
-        {
-        int k8 = SINGE_CONST_INDEX(24);
-        SINGE_FENCE();
-      #pragma unroll
-        for (int i = 0; i < 9; i++, k8 += 2) {
-          const double t10 = fma(r1, shared[singe_loop_ints[0 + i]][lane], 1.0);
-          const double t11 = t10 * t10;
-          const double t12 = t11 * SINGE_CONST_AT(k8 + 0);
-          t8 = fma(t12, shared[(15 + 1 * i)][lane], t8);
-          const double t13 = fma(r2, shared[singe_loop_ints[0 + i]][lane], 1.0);
-          const double t14 = t13 * t13;
-          const double t15 = t14 * SINGE_CONST_AT(k8 + 1);
-          t9 = fma(t15, shared[(15 + 1 * i)][lane], t9);
-        }
-        }
-        const double t18 = r1 * r1;
-        const double t19 = t18 * SINGE_CONST(22);
-        const double t20 = shared[22][lane] * t19;
-        const double t21 = t20 / t8;
-        const double t22 = t21;
-        const double t23 = r2 * r2;
-        const double t24 = t23 * SINGE_CONST(23);
-        const double t25 = shared[23][lane] * t24;
-        const double t26 = t25 / t9;
-        const double t27 = t22 + t26;
-        shared[25][lane] = t27;
-      }
-      SINGE_BAR_ARRIVE(2, 96);  // point 1: mixture_viscosity@w1.3, mixture_viscosity@w2.1
-      SINGE_BAR_SYNC(0, 128);  // all warps: end of slab: the next slab reuses shared memory and barriers
-      break;
-    }
     case 3: {
+      {  // point operation
+        const double t0 = __ldg(&temperature[point]);
+        const double t1 = log(t0);
+        shared[0][lane] = t1;
+      }
+      SINGE_BAR_ARRIVE(1, 128);  // point 0: lnT
       {  // species operation
-        const double t0 = __ldg(&mass_fractions[0 * species_stride + point]);
+        const double t0 = __ldg(&mass_fractions[2 * species_stride + point]);
         const double t1 = t0 * SINGE_CONST(0);
-        const double t2 = t1;
-        r0 = t2;
+        const double t2 = fmax(t1, 1e-100);
+        const double t3 = sqrt(t2);
+        shared[17][lane] = t3;
+        const double t4 = fma(SINGE_CONST(1), shared[0][lane], SINGE_CONST(2));
+        const double t5 = fma(t4, shared[0][lane], SINGE_CONST(3));
+        const double t6 = fma(t5, shared[0][lane], SINGE_CONST(4));
+        const double t7 = singe_exp(t6);
+        shared[19][lane] = t7;
+        const double t8 = t3 * t7;
+        shared[18][lane] = t8;
       }
       {  // species operation
         const double t0 = __ldg(&mass_fractions[1 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(1);
-        const double t2 = r0 + t1;
-        r1 = t2;
-      }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[2 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(2);
-        const double t2 = r1 + t1;
-        r0 = t2;
-      }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[3 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(3);
-        const double t2 = r0 + t1;
-        r1 = t2;
-      }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[4 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(4);
-        const double t2 = r1 + t1;
-        r0 = t2;
-      }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[5 * species_stride + point]);
         const double t1 = t0 * SINGE_CONST(5);
-        const double t2 = r0 + t1;
-        r1 = t2;
+        const double t2 = fmax(t1, 1e-100);
+        const double t3 = sqrt(t2);
+        shared[20][lane] = t3;
+        const double t4 = fma(SINGE_CONST(6), shared[0][lane], SINGE_CONST(7));
+        const double t5 = fma(t4, shared[0][lane], SINGE_CONST(8));
+        const double t6 = fma(t5, shared[0][lane], SINGE_CONST(9));
+        const double t7 = singe_exp(t6);
+        shared[22][lane] = t7;
+        const double t8 = t3 * t7;
+        shared[21][lane] = t8;
       }
       {  // species operation
-        const double t0 = __ldg(&mass_fractions[6 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(6);
-        const double t2 = r1 + t1;
-        r0 = t2;
+        const double t0 = __ldg(&mass_fractions[0 * species_stride + point]);
+        const double t1 = t0 * SINGE_CONST(10);
+        const double t2 = fmax(t1, 1e-100);
+        const double t3 = sqrt(t2);
+        shared[23][lane] = t3;
+        const double t4 = fma(SINGE_CONST(11), shared[0][lane], SINGE_CONST(12));
+        const double t5 = fma(t4, shared[0][lane], SINGE_CONST(13));
+        const double t6 = fma(t5, shared[0][lane], SINGE_CONST(14));
+        const double t7 = singe_exp(t6);
+        shared[25][lane] = t7;
+        const double t8 = t3 * t7;
+        shared[24][lane] = t8;
       }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[7 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(7);
-        const double t2 = r0 + t1;
-        r1 = t2;
-      }
+      SINGE_BAR_ARRIVE(2, 128);  // point 1: p0, q0, p1, q1, p2, q2 (+18 more)
       break;
     }
     default: break;
     }
     if ((1u << warp_id) & 0x00000008u) {  // warps 3
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[8 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(8);
-        const double t2 = r1 + t1;
-        r0 = t2;
-      }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[9 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(9);
-        const double t2 = r0 + t1;
-        r1 = t2;
-      }
-      {  // reduction operation
-        const double t0 = r1;
-        r0 = t0;
-      }
-      {  // mixture operation
-        const double t0 = 1.0 / r0;
-        r1 = t0;
-      }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[0 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(0);
-        const double t2 = t1 * r1;
-        const double t3 = fmax(t2, 1e-20);
-        shared[14][lane] = t3;
-      }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[1 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(1);
-        const double t2 = t1 * r1;
-        const double t3 = fmax(t2, 1e-20);
-        shared[15][lane] = t3;
-      }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[2 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(2);
-        const double t2 = t1 * r1;
-        const double t3 = fmax(t2, 1e-20);
-        shared[16][lane] = t3;
-      }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[3 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(3);
-        const double t2 = t1 * r1;
-        const double t3 = fmax(t2, 1e-20);
-        shared[17][lane] = t3;
-      }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[4 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(4);
-        const double t2 = t1 * r1;
-        const double t3 = fmax(t2, 1e-20);
-        shared[18][lane] = t3;
-      }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[5 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(5);
-        const double t2 = t1 * r1;
-        const double t3 = fmax(t2, 1e-20);
-        shared[19][lane] = t3;
-      }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[6 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(6);
-        const double t2 = t1 * r1;
-        const double t3 = fmax(t2, 1e-20);
-        shared[20][lane] = t3;
-      }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[7 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(7);
-        const double t2 = t1 * r1;
-        const double t3 = fmax(t2, 1e-20);
-        shared[21][lane] = t3;
-      }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[8 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(8);
-        const double t2 = t1 * r1;
-        const double t3 = fmax(t2, 1e-20);
-        shared[22][lane] = t3;
-      }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[9 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(9);
-        const double t2 = t1 * r1;
-        const double t3 = fmax(t2, 1e-20);
-        shared[23][lane] = t3;
-      }
-      SINGE_BAR_ARRIVE(1, 128);  // point 0: x0, x1, x2, x3, x4, x5 (+16 more)
       SINGE_BAR_SYNC(0, 128);  // all warps: end of slab: the next slab reuses shared memory and barriers
     }
   }
@@ -636,8 +520,8 @@ extern "C" int h2o2_viscosity(const double *temperature, const double *mass_frac
 {
   if (n_points <= 0) return 0;
   const int n_slabs = (n_points + 31) / 32;
-  SINGE_SET_SHARED(h2o2_viscosity_kernel, 6656);
-  SINGE_LAUNCH(h2o2_viscosity_kernel, n_slabs, 128, 6656, stream, temperature, mass_fractions, viscosity, n_points, species_stride);
+  SINGE_SET_SHARED(h2o2_viscosity_kernel, 7168);
+  SINGE_LAUNCH(h2o2_viscosity_kernel, n_slabs, 128, 7168, stream, temperature, mass_fractions, viscosity, n_points, species_stride);
   return SINGE_LAUNCH_STATUS();
 }
 // singe-signature: {"entry": "h2o2_viscosity", "kernel": "viscosity", "style": "warp-specialized", "species": ["H2", "H", "O", "O2", "OH", "H2O", "HO2", "H2O2", "AR", "N2"], "parameters": [{"field": "temperature", "output": false, "rows": "point"}, {"field": "mass_fractions", "output": false, "rows": "species"}, {"field": "viscosity", "output": true, "rows": "point"}]}

@@ -4,7 +4,8 @@ All warps' unit lists are walked together.  At each step the warps whose
 next units render to the same text (up to constants, offsets and output
 variables) form groups; the largest group's unit is emitted once — as code
 for every warp when the group is all of them, behind a bit-mask test
-otherwise — and those warps advance.  When no two warps agree, every warp's
+otherwise — and those warps advance.  A full barrier (``bar.sync 0``) waits
+until every warp is at it, so the warps' code is aligned after it.  When no two warps agree, every warp's
 next unit goes into a ``switch`` on the warp id (consecutive ones into the
 same switch, up to a length).
 
@@ -12,7 +13,8 @@ Constants that differ between the warps of a group get one slot of the
 per-warp constant table (the same slot for every warp of the group, padded
 for the others); each warp's slots are striped across its 32 lanes and
 broadcast with ``__shfl_sync``.  Integer offsets that differ come from a
-per-warp index table (warp indexing).  Output variables are named so that a
+per-warp index table (warp indexing): the first warp's offset plus the
+warp's shift, one table row for all offsets that shift alike.  Output variables are named so that a
 variable never holds two live values of one warp, which lets warps share
 variable names and code.
 """
@@ -23,12 +25,12 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from singe.codegen.render import Shape, render_unit
-from singe.programs.lowering import Unit, program_units
+from singe.programs.lowering import BarrierUnit, Unit, program_units
 from singe.errors import SingeInternalError
-from singe.programs import WarpPrograms
+from singe.programs import FullSync, WarpPrograms
 
 SWITCH_UNITS = 12  # units per warp before a long divergent stretch gets a new switch
-MAX_INDEXED = 4  # differing offsets a unit may read from the index table and still be shared
+MAX_INDEXED = 4  # index-table rows a unit may read (``_index_rows``) and still be shared
 
 
 @dataclass
@@ -182,6 +184,19 @@ class _Variables:
                 del holders[warp]
 
 
+def _index_rows(columns) -> set[tuple]:
+    """The index-table rows that integers differing between warps need (each
+    column holds one integer's value per warp): one per pattern of shifts
+    from the first warp's value; a loop's table of integers (a tuple per
+    warp) one of its own."""
+    rows = set()
+    for column in columns:
+        if len(set(column)) > 1:
+            shifted = all(isinstance(v, int) for v in column)
+            rows.add(tuple(v - column[0] for v in column) if shifted else column)
+    return rows
+
+
 class Overlay:
     """Walks the warps' unit lists together (see the module docstring)."""
 
@@ -214,8 +229,10 @@ class Overlay:
             if not active:
                 break
             groups = self._groups(active)
-            if all(len(g) == 1 for g in groups) and len(active) > 1:
-                self._emit_switch(active)
+            if len(active) > 1 and any(not self._at_full_sync(g[0]) for g in groups):
+                groups = [g for g in groups if not self._at_full_sync(g[0])]  # wait there for every warp
+            if all(len(g) == 1 for g in groups) and len(groups) > 1:
+                self._emit_switch(sorted(g[0] for g in groups))
             else:
                 best = max(groups, key=lambda g: (len(g), self._remaining(g), -g[0]))
                 self._emit_group(best)
@@ -234,7 +251,7 @@ class Overlay:
         groups = []
         for warps in by_text.values():
             ints = [self.shape(w).ints + self.shape(w).tables for w in warps]
-            differing = sum(1 for column in zip(*ints) if len(set(column)) > 1)
+            differing = len(_index_rows(zip(*ints)))
             if differing == 0 or (self.index_tables and differing <= MAX_INDEXED):
                 groups.append(warps)
                 continue
@@ -243,6 +260,13 @@ class Overlay:
                 by_ints[key].append(w)
             groups.extend(by_ints.values())
         return groups
+
+    def _at_full_sync(self, warp: int) -> bool:
+        """Is ``warp``'s next unit a full barrier (``bar.sync 0``)?  Every warp
+        reaches it at the same point of its program, so the overlay emits it
+        once all warps are there: their code is aligned again after it."""
+        unit = self.units[warp][self.position[warp]]
+        return isinstance(unit, BarrierUnit) and isinstance(unit.item, FullSync)
 
     def _remaining(self, warps) -> int:
         return sum(len(self.units[w]) - self.position[w] for w in warps)
@@ -273,9 +297,16 @@ class Overlay:
         return text.split("\n")
 
     def _integer(self, values: dict[int, int]) -> str:
-        """A number, or the warp's entry of an index-table row where the warps differ."""
+        """A number, or where the warps differ the group's first warp's number
+        plus the warp's entry of an index-table row of shifts (one row for
+        every integer that differs between the warps by the same shifts: a
+        slot in a block of species at each warp's place)."""
         distinct = set(values.values())
-        return str(distinct.pop()) if len(distinct) == 1 else f"singe_index[{self.indices.row(values)}][warp_id]"
+        if len(distinct) == 1:
+            return str(distinct.pop())
+        first = values[min(values)]
+        row = f"singe_index[{self.indices.row({w: v - first for w, v in values.items()})}][warp_id]"
+        return f"({row} + {first})" if first else row
 
     def _advance(self, warps) -> None:
         for w in warps:

@@ -83,8 +83,8 @@ static __device__ __forceinline__ double singe_exp(double x)
 // of an initialised const table (18 GB and a minute for a 52-species diffusion kernel).
 static __constant__ double h2o2_viscosity_constants[256] = {
   0.0, 0.0, 0.0, 0.0,
-  0.0005428416255395942, -0.012256814751625949, 0.4143441164488608, -8.049497730633641,
-  0.008020596576855197, -0.18336774492671543, 1.7200743185958187, -11.116224185269274,
+  0.0005428416255372465, -0.012256814751576906, 0.4143441164485218, -8.049497730632867,
+  0.008020596576854932, -0.18336774492671157, 1.7200743185958043, -11.11622418526927,
   0.25, 0.2886751345948129, 1.4198591479439078, 1.0039920318408906,
   0.20412414523193154, 0.25, 0.3331841186979649, 0.34291585839835853,
   0.34291585839835853, 0.34811278670927365, 0.33429459776511156, 0.3435197643168,
@@ -98,9 +98,9 @@ static __constant__ double h2o2_viscosity_constants[256] = {
   0.29875641131968483, 0.2634535380677382, 0.2820668722143575, 0.24155916425181054,
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
-  0.003356905868958207, -0.07538330009778732, 0.8860705791860604, -9.21784410096954,
-  0.003356905868957821, -0.07538330009777908, 0.8860705791860026, -9.217844100969408,
-  0.005460590962277907, -0.12351409264246657, 1.2531756801873373, -10.401899039501405,
+  0.003356905868958147, -0.07538330009778764, 0.8860705791860739, -9.217844100969598,
+  0.0033569058689580083, -0.07538330009778386, 0.8860705791860422, -9.217844100969515,
+  0.005460590962277049, -0.12351409264244997, 1.253175680187232, -10.401899039501185,
   0.11509614200772453, 0.11216282906851, 4.123954412939115, 4.244408085940842,
   0.08363116359187062, 0.08138526250207187, 0.2461529120998737, 0.24247812884988523,
   0.28569078131489195, 0.2827971122664734, 0.25, 0.24637599460546986,
@@ -114,11 +114,11 @@ static __constant__ double h2o2_viscosity_constants[256] = {
   0.25983832224521636, 0.23955567686980545, 0.237601227269232, 0.0,
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
-  0.005460590962276605, -0.1235140926424404, 1.2531756801871647, -10.401899039501034,
-  -0.010160086481826952, 0.17221835559180632, -0.43324533934051973, -7.712164180047191,
-  0.005460590962278405, -0.12351409264247663, 1.253175680187404, -10.401899039501552,
-  0.007499619756573796, -0.1710388499657598, 1.6227026940101532, -11.340280294790663,
-  0.00471417089192205, -0.10633816904137498, 1.1213919387102993, -10.103763713469752,
+  0.005460590962277188, -0.12351409264245271, 1.253175680187251, -10.401899039501235,
+  -0.010160086481829, 0.17221835559184773, -0.43324533934079656, -7.712164180046578,
+  0.005460590962277815, -0.12351409264246738, 1.2531756801873626, -10.401899039501512,
+  0.007499619756571293, -0.17103884996570862, 1.6227026940098073, -11.340280294789888,
+  0.0047141708919229836, -0.10633816904139652, 1.1213919387104632, -10.10376371347016,
   0.07749103869490676, 0.0916057224828689, 6.320601237224193, 5.292825332466584,
   0.05546460209935123, 0.06589031801928921, 0.1890624412605087, 0.213162566130194,
   0.23578005276017483, 0.2581650056959053, 0.19319474498901537, 0.21730078425753974,
@@ -150,11 +150,10 @@ static __constant__ double h2o2_viscosity_constants[256] = {
 
 
 // Warp indexing: per-warp shared-memory slots and species indices where warps share code.
-static __constant__ int singe_index[4][4] = {
-  { 0, 2, 4, 0 },
-  { 0, 3, 5, 0 },
+static __constant__ int singe_index[3][4] = {
+  { 0, 0, 2, 0 },
   { 0, 6, 0, 0 },
-  { 1, 11, 0, 0 },
+  { 0, 10, 0, 0 },
 };
 
 
@@ -194,10 +193,10 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
         const double t1 = fma(t0, r0, SINGE_CONST(2));
         const double t2 = fma(t1, r0, SINGE_CONST(3));
         const double t3 = singe_exp(t2);
-        shared[singe_index[0][warp_id]][lane] = t3;
+        shared[(singe_index[0][warp_id] + 2)][lane] = t3;
         const double t4 = t2 * -1.0;
         const double t5 = singe_exp(t4);
-        shared[singe_index[1][warp_id]][lane] = t5;
+        shared[(singe_index[0][warp_id] + 3)][lane] = t5;
       }
     }
     if ((1u << warp_id) & 0x00000003u) {  // warps 0, 1
@@ -209,7 +208,7 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
         r1 = t3;
         const double t4 = t2 * -1.0;
         const double t5 = singe_exp(t4);
-        shared[singe_index[2][warp_id]][lane] = t5;
+        shared[singe_index[1][warp_id]][lane] = t5;
       }
       {  // species operation
         const double t0 = fma(SINGE_CONST(8), r0, SINGE_CONST(9));
@@ -219,7 +218,7 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
         r2 = t3;
         const double t4 = t2 * -1.0;
         const double t5 = singe_exp(t4);
-        shared[singe_index[3][warp_id]][lane] = t5;
+        shared[(singe_index[2][warp_id] + 1)][lane] = t5;
       }
       SINGE_BAR_SYNC(1, 128);  // point 0: x0, x1, x2, x3, x4, x5 (+16 more)
     }
@@ -312,7 +311,6 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
       {  // output operation
         if (valid) viscosity[0 * species_stride + point] = r0;
       }
-      SINGE_BAR_SYNC(0, 128);  // all warps: end of slab: the next slab reuses shared memory and barriers
       break;
     }
     case 1: {
@@ -395,7 +393,6 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
         shared[24][lane] = t28;
       }
       SINGE_BAR_ARRIVE(2, 96);  // point 1: mixture_viscosity@w1.3, mixture_viscosity@w2.1
-      SINGE_BAR_SYNC(0, 128);  // all warps: end of slab: the next slab reuses shared memory and barriers
       break;
     }
     case 2: {
@@ -479,7 +476,6 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
         shared[25][lane] = t27;
       }
       SINGE_BAR_ARRIVE(2, 96);  // point 1: mixture_viscosity@w1.3, mixture_viscosity@w2.1
-      SINGE_BAR_SYNC(0, 128);  // all warps: end of slab: the next slab reuses shared memory and barriers
       break;
     }
     case 3: {
@@ -525,17 +521,17 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
         const double t2 = r1 + t1;
         r0 = t2;
       }
+      break;
+    }
+    default: break;
+    }
+    if ((1u << warp_id) & 0x00000008u) {  // warps 3
       {  // species operation
         const double t0 = __ldg(&mass_fractions[7 * species_stride + point]);
         const double t1 = t0 * SINGE_CONST(7);
         const double t2 = r0 + t1;
         r1 = t2;
       }
-      break;
-    }
-    default: break;
-    }
-    if ((1u << warp_id) & 0x00000008u) {  // warps 3
       {  // species operation
         const double t0 = __ldg(&mass_fractions[8 * species_stride + point]);
         const double t1 = t0 * SINGE_CONST(8);
@@ -627,8 +623,9 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
         shared[23][lane] = t3;
       }
       SINGE_BAR_ARRIVE(1, 128);  // point 0: x0, x1, x2, x3, x4, x5 (+16 more)
-      SINGE_BAR_SYNC(0, 128);  // all warps: end of slab: the next slab reuses shared memory and barriers
     }
+    // all warps
+    SINGE_BAR_SYNC(0, 128);  // all warps: end of slab: the next slab reuses shared memory and barriers
   }
 }
 

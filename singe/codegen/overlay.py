@@ -159,8 +159,10 @@ class _Variables:
         return last
 
     def assign(self, warps, outputs_by_warp: dict[int, tuple[str, ...]], positions: dict[int, int]) -> list[str]:
-        """Names for the outputs (same names for every warp of the group)."""
-        count = len(next(iter(outputs_by_warp.values())))
+        """Names for the outputs: output k of every warp gets the same name (the
+        group's shared code names it once; the cases of a switch name it alike,
+        so that no value changes registers where the cases join)."""
+        count = max(len(outputs) for outputs in outputs_by_warp.values())
         chosen: list[int] = []
         for k in range(count):
             free = next((v for v, holders in enumerate(self.holders)
@@ -271,13 +273,15 @@ class Overlay:
     def _remaining(self, warps) -> int:
         return sum(len(self.units[w]) - self.position[w] for w in warps)
 
-    def _fill(self, warps: list[int]) -> list[str]:
-        """The group's common text with placeholders filled."""
+    def _fill(self, warps: list[int], outputs: list[str] | None = None) -> list[str]:
+        """The group's common text with placeholders filled (``outputs``: its
+        output variables where already assigned)."""
         shapes = {w: self.shape(w) for w in warps}
         first = shapes[warps[0]]
         self.loops += first.loops
-        outputs = self.variables.assign(warps, {w: s.outputs for w, s in shapes.items()},
-                                        {w: self.position[w] for w in warps})
+        if outputs is None:
+            outputs = self.variables.assign(warps, {w: s.outputs for w, s in shapes.items()},
+                                            {w: self.position[w] for w in warps})
         text = "\n".join(first.lines)
         for k in range(len(first.consts)):
             slot = self.constants.slot({w: shapes[w].consts[k] for w in warps})
@@ -332,8 +336,10 @@ class Overlay:
         if previous is None or previous.kind != "switch" or previous.units >= SWITCH_UNITS:
             previous = Block("switch", tuple(range(self.warps)))
             self.blocks.append(previous)
+        names = self.variables.assign(warps, {w: self.shape(w).outputs for w in warps},
+                                      {w: self.position[w] for w in warps})
         for w in warps:
-            previous.cases.setdefault(w, []).extend(self._fill([w]))
+            previous.cases.setdefault(w, []).extend(self._fill([w], names[:len(self.shape(w).outputs)]))
         previous.units += 1
         self._advance(warps)
 

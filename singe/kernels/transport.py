@@ -347,7 +347,8 @@ def _turn_op(w: int, t: int, pairs: list[tuple[int, int]], turns: _Turns, column
     with that row, the pair's 1/(P D) (the column operation's instructions),
     added into the column sum (held in a register across turns) and into the
     row's partial sum, which starts from the row sum the previous warp left
-    (read from its shared slot) and is written back once per row."""
+    in its shared slot (zero before the first, ``_zero_op``: every row's code
+    alike) and is written back once per row."""
     name = f"diffusion_turn_{w}_{t}"
     instrs: list[Instr] = []
     inputs: dict[str, None] = {"lnT": None}
@@ -364,9 +365,8 @@ def _turn_op(w: int, t: int, pairs: list[tuple[int, int]], turns: _Turns, column
     for r, cols in by_row.items():
         warps = chain[r]
         step = warps.index(w)
-        row_sum = f"rowsum{r}@{warps[step - 1]}" if step else None
-        if row_sum:
-            inputs[row_sum] = None
+        row_sum = f"rowsum{r}@{warps[step - 1] if step else 'zero'}"
+        inputs[row_sum] = None
         inputs[f"x{r}"] = None
         for k, c in enumerate(cols):
             inputs[f"x{c}"] = None
@@ -377,8 +377,7 @@ def _turn_op(w: int, t: int, pairs: list[tuple[int, int]], turns: _Turns, column
                           if c in column_sum else Instr("mul", summed, (inverse, Reg(f"x{r}"))))
             column_sum[c] = summed
             out = f"rowsum{r}@{w}" if k == len(cols) - 1 else f"{name}.r{c}_{r}"
-            instrs.append(Instr("fma", out, (inverse, Reg(f"x{c}"), Reg(row_sum))) if row_sum
-                          else Instr("mul", out, (inverse, Reg(f"x{c}"))))
+            instrs.append(Instr("fma", out, (inverse, Reg(f"x{c}"), Reg(row_sum))))
             row_sum = out
         outputs.append(row_sum)
     for c, value in column_sum.items():
@@ -386,6 +385,13 @@ def _turn_op(w: int, t: int, pairs: list[tuple[int, int]], turns: _Turns, column
         instrs.append(Instr("mov", out, (Reg(value),)))
         outputs.append(out)
     return Operation(name, "column", tuple(instrs), tuple(inputs), tuple(outputs))
+
+
+def _zero_op(w: int, rows: list[int]) -> Operation:
+    """Warp w sets the row sums of its species to zero (their slots are then
+    read and written alike by every turn)."""
+    instrs = tuple(Instr("mov", f"rowsum{r}@zero", (Imm(0.0),)) for r in rows)
+    return Operation(f"diffusion_zero_{w}", "species", instrs, (), tuple(i.dst for i in instrs))
 
 
 def skew_diffusion(graph: DataflowGraph, warp_of: dict[str, int], warps: int) -> Regrouping:
@@ -404,6 +410,11 @@ def skew_diffusion(graph: DataflowGraph, warp_of: dict[str, int], warps: int) ->
         renames[next(v for v in by_name[f"diffusion_{r}"].inputs if v.startswith(f"rowsum{r}_"))] = final[r]
     new_warps = {name: w for name, w in warp_of.items() if not name.startswith("diffusion_column_")}
     turn_ops, phases = [], {}
+    for w in range(warps):
+        rows = [r for r in sorted(chain) if turns.owner[r] == w]
+        if rows:
+            turn_ops.append(_zero_op(w, rows))
+            new_warps[turn_ops[-1].name] = w
     for w, by_turn in sorted(turns.pairs.items()):
         for t, pairs in sorted(by_turn.items()):
             turn_ops.append(_turn_op(w, t, pairs, turns, columns, chain))
@@ -415,7 +426,7 @@ def skew_diffusion(graph: DataflowGraph, warp_of: dict[str, int], warps: int) ->
         if op.kind == "output":
             ops.append(_renamed(op, renames))
             phases[op.name] = last + 1
-    chains = {f"rowsum{r}@{w}": f"rowsum{r}" for r, ws in chain.items() for w in ws}
+    chains = {f"rowsum{r}@{w}": f"rowsum{r}" for r, ws in chain.items() for w in ["zero", *ws]}
     regrouped = DataflowGraph(graph.kernel, graph.mechanism, tuple(ops), graph.n_species)
     layout = tuple(f"x{k}" for k in range(graph.n_species)) + tuple(f"rowsum{k}" for k in range(graph.n_species))
     return Regrouping(regrouped, new_warps, phases, chains, layout)

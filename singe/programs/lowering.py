@@ -222,14 +222,15 @@ class Loop:
     ``carried``: (position, index) for each position of an iteration whose
     value outlives it — read by the next iteration or after the loop; it
     lives in a variable declared before the loop, set from the instruction
-    at ``index`` (``None``: only the last iteration's value is read, after
-    the loop).
+    at ``index``, or from the unit's register input named ``index``
+    (``carry_in``: a running sum the first iteration continues), or not set
+    (``None``: only the last iteration's value is read, after the loop).
     """
 
     start: int
     period: int
     count: int
-    carried: tuple[tuple[int, int | None], ...] = ()
+    carried: tuple[tuple[int, int | str | None], ...] = ()
 
     @property
     def stop(self) -> int:
@@ -345,28 +346,56 @@ def _merit(loop: Loop) -> tuple:
 
 
 def _best_loop(instrs: list[Instr], signatures: list[tuple], lo: int, hi: int) -> Loop | None:
-    """The best run (``_merit``) that can be a loop."""
+    """The best run (``_merit``) that can be a loop, with the iteration before
+    it where that one starts its running sums (``carry_in``)."""
     best = None
     for start, period, count in _runs(signatures, lo, hi):
-        if best is not None and count * period < best.count * best.period:
+        if best is not None and (count + 1) * period < best.count * best.period:
             continue
         if any(where == "keep" for *_, where in signatures[start:start + period]):
             continue  # a register output per iteration
-        while count >= MIN_LOOP_ITERATIONS and count * period >= MIN_LOOP_INSTRUCTIONS:
+        while count >= MIN_LOOP_ITERATIONS - 1 and (count + 1) * period >= MIN_LOOP_INSTRUCTIONS:
             carried = _carried(instrs, Loop(start, period, count))
             if carried is not None:
-                loop = Loop(start, period, count, carried)
-                best = loop if best is None or _merit(loop) > _merit(best) else best
+                loop = carry_in(instrs, signatures, Loop(start, period, count, carried), lo)
+                if loop.count >= MIN_LOOP_ITERATIONS and loop.count * period >= MIN_LOOP_INSTRUCTIONS:
+                    best = loop if best is None or _merit(loop) > _merit(best) else best
                 break
             count -= 1
     return best
 
 
+def carry_in(instrs: list[Instr], signatures: list[tuple], loop: Loop, lo: int) -> Loop:
+    """``loop`` with the iteration before it, where that one differs from the
+    loop's first only in reading a register input where the loop's first
+    iteration reads the running value of that iteration (a running sum that
+    continues one from before the unit: its variable starts as the input)."""
+    start = loop.start - loop.period
+    if start < lo:
+        return loop
+    inputs = {}
+    for q in range(loop.period):
+        before, first = signatures[start + q], signatures[loop.start + q]
+        if before[0:2] != first[0:2] or before[3] != first[3] or len(before[2]) != len(first[2]):
+            return loop
+        for a, b in zip(before[2], first[2]):
+            if a == b:
+                continue
+            if a[0] != "reg" or b != ("temp", loop.period):
+                return loop
+            inputs[q] = a[1]
+    extended = Loop(start, loop.period, loop.count + 1)
+    carried = _carried(instrs, extended) if inputs else None
+    if carried is None:
+        return loop
+    return Loop(start, loop.period, loop.count + 1, tuple(sorted({**dict(carried), **inputs}.items())))
+
+
 def find_loops(unit: "ComputeUnit", instrs: list[Instr], pinned=()) -> list[Loop]:
     """Disjoint loops over the isomorphic runs of ``instrs`` (the unit's live
-    instructions), in order: the largest run first, then the largest in the
-    code before and after it.  ``pinned``: loads read into temporaries
-    (``overwritten_loads``), which a loop cannot index."""
+    instructions), in order: the largest run first (``_best_loop``), then the
+    largest in the code before and after it.  ``pinned``: loads read
+    into temporaries (``overwritten_loads``), which a loop cannot index."""
     signatures = _signatures(unit, instrs, set(pinned))
     loops: list[Loop] = []
     pending = [(0, len(instrs))]

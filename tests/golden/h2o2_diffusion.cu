@@ -119,7 +119,7 @@ static __constant__ double h2o2_diffusion_constants[288] = {
   0.17257993008252395, -2.9644977065716653, 11.528485307837308, -0.019505654795759463,
   0.46832826896752744, -5.414870884435461, 18.43688946909192, -0.009235381035460507,
   0.21118732998363637, -3.264540724955979, 12.72026686225868, -0.004600286740042909,
-  0.1040764365373583, -2.438367828114269, 9.27330081161445, -17.007,
+  0.1040764365373583, -2.438367828114269, 9.27330081161445, 0.0,
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
@@ -127,7 +127,7 @@ static __constant__ double h2o2_diffusion_constants[288] = {
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
-  -18.015, 0.0, -33.006, 0.0,
+  -17.007, -18.015, -33.006, 0.0,
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
   0.029399658963956014, 0.025031289111389236, 0.03569643749553795, -0.01126612671019845,
@@ -143,7 +143,6 @@ static __constant__ double h2o2_diffusion_constants[288] = {
   0.21705541050904634, -3.31033072844729, 12.397352216970754, -0.007576637998203598,
   0.1725799300825228, -2.964497706571653, 11.509257907353588, -0.009235381035461211,
   0.21118732998365106, -3.264540724956081, 12.713087449653369, 0.0,
-  0.0, 0.0, 0.0, -34.014,
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
@@ -151,20 +150,19 @@ static __constant__ double h2o2_diffusion_constants[288] = {
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
-  -39.95, -28.014, 0.0, 0.0,
+  0.0, 0.0, 0.0, 0.0,
+  -34.014, -39.95, -28.014, 0.0,
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
 };
 
 
 // Warp indexing: per-warp shared-memory slots and species indices where warps share code.
-static __constant__ int singe_index[6][3] = {
+static __constant__ int singe_index[4][3] = {
   { 0, 4, 7 },
   { 0, 0, 7 },
   { 0, 4, 0 },
   { 0, 0, 3 },
-  { 0, 5, 8 },
-  { 0, 0, 8 },
 };
 
 
@@ -276,6 +274,27 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t3 = fmax(t2, 1e-20);
         shared[3][lane] = t3;
       }
+      {  // species operation
+        const double t0 = 0.0;
+        shared[10][lane] = t0;
+        const double t1 = 0.0;
+        shared[11][lane] = t1;
+        const double t2 = 0.0;
+        shared[12][lane] = t2;
+        const double t3 = 0.0;
+        shared[13][lane] = t3;
+      }
+      break;
+    }
+    case 1: {
+      {  // species operation
+        const double t0 = 0.0;
+        shared[14][lane] = t0;
+        const double t1 = 0.0;
+        shared[15][lane] = t1;
+        const double t2 = 0.0;
+        shared[16][lane] = t2;
+      }
       break;
     }
     case 2: {
@@ -284,16 +303,16 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t1 = t0 + r1;
         r2 = t1;
       }
-      break;
-    }
-    default: break;
-    }
-    if ((1u << warp_id) & 0x00000004u) {  // warps 2
       {  // reduction operation
         const double t0 = shared[21][lane] + shared[23][lane];
         const double t1 = t0 + r0;
         r1 = t1;
       }
+      break;
+    }
+    default: break;
+    }
+    if ((1u << warp_id) & 0x00000004u) {  // warps 2
       {  // mixture operation
         const double t0 = 1.0 / r2;
         shared[24][lane] = t0;
@@ -322,6 +341,14 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t3 = fmax(t2, 1e-20);
         shared[9][lane] = t3;
       }
+      {  // species operation
+        const double t0 = 0.0;
+        shared[17][lane] = t0;
+        const double t1 = 0.0;
+        shared[18][lane] = t1;
+        const double t2 = 0.0;
+        shared[19][lane] = t2;
+      }
     }
     // all warps
     SINGE_BAR_SYNC(0, 96);  // all warps: phase 0: every warp has done what came before
@@ -337,14 +364,14 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t2 = fma(t1, r0, SINGE_CONST(6));
         const double t3 = singe_exp(t2);
         const double t4 = t3 * shared[(singe_index[3][warp_id] + 5)][lane];
-        const double t5 = t3 * shared[(singe_index[3][warp_id] + 4)][lane];
+        const double t5 = fma(t3, shared[(singe_index[3][warp_id] + 4)][lane], shared[(singe_index[3][warp_id] + 15)][lane]);
         shared[(singe_index[3][warp_id] + 15)][lane] = t5;
         const double t6 = fma(SINGE_CONST(7), r0, SINGE_CONST(8));
         const double t7 = fma(t6, r0, SINGE_CONST(9));
         const double t8 = fma(t7, r0, SINGE_CONST(10));
         const double t9 = singe_exp(t8);
         const double t10 = fma(t9, shared[(singe_index[3][warp_id] + 6)][lane], t4);
-        const double t11 = t9 * shared[(singe_index[3][warp_id] + 4)][lane];
+        const double t11 = fma(t9, shared[(singe_index[3][warp_id] + 4)][lane], shared[(singe_index[3][warp_id] + 16)][lane]);
         const double t12 = fma(SINGE_CONST(11), r0, SINGE_CONST(12));
         const double t13 = fma(t12, r0, SINGE_CONST(13));
         const double t14 = fma(t13, r0, SINGE_CONST(14));
@@ -365,14 +392,14 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t2 = fma(t1, r0, SINGE_CONST(7));
         const double t3 = singe_exp(t2);
         const double t4 = t3 * shared[1][lane];
-        const double t5 = t3 * shared[0][lane];
+        const double t5 = fma(t3, shared[0][lane], shared[11][lane]);
         shared[11][lane] = t5;
         const double t6 = fma(SINGE_CONST(8), r0, SINGE_CONST(9));
         const double t7 = fma(t6, r0, SINGE_CONST(10));
         const double t8 = fma(t7, r0, SINGE_CONST(11));
         const double t9 = singe_exp(t8);
         const double t10 = fma(t9, shared[2][lane], t4);
-        const double t11 = t9 * shared[0][lane];
+        const double t11 = fma(t9, shared[0][lane], shared[12][lane]);
         const double t12 = fma(SINGE_CONST(12), r0, SINGE_CONST(13));
         const double t13 = fma(t12, r0, SINGE_CONST(14));
         const double t14 = fma(t13, r0, SINGE_CONST(15));
@@ -385,7 +412,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t20 = fma(t19, r0, SINGE_CONST(19));
         const double t21 = singe_exp(t20);
         const double t22 = fma(t21, shared[3][lane], t10);
-        const double t23 = t21 * shared[0][lane];
+        const double t23 = fma(t21, shared[0][lane], shared[13][lane]);
         const double t24 = fma(SINGE_CONST(20), r0, SINGE_CONST(21));
         const double t25 = fma(t24, r0, SINGE_CONST(22));
         const double t26 = fma(t25, r0, SINGE_CONST(23));
@@ -417,7 +444,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t2 = fma(t1, r0, SINGE_CONST(31));
         const double t3 = singe_exp(t2);
         const double t4 = fma(t3, shared[4][lane], r1);
-        const double t5 = t3 * shared[0][lane];
+        const double t5 = fma(t3, shared[0][lane], shared[14][lane]);
         const double t6 = fma(SINGE_CONST(32), r0, SINGE_CONST(33));
         const double t7 = fma(t6, r0, SINGE_CONST(34));
         const double t8 = fma(t7, r0, SINGE_CONST(35));
@@ -499,7 +526,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t2 = fma(t1, r0, SINGE_CONST(18));
         const double t3 = singe_exp(t2);
         const double t4 = fma(t3, shared[7][lane], r1);
-        const double t5 = t3 * shared[4][lane];
+        const double t5 = fma(t3, shared[4][lane], shared[17][lane]);
         const double t6 = fma(SINGE_CONST(19), r0, SINGE_CONST(20));
         const double t7 = fma(t6, r0, SINGE_CONST(21));
         const double t8 = fma(t7, r0, SINGE_CONST(22));
@@ -552,11 +579,11 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t53 = fma(t51, shared[6][lane], t47);
         shared[19][lane] = t53;
         const double t54 = t40;
-        r3 = t54;
+        r4 = t54;
         const double t55 = t46;
-        r4 = t55;
+        r5 = t55;
         const double t56 = t52;
-        r5 = t56;
+        r6 = t56;
       }
       break;
     }
@@ -567,7 +594,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t2 = fma(t1, r0, SINGE_CONST(18));
         const double t3 = singe_exp(t2);
         const double t4 = fma(t3, shared[0][lane], r1);
-        const double t5 = t3 * shared[7][lane];
+        const double t5 = fma(t3, shared[7][lane], shared[10][lane]);
         const double t6 = fma(SINGE_CONST(19), r0, SINGE_CONST(20));
         const double t7 = fma(t6, r0, SINGE_CONST(21));
         const double t8 = fma(t7, r0, SINGE_CONST(22));
@@ -621,11 +648,11 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t53 = fma(t51, shared[9][lane], shared[13][lane]);
         shared[13][lane] = t53;
         const double t54 = t22;
-        r3 = t54;
+        r4 = t54;
         const double t55 = t40;
-        r4 = t55;
+        r5 = t55;
         const double t56 = t52;
-        r5 = t56;
+        r6 = t56;
       }
       break;
     }
@@ -669,7 +696,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t1 = fma(t0, r0, SINGE_CONST(53));
         const double t2 = fma(t1, r0, SINGE_CONST(54));
         const double t3 = singe_exp(t2);
-        const double t4 = fma(t3, shared[0][lane], r5);
+        const double t4 = fma(t3, shared[0][lane], r6);
         const double t5 = fma(t3, shared[6][lane], shared[10][lane]);
         shared[10][lane] = t5;
         const double t6 = t4;
@@ -685,34 +712,21 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
       const double t0 = __ldg(&pressure[point]);
       r0 = t0;
     }
-    if ((1u << warp_id) & 0x00000006u) {  // warps 1, 2
-      {  // output operation
-        const double t0 = r3 + shared[(singe_index[3][warp_id] + 14)][lane];
-        const double t1 = fma(shared[(singe_index[3][warp_id] + 4)][lane], SINGE_CONST(55), shared[25][lane]);
-        const double t2 = shared[25][lane] * t0;
-        const double t3 = t2 * r0;
-        const double t4 = t1 / t3;
-        if (valid) diffusion[(singe_index[3][warp_id] + 4) * species_stride + point] = t4;
-      }
-    }
-    // all warps
     {  // output operation
-      const double t0 = r4 + shared[(singe_index[4][warp_id] + 10)][lane];
-      const double t1 = fma(shared[singe_index[4][warp_id]][lane], SINGE_CONST(84), shared[25][lane]);
+      const double t0 = r4 + shared[(singe_index[0][warp_id] + 10)][lane];
+      const double t1 = fma(shared[singe_index[0][warp_id]][lane], SINGE_CONST(84), shared[25][lane]);
       const double t2 = shared[25][lane] * t0;
       const double t3 = t2 * r0;
       const double t4 = t1 / t3;
-      if (valid) diffusion[singe_index[4][warp_id] * species_stride + point] = t4;
+      if (valid) diffusion[singe_index[0][warp_id] * species_stride + point] = t4;
     }
-    if ((1u << warp_id) & 0x00000005u) {  // warps 0, 2
-      {  // output operation
-        const double t0 = r5 + shared[(singe_index[5][warp_id] + 11)][lane];
-        const double t1 = fma(shared[(singe_index[5][warp_id] + 1)][lane], SINGE_CONST(85), shared[25][lane]);
-        const double t2 = shared[25][lane] * t0;
-        const double t3 = t2 * r0;
-        const double t4 = t1 / t3;
-        if (valid) diffusion[(singe_index[5][warp_id] + 1) * species_stride + point] = t4;
-      }
+    {  // output operation
+      const double t0 = r5 + shared[(singe_index[0][warp_id] + 11)][lane];
+      const double t1 = fma(shared[(singe_index[0][warp_id] + 1)][lane], SINGE_CONST(85), shared[25][lane]);
+      const double t2 = shared[25][lane] * t0;
+      const double t3 = t2 * r0;
+      const double t4 = t1 / t3;
+      if (valid) diffusion[(singe_index[0][warp_id] + 1) * species_stride + point] = t4;
     }
     if ((1u << warp_id) & 0x00000003u) {  // warps 0, 1
       {  // output operation
@@ -724,7 +738,8 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         if (valid) diffusion[(singe_index[2][warp_id] + 2) * species_stride + point] = t4;
       }
     }
-    if ((1u << warp_id) & 0x00000001u) {  // warps 0
+    switch (warp_id) {
+    case 0: {
       {  // output operation
         const double t0 = r2 + shared[13][lane];
         const double t1 = fma(shared[3][lane], SINGE_CONST(87), shared[25][lane]);
@@ -733,6 +748,20 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t4 = t1 / t3;
         if (valid) diffusion[3 * species_stride + point] = t4;
       }
+      break;
+    }
+    case 2: {
+      {  // output operation
+        const double t0 = r6 + shared[19][lane];
+        const double t1 = fma(shared[9][lane], SINGE_CONST(86), shared[25][lane]);
+        const double t2 = shared[25][lane] * t0;
+        const double t3 = t2 * r0;
+        const double t4 = t1 / t3;
+        if (valid) diffusion[9 * species_stride + point] = t4;
+      }
+      break;
+    }
+    default: break;
     }
     // all warps
     SINGE_BAR_SYNC(0, 96);  // all warps: end of slab: the next slab reuses shared memory and barriers

@@ -145,7 +145,8 @@ def test_loop_summary_counts_what_is_emitted():
     unit = wilke_unit(2)
     summary = loop_summary(unit, unit.loops[0])
     assert summary == LoopSummary(iterations=9, body=4, constant_loads=1, table_loads=0, affine_indices=2,
-                                  hoisted_loads=0, carried=1, trips=0, unroll=9)
+                                  hoisted_loads=0, invariant_reads=0, carried=1, trips=0,
+                                  unroll=9)
     assert summary.unrolled
     text = generate_unit_text(unit)
     assert text.count("SINGE_CONST_AT(") == summary.constant_loads

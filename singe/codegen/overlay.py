@@ -25,7 +25,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from singe.codegen.render import Shape, render_unit
-from singe.programs.lowering import BarrierUnit, Unit, program_units
+from singe.programs.lowering import BarrierUnit, ComputeUnit, Unit, program_units
 from singe.errors import SingeInternalError
 from singe.programs import FullSync, WarpPrograms
 
@@ -158,15 +158,24 @@ class _Variables:
                 last[value] = i
         return last
 
-    def assign(self, warps, outputs_by_warp: dict[int, tuple[str, ...]], positions: dict[int, int]) -> list[str]:
-        """Names for the outputs: output k of every warp gets the same name (the
-        group's shared code names it once; the cases of a switch name it alike,
-        so that no value changes registers where the cases join)."""
-        count = max(len(outputs) for outputs in outputs_by_warp.values())
+    def assign(self, warps, outputs_by_warp: dict[int, tuple[str, ...]], positions: dict[int, int],
+               ending: dict[int, set[str]] | None = None) -> list[str]:
+        """Names for the outputs (same names for every warp of the group).  ``ending``:
+        per warp, the inputs the unit reads for the last time before it writes
+        an output; their names are taken first (the outputs replace them), so
+        that warps running masked code one group after another keep no more
+        names live than one group needs (ptxas does not know the groups are
+        disjoint)."""
+        ending = ending or {}
+        count = len(next(iter(outputs_by_warp.values())))
+
+        def reusable(holders) -> bool:
+            return all(w not in holders or holders[w] in ending.get(w, ()) for w in warps)
+
         chosen: list[int] = []
         for k in range(count):
-            free = next((v for v, holders in enumerate(self.holders)
-                         if v not in chosen and not any(w in holders for w in warps)), None)
+            candidates = [v for v, holders in enumerate(self.holders) if v not in chosen and reusable(holders)]
+            free = min(candidates, key=lambda v: (not any(w in self.holders[v] for w in warps), v), default=None)
             if free is None:
                 self.holders.append({})
                 free = len(self.holders) - 1
@@ -175,6 +184,8 @@ class _Variables:
             for k, value in enumerate(outputs_by_warp[w]):
                 if self.last_use[w].get(value, -1) > positions[w]:
                     self.holders[chosen[k]][w] = value
+                elif self.holders[chosen[k]].get(w) in ending.get(w, ()):
+                    del self.holders[chosen[k]][w]
                 self.names[w][value] = f"r{chosen[k]}"
         return [f"r{v}" for v in chosen]
 
@@ -263,6 +274,24 @@ class Overlay:
             groups.extend(by_ints.values())
         return groups
 
+    def _ending(self, warps) -> dict[int, set[str]]:
+        """Per warp, the register inputs its next unit reads for the last time,
+        all before it writes its first output (``_Variables.assign``)."""
+        result = {}
+        for w in warps:
+            unit = self.units[w][self.position[w]]
+            if not isinstance(unit, ComputeUnit) or not unit.keep:
+                continue
+            instrs = unit.instructions
+            first_output = min((i for i, instr in enumerate(instrs) if instr.dst in unit.keep), default=len(instrs))
+            last_read = {}
+            for i, instr in enumerate(instrs):
+                for name in instr.registers_read():
+                    last_read[name] = i
+            result[w] = {v for v in unit.reads() if self.variables.last_use[w].get(v) == self.position[w]
+                         and last_read.get(v, len(instrs)) < first_output}
+        return result
+
     def _at_full_sync(self, warp: int) -> bool:
         """Is ``warp``'s next unit a full barrier (``bar.sync 0``)?  Every warp
         reaches it at the same point of its program, so the overlay emits it
@@ -273,15 +302,13 @@ class Overlay:
     def _remaining(self, warps) -> int:
         return sum(len(self.units[w]) - self.position[w] for w in warps)
 
-    def _fill(self, warps: list[int], outputs: list[str] | None = None) -> list[str]:
-        """The group's common text with placeholders filled (``outputs``: its
-        output variables where already assigned)."""
+    def _fill(self, warps: list[int]) -> list[str]:
+        """The group's common text with placeholders filled."""
         shapes = {w: self.shape(w) for w in warps}
         first = shapes[warps[0]]
         self.loops += first.loops
-        if outputs is None:
-            outputs = self.variables.assign(warps, {w: s.outputs for w, s in shapes.items()},
-                                            {w: self.position[w] for w in warps})
+        outputs = self.variables.assign(warps, {w: s.outputs for w, s in shapes.items()},
+                                        {w: self.position[w] for w in warps}, self._ending(warps))
         text = "\n".join(first.lines)
         for k in range(len(first.consts)):
             slot = self.constants.slot({w: shapes[w].consts[k] for w in warps})
@@ -336,10 +363,8 @@ class Overlay:
         if previous is None or previous.kind != "switch" or previous.units >= SWITCH_UNITS:
             previous = Block("switch", tuple(range(self.warps)))
             self.blocks.append(previous)
-        names = self.variables.assign(warps, {w: self.shape(w).outputs for w in warps},
-                                      {w: self.position[w] for w in warps})
         for w in warps:
-            previous.cases.setdefault(w, []).extend(self._fill([w], names[:len(self.shape(w).outputs)]))
+            previous.cases.setdefault(w, []).extend(self._fill([w]))
         previous.units += 1
         self._advance(warps)
 

@@ -4,7 +4,7 @@
 // Launch: 3 warps (96 threads) per CTA, 2 CTAs per SM (sm_90);
 // each CTA handles 32 points at a time (one per lane) and loops over slabs of 32 points.
 // Expected: ~64 registers per thread (255 available), 6656 B shared memory,
-// 2 synchronization points on named barriers [0, 1, 2], 88 constants per warp
+// 2 synchronization points on named barriers [0, 1, 2], 89 constants per warp
 // (3 per thread after striping, 3 of them kept in registers).
 // Species: 10, species-major arrays (stride species_stride); their rows and names: h2o2_diffusion.h
 #include "h2o2_diffusion.h"
@@ -151,18 +151,19 @@ static __constant__ double h2o2_diffusion_constants[288] = {
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
-  -34.014, -39.95, -28.014, 0.0,
-  0.0, 0.0, 0.0, 0.0,
+  0.0, 0.0, -34.014, -39.95,
+  -28.014, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
 };
 
 
 // Warp indexing: per-warp shared-memory slots and species indices where warps share code.
-static __constant__ int singe_index[4][3] = {
+static __constant__ int singe_index[5][3] = {
   { 0, 4, 7 },
   { 0, 0, 7 },
   { 0, 4, 0 },
   { 0, 0, 3 },
+  { 0, 4, 5 },
 };
 
 
@@ -178,7 +179,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
 #pragma unroll
   for (int s = 0; s < 3; s++)
     cs[s] = SINGE_TABLE((warp_id * 3 + s) * 32 + lane);
-  double r0 = 0.0, r1 = 0.0, r2 = 0.0, r3 = 0.0, r4 = 0.0, r5 = 0.0, r6 = 0.0, r7 = 0.0;
+  double r0 = 0.0, r1 = 0.0, r2 = 0.0, r3 = 0.0, r4 = 0.0;
   const int n_slabs = (n_points + 31) >> 5;
 #pragma unroll 1
   for (int slab = blockIdx.x; slab < n_slabs; slab += gridDim.x) {
@@ -509,13 +510,13 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t65 = fma(t63, shared[3][lane], t59);
         shared[16][lane] = t65;
         const double t66 = t28;
-        r4 = t66;
+        r1 = t66;
         const double t67 = t52;
-        r5 = t67;
+        r2 = t67;
         const double t68 = t58;
-        r6 = t68;
+        r3 = t68;
         const double t69 = t64;
-        r7 = t69;
+        r4 = t69;
       }
       break;
     }
@@ -579,11 +580,11 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t53 = fma(t51, shared[6][lane], t47);
         shared[19][lane] = t53;
         const double t54 = t40;
-        r4 = t54;
+        r1 = t54;
         const double t55 = t46;
-        r5 = t55;
+        r2 = t55;
         const double t56 = t52;
-        r6 = t56;
+        r3 = t56;
       }
       break;
     }
@@ -648,11 +649,11 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t53 = fma(t51, shared[9][lane], shared[13][lane]);
         shared[13][lane] = t53;
         const double t54 = t22;
-        r4 = t54;
+        r0 = t54;
         const double t55 = t40;
-        r5 = t55;
+        r1 = t55;
         const double t56 = t52;
-        r6 = t56;
+        r2 = t56;
       }
       break;
     }
@@ -667,13 +668,13 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t1 = fma(t0, r0, SINGE_CONST(74));
         const double t2 = fma(t1, r0, SINGE_CONST(75));
         const double t3 = singe_exp(t2);
-        const double t4 = fma(t3, shared[7][lane], r6);
+        const double t4 = fma(t3, shared[7][lane], r3);
         const double t5 = fma(t3, shared[2][lane], shared[17][lane]);
         const double t6 = fma(SINGE_CONST(76), r0, SINGE_CONST(77));
         const double t7 = fma(t6, r0, SINGE_CONST(78));
         const double t8 = fma(t7, r0, SINGE_CONST(79));
         const double t9 = singe_exp(t8);
-        const double t10 = fma(t9, shared[7][lane], r7);
+        const double t10 = fma(t9, shared[7][lane], r4);
         const double t11 = fma(t9, shared[3][lane], t5);
         shared[17][lane] = t11;
         const double t12 = fma(SINGE_CONST(80), r0, SINGE_CONST(81));
@@ -684,9 +685,9 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t17 = fma(t15, shared[3][lane], shared[18][lane]);
         shared[18][lane] = t17;
         const double t18 = t4;
-        r1 = t18;
+        r0 = t18;
         const double t19 = t16;
-        r2 = t19;
+        r3 = t19;
       }
       break;
     }
@@ -696,11 +697,11 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t1 = fma(t0, r0, SINGE_CONST(53));
         const double t2 = fma(t1, r0, SINGE_CONST(54));
         const double t3 = singe_exp(t2);
-        const double t4 = fma(t3, shared[0][lane], r6);
+        const double t4 = fma(t3, shared[0][lane], r3);
         const double t5 = fma(t3, shared[6][lane], shared[10][lane]);
         shared[10][lane] = t5;
         const double t6 = t4;
-        r1 = t6;
+        r0 = t6;
       }
       break;
     }
@@ -710,41 +711,42 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
     SINGE_BAR_SYNC(0, 96);  // all warps: phase 3: every warp has done what came before
     {  // point operation
       const double t0 = __ldg(&pressure[point]);
-      r0 = t0;
-    }
-    {  // output operation
-      const double t0 = r4 + shared[(singe_index[0][warp_id] + 10)][lane];
-      const double t1 = fma(shared[singe_index[0][warp_id]][lane], SINGE_CONST(84), shared[25][lane]);
-      const double t2 = shared[25][lane] * t0;
-      const double t3 = t2 * r0;
-      const double t4 = t1 / t3;
-      if (valid) diffusion[singe_index[0][warp_id] * species_stride + point] = t4;
-    }
-    {  // output operation
-      const double t0 = r5 + shared[(singe_index[0][warp_id] + 11)][lane];
-      const double t1 = fma(shared[(singe_index[0][warp_id] + 1)][lane], SINGE_CONST(85), shared[25][lane]);
-      const double t2 = shared[25][lane] * t0;
-      const double t3 = t2 * r0;
-      const double t4 = t1 / t3;
-      if (valid) diffusion[(singe_index[0][warp_id] + 1) * species_stride + point] = t4;
+      r4 = t0;
     }
     if ((1u << warp_id) & 0x00000003u) {  // warps 0, 1
       {  // output operation
-        const double t0 = r1 + shared[(singe_index[2][warp_id] + 12)][lane];
-        const double t1 = fma(shared[(singe_index[2][warp_id] + 2)][lane], SINGE_CONST(86), shared[25][lane]);
+        const double t0 = r1 + shared[(singe_index[2][warp_id] + 10)][lane];
+        const double t1 = fma(shared[singe_index[2][warp_id]][lane], SINGE_CONST(84), shared[25][lane]);
         const double t2 = shared[25][lane] * t0;
-        const double t3 = t2 * r0;
+        const double t3 = t2 * r4;
         const double t4 = t1 / t3;
-        if (valid) diffusion[(singe_index[2][warp_id] + 2) * species_stride + point] = t4;
+        if (valid) diffusion[singe_index[2][warp_id] * species_stride + point] = t4;
       }
+      {  // output operation
+        const double t0 = r2 + shared[(singe_index[2][warp_id] + 11)][lane];
+        const double t1 = fma(shared[(singe_index[2][warp_id] + 1)][lane], SINGE_CONST(85), shared[25][lane]);
+        const double t2 = shared[25][lane] * t0;
+        const double t3 = t2 * r4;
+        const double t4 = t1 / t3;
+        if (valid) diffusion[(singe_index[2][warp_id] + 1) * species_stride + point] = t4;
+      }
+    }
+    // all warps
+    {  // output operation
+      const double t0 = r0 + shared[(singe_index[4][warp_id] + 12)][lane];
+      const double t1 = fma(shared[(singe_index[4][warp_id] + 2)][lane], SINGE_CONST(86), shared[25][lane]);
+      const double t2 = shared[25][lane] * t0;
+      const double t3 = t2 * r4;
+      const double t4 = t1 / t3;
+      if (valid) diffusion[(singe_index[4][warp_id] + 2) * species_stride + point] = t4;
     }
     switch (warp_id) {
     case 0: {
       {  // output operation
-        const double t0 = r2 + shared[13][lane];
+        const double t0 = r3 + shared[13][lane];
         const double t1 = fma(shared[3][lane], SINGE_CONST(87), shared[25][lane]);
         const double t2 = shared[25][lane] * t0;
-        const double t3 = t2 * r0;
+        const double t3 = t2 * r4;
         const double t4 = t1 / t3;
         if (valid) diffusion[3 * species_stride + point] = t4;
       }
@@ -752,16 +754,26 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
     }
     case 2: {
       {  // output operation
-        const double t0 = r6 + shared[19][lane];
-        const double t1 = fma(shared[9][lane], SINGE_CONST(86), shared[25][lane]);
+        const double t0 = r1 + shared[18][lane];
+        const double t1 = fma(shared[8][lane], SINGE_CONST(87), shared[25][lane]);
         const double t2 = shared[25][lane] * t0;
-        const double t3 = t2 * r0;
+        const double t3 = t2 * r4;
         const double t4 = t1 / t3;
-        if (valid) diffusion[9 * species_stride + point] = t4;
+        if (valid) diffusion[8 * species_stride + point] = t4;
       }
       break;
     }
     default: break;
+    }
+    if ((1u << warp_id) & 0x00000004u) {  // warps 2
+      {  // output operation
+        const double t0 = r2 + shared[19][lane];
+        const double t1 = fma(shared[9][lane], SINGE_CONST(88), shared[25][lane]);
+        const double t2 = shared[25][lane] * t0;
+        const double t3 = t2 * r4;
+        const double t4 = t1 / t3;
+        if (valid) diffusion[9 * species_stride + point] = t4;
+      }
     }
     // all warps
     SINGE_BAR_SYNC(0, 96);  // all warps: end of slab: the next slab reuses shared memory and barriers

@@ -174,7 +174,7 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
 #pragma unroll
   for (int s = 0; s < 2; s++)
     cs[s] = SINGE_TABLE((warp_id * 2 + s) * 32 + lane);
-  double r0 = 0.0, r1 = 0.0, r2 = 0.0, r3 = 0.0;
+  double r0 = 0.0, r1 = 0.0;
   const int n_slabs = (n_points + 31) >> 5;
 #pragma unroll 1
   for (int slab = blockIdx.x; slab < n_slabs; slab += gridDim.x) {
@@ -215,7 +215,7 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
         const double t1 = fma(t0, r0, SINGE_CONST(10));
         const double t2 = fma(t1, r0, SINGE_CONST(11));
         const double t3 = singe_exp(t2);
-        r2 = t3;
+        r0 = t3;
         const double t4 = t2 * -1.0;
         const double t5 = singe_exp(t4);
         shared[(singe_index[2][warp_id] + 1)][lane] = t5;
@@ -229,7 +229,7 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
         const double t1 = t0 * t0;
         const double t2 = t1 * SINGE_CONST(12);
         const double t3 = t2 * shared[14][lane];
-        const double t4 = fma(r2, shared[0][lane], 1.0);
+        const double t4 = fma(r0, shared[0][lane], 1.0);
         const double t5 = t4 * t4;
         const double t6 = t5 * SINGE_CONST(13);
         const double t7 = t6 * shared[14][lane];
@@ -244,7 +244,7 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
           const double t11 = t10 * t10;
           const double t12 = t11 * SINGE_CONST_AT(k8 + 0);
           t8 = fma(t12, shared[(15 + 1 * i)][lane], t8);
-          const double t13 = fma(r2, shared[singe_loop_ints[0 + i]][lane], 1.0);
+          const double t13 = fma(r0, shared[singe_loop_ints[0 + i]][lane], 1.0);
           const double t14 = t13 * t13;
           const double t15 = t14 * SINGE_CONST_AT(k8 + 1);
           t9 = fma(t15, shared[(15 + 1 * i)][lane], t9);
@@ -255,12 +255,12 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
         const double t20 = shared[14][lane] * t19;
         const double t21 = t20 / t8;
         const double t22 = t21;
-        const double t23 = r2 * r2;
+        const double t23 = r0 * r0;
         const double t24 = t23 * SINGE_CONST(15);
         const double t25 = shared[15][lane] * t24;
         const double t26 = t25 / t9;
         const double t27 = t22 + t26;
-        r3 = t27;
+        r0 = t27;
       }
       {  // species operation
         const double t0 = fma(shared[2][lane], shared[0][lane], 1.0);
@@ -294,22 +294,22 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
         const double t21 = t20 * SINGE_CONST(36);
         const double t22 = shared[16][lane] * t21;
         const double t23 = t22 / t10;
-        const double t24 = r3 + t23;
+        const double t24 = r0 + t23;
         const double t25 = shared[4][lane] * shared[4][lane];
         const double t26 = t25 * SINGE_CONST(37);
         const double t27 = shared[17][lane] * t26;
         const double t28 = t27 / t11;
         const double t29 = t24 + t28;
-        r1 = t29;
+        r0 = t29;
       }
       SINGE_BAR_SYNC(2, 96);  // point 1: mixture_viscosity@w1.3, mixture_viscosity@w2.1
       {  // reduction operation
-        const double t0 = r1 + shared[24][lane];
+        const double t0 = r0 + shared[24][lane];
         const double t1 = t0 + shared[25][lane];
-        r3 = t1;
+        r0 = t1;
       }
       {  // output operation
-        if (valid) viscosity[0 * species_stride + point] = r3;
+        if (valid) viscosity[0 * species_stride + point] = r0;
       }
       break;
     }
@@ -351,14 +351,14 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
         const double t26 = shared[19][lane] * t25;
         const double t27 = t26 / t10;
         const double t28 = t23 + t27;
-        r3 = t28;
+        r1 = t28;
       }
       {  // species operation
         const double t0 = fma(shared[9][lane], shared[0][lane], 1.0);
         const double t1 = t0 * t0;
         const double t2 = t1 * SINGE_CONST(34);
         const double t3 = t2 * shared[14][lane];
-        const double t4 = fma(r2, shared[0][lane], 1.0);
+        const double t4 = fma(r0, shared[0][lane], 1.0);
         const double t5 = t4 * t4;
         const double t6 = t5 * SINGE_CONST(16);
         const double t7 = t6 * shared[14][lane];
@@ -374,7 +374,7 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
           const double t12 = t11 * t11;
           const double t13 = t12 * SINGE_CONST_AT(k8 + 0);
           t9 = fma(t13, shared[(15 + 1 * i)][lane], t9);
-          const double t14 = fma(r2, shared[singe_loop_ints[0 + i]][lane], 1.0);
+          const double t14 = fma(r0, shared[singe_loop_ints[0 + i]][lane], 1.0);
           const double t15 = t14 * t14;
           const double t16 = t15 * SINGE_CONST_AT(k8 + 1);
           t10 = fma(t16, shared[(15 + 1 * i)][lane], t10);
@@ -384,8 +384,8 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
         const double t20 = t19 * SINGE_CONST(35);
         const double t21 = shared[20][lane] * t20;
         const double t22 = t21 / t9;
-        const double t23 = r3 + t22;
-        const double t24 = r2 * r2;
+        const double t23 = r1 + t22;
+        const double t24 = r0 * r0;
         const double t25 = t24 * SINGE_CONST(36);
         const double t26 = shared[21][lane] * t25;
         const double t27 = t26 / t10;
@@ -421,7 +421,7 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
         const double t1 = fma(t0, r0, SINGE_CONST(14));
         const double t2 = fma(t1, r0, SINGE_CONST(15));
         const double t3 = singe_exp(t2);
-        r2 = t3;
+        r1 = t3;
         const double t4 = t2 * -1.0;
         const double t5 = singe_exp(t4);
         shared[12][lane] = t5;
@@ -431,18 +431,18 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
         const double t1 = fma(t0, r0, SINGE_CONST(18));
         const double t2 = fma(t1, r0, SINGE_CONST(19));
         const double t3 = singe_exp(t2);
-        r3 = t3;
+        r0 = t3;
         const double t4 = t2 * -1.0;
         const double t5 = singe_exp(t4);
         shared[13][lane] = t5;
       }
       SINGE_BAR_SYNC(1, 128);  // point 0: x0, x1, x2, x3, x4, x5 (+16 more)
       {  // species operation
-        const double t0 = fma(r2, shared[0][lane], 1.0);
+        const double t0 = fma(r1, shared[0][lane], 1.0);
         const double t1 = t0 * t0;
         const double t2 = t1 * SINGE_CONST(20);
         const double t3 = t2 * shared[14][lane];
-        const double t4 = fma(r3, shared[0][lane], 1.0);
+        const double t4 = fma(r0, shared[0][lane], 1.0);
         const double t5 = t4 * t4;
         const double t6 = t5 * SINGE_CONST(21);
         const double t7 = t6 * shared[14][lane];
@@ -453,22 +453,22 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
         SINGE_FENCE();
       #pragma unroll
         for (int i = 0; i < 9; i++, k8 += 2) {
-          const double t10 = fma(r2, shared[singe_loop_ints[0 + i]][lane], 1.0);
+          const double t10 = fma(r1, shared[singe_loop_ints[0 + i]][lane], 1.0);
           const double t11 = t10 * t10;
           const double t12 = t11 * SINGE_CONST_AT(k8 + 0);
           t8 = fma(t12, shared[(15 + 1 * i)][lane], t8);
-          const double t13 = fma(r3, shared[singe_loop_ints[0 + i]][lane], 1.0);
+          const double t13 = fma(r0, shared[singe_loop_ints[0 + i]][lane], 1.0);
           const double t14 = t13 * t13;
           const double t15 = t14 * SINGE_CONST_AT(k8 + 1);
           t9 = fma(t15, shared[(15 + 1 * i)][lane], t9);
         }
         }
-        const double t18 = r2 * r2;
+        const double t18 = r1 * r1;
         const double t19 = t18 * SINGE_CONST(22);
         const double t20 = shared[22][lane] * t19;
         const double t21 = t20 / t8;
         const double t22 = t21;
-        const double t23 = r3 * r3;
+        const double t23 = r0 * r0;
         const double t24 = t23 * SINGE_CONST(23);
         const double t25 = shared[23][lane] * t24;
         const double t26 = t25 / t9;
@@ -483,30 +483,30 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
         const double t0 = __ldg(&mass_fractions[0 * species_stride + point]);
         const double t1 = t0 * SINGE_CONST(0);
         const double t2 = t1;
-        r3 = t2;
+        r0 = t2;
       }
       {  // species operation
         const double t0 = __ldg(&mass_fractions[1 * species_stride + point]);
         const double t1 = t0 * SINGE_CONST(1);
-        const double t2 = r3 + t1;
+        const double t2 = r0 + t1;
         r1 = t2;
       }
       {  // species operation
         const double t0 = __ldg(&mass_fractions[2 * species_stride + point]);
         const double t1 = t0 * SINGE_CONST(2);
         const double t2 = r1 + t1;
-        r2 = t2;
+        r0 = t2;
       }
       {  // species operation
         const double t0 = __ldg(&mass_fractions[3 * species_stride + point]);
         const double t1 = t0 * SINGE_CONST(3);
-        const double t2 = r2 + t1;
-        r3 = t2;
+        const double t2 = r0 + t1;
+        r1 = t2;
       }
       {  // species operation
         const double t0 = __ldg(&mass_fractions[4 * species_stride + point]);
         const double t1 = t0 * SINGE_CONST(4);
-        const double t2 = r3 + t1;
+        const double t2 = r1 + t1;
         r0 = t2;
       }
       {  // species operation

@@ -23,8 +23,10 @@ from singe.codegen.overlay import _Constants
 from singe.compiler import compile_kernel
 from singe.kernels.transport import WILKE_GROUP_MAX_SPECIES, wilke_groups, wilke_op
 from singe.codegen.render import render_unit
+from singe.kernels.ir import Const, Imm, InstrBuilder, Operation, Reg
 from singe.programs.lowering import (FULL_UNROLL_ITERATIONS, LOOP_UNROLL, ComputeUnit, Loop, LoopSummary,
-                                     find_loops, loop_summary)
+                                     evaluates_exp, find_loops, invariant_loads, invariant_reads, loop_summary,
+                                     program_units)
 from singe.reference import transport as reference
 from singe.derived.transport import fit_transport
 from conftest import load
@@ -220,3 +222,66 @@ def test_the_fences_keep_ptxas_from_holding_every_inner_species(tmp_path):
     stripped = compile_cuda(bare, "sm_90").entry(generated.name)
     assert fenced.spill_stores == 0, fenced
     assert stripped.spill_stores > 0, stripped
+
+
+# -- a loop that continues a running sum from a register input (lowering.carry_in) ----------
+
+def running_sum_unit(first_reads_input: str = "acc") -> ComputeUnit:
+    """sum_t (c_t x_t + 1) x_t continued from the register input c_in over 6 shared x_t:
+    ``first_reads_input`` 'acc', the first iteration adds into c_in where the others add
+    into the previous iteration's sum; 'scale', it reads c_in elsewhere (a factor)."""
+    b = InstrBuilder("rs")
+    total = Reg("c_in")
+    for t in range(6):
+        factor = Reg("c_in") if t == 0 and first_reads_input == "scale" else Const(0.5 + t)
+        scaled = b.emit("mul", factor, Reg(f"x{t}"))
+        term = b.emit("fma", scaled, Const(1.0 + t), Imm(1.0))
+        total = b.emit("fma", term, Reg(f"x{t}"), Reg("c_in") if t == 0 and first_reads_input == "scale" else total)
+    b.emit("mov", total, dst="out")
+    op = Operation("running_sum", "turn", tuple(b.instrs), ("c_in",) + tuple(f"x{t}" for t in range(6)), ("out",))
+    return ComputeUnit(op, {f"x{t}": t for t in range(6)}, {}, frozenset({"out"}))
+
+
+def test_a_running_sum_from_a_register_input_is_one_loop():
+    """All six iterations are one loop: the running sum (position 2) is carried, its
+    variable set from the input c_in before the loop (iterations 2-6 alone were the
+    loop before ``carry_in``); the emitted loop reads that variable, not c_in."""
+    unit = running_sum_unit()
+    assert unit.loops == [Loop(start=0, period=3, count=6, carried=((2, "c_in"),))]
+    text = "\n".join(render_unit(unit, {"c_in": "r7"}, 128).lines)
+    assert "double t0 = r7;" in text and text.count("r7") == 1
+
+
+def test_a_register_input_read_otherwise_does_not_start_the_loop():
+    """The companion: where the first iteration reads c_in as a factor (not as the sum it
+    continues), it stays unrolled and the loop covers the five others."""
+    unit = running_sum_unit("scale")
+    assert [(loop.start, loop.count) for loop in unit.loops] == [(3, 5)]
+    assert not any(isinstance(index, str) for loop in unit.loops for _, index in loop.carried)
+
+
+def test_diffusion_turns_carry_their_column_sums_in():
+    """DME diffusion at 10 warps: the turns' loops start at their first row, their column
+    sums carried in from the last turn's registers; with them the kernel on the host
+    matches the reference (``test_rolled_kernels_match_reference_and_unrolled``)."""
+    programs = compiled("diffusion", 10).programs
+    loops = [loop for p in programs.programs for unit in program_units(p) if isinstance(unit, ComputeUnit)
+             for loop in unit.loops]
+    assert loops and sum(any(isinstance(index, str) for _, index in loop.carried) for loop in loops) >= 10
+    assert worst(run(generate(compiled("diffusion", 10))), "diffusion") <= TOLERANCE
+
+
+def test_loops_over_exponentials_read_invariant_values_in_place():
+    """A diffusion turn's loop (it evaluates exponentials) hoists none of its invariant
+    shared reads (the mole fractions of the warp's columns), and the model counts them
+    in every iteration; the Wilke loop evaluates no exponential."""
+    programs = compiled("diffusion", 10).programs
+    unit, loop = next((unit, loop) for p in programs.programs for unit in program_units(p)
+                      if isinstance(unit, ComputeUnit) for loop in unit.loops)
+    summary = loop_summary(unit, loop)
+    assert evaluates_exp(unit, loop) and summary.hoisted_loads == 0 and summary.invariant_reads >= 2
+    text = "\n".join(render_unit(unit, {v: f"r{i}" for i, v in enumerate(sorted(unit.reads()))}, 320).lines)
+    assert not re.search(r"const double t\d+ = shared\[[^\]]*\]\[lane\];\n", text.split("for (")[0])
+    assert invariant_reads(unit, loop) and not invariant_loads(unit, loop)
+    wilke = wilke_unit(2, in_registers=())
+    assert not evaluates_exp(wilke, wilke.loops[0])

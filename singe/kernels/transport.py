@@ -384,7 +384,7 @@ def _turn_op(w: int, t: int, pairs: list[tuple[int, int]], turns: _Turns, column
         out = f"colsum{c}" if turns.turns_of(w, c)[-1] == t else f"colsum{c}@{t}"
         instrs.append(Instr("mov", out, (Reg(value),)))
         outputs.append(out)
-    return Operation(name, "column", tuple(instrs), tuple(inputs), tuple(outputs))
+    return Operation(name, "turn", tuple(instrs), tuple(inputs), tuple(outputs))
 
 
 def _zero_op(w: int, rows: list[int]) -> Operation:

@@ -3,7 +3,7 @@
 //
 // Launch: 3 warps (96 threads) per CTA, 2 CTAs per SM (sm_90);
 // each CTA handles 32 points at a time (one per lane) and loops over slabs of 32 points.
-// Expected: ~64 registers per thread (255 available), 6656 B shared memory,
+// Expected: ~50 registers per thread (255 available), 6656 B shared memory,
 // 2 synchronization points on named barriers [0, 1, 2], 89 constants per warp
 // (3 per thread after striping, 3 of them kept in registers).
 // Species: 10, species-major arrays (stride species_stride); their rows and names: h2o2_diffusion.h
@@ -359,7 +359,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
       r0 = t1;
     }
     if ((1u << warp_id) & 0x00000006u) {  // warps 1, 2
-      {  // column operation
+      {  // turn operation
         const double t0 = fma(SINGE_CONST(3), r0, SINGE_CONST(4));
         const double t1 = fma(t0, r0, SINGE_CONST(5));
         const double t2 = fma(t1, r0, SINGE_CONST(6));
@@ -387,7 +387,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
       }
     }
     if ((1u << warp_id) & 0x00000001u) {  // warps 0
-      {  // column operation
+      {  // turn operation
         const double t0 = fma(SINGE_CONST(4), r0, SINGE_CONST(5));
         const double t1 = fma(t0, r0, SINGE_CONST(6));
         const double t2 = fma(t1, r0, SINGE_CONST(7));
@@ -439,7 +439,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
     SINGE_BAR_SYNC(0, 96);  // all warps: phase 1: every warp has done what came before
     switch (warp_id) {
     case 0: {
-      {  // column operation
+      {  // turn operation
         const double t0 = fma(SINGE_CONST(28), r0, SINGE_CONST(29));
         const double t1 = fma(t0, r0, SINGE_CONST(30));
         const double t2 = fma(t1, r0, SINGE_CONST(31));
@@ -521,7 +521,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
       break;
     }
     case 1: {
-      {  // column operation
+      {  // turn operation
         const double t0 = fma(SINGE_CONST(15), r0, SINGE_CONST(16));
         const double t1 = fma(t0, r0, SINGE_CONST(17));
         const double t2 = fma(t1, r0, SINGE_CONST(18));
@@ -589,7 +589,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
       break;
     }
     case 2: {
-      {  // column operation
+      {  // turn operation
         const double t0 = fma(SINGE_CONST(15), r0, SINGE_CONST(16));
         const double t1 = fma(t0, r0, SINGE_CONST(17));
         const double t2 = fma(t1, r0, SINGE_CONST(18));
@@ -663,7 +663,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
     SINGE_BAR_SYNC(0, 96);  // all warps: phase 2: every warp has done what came before
     switch (warp_id) {
     case 0: {
-      {  // column operation
+      {  // turn operation
         const double t0 = fma(SINGE_CONST(72), r0, SINGE_CONST(73));
         const double t1 = fma(t0, r0, SINGE_CONST(74));
         const double t2 = fma(t1, r0, SINGE_CONST(75));
@@ -692,7 +692,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
       break;
     }
     case 1: {
-      {  // column operation
+      {  // turn operation
         const double t0 = fma(SINGE_CONST(51), r0, SINGE_CONST(52));
         const double t1 = fma(t0, r0, SINGE_CONST(53));
         const double t2 = fma(t1, r0, SINGE_CONST(54));

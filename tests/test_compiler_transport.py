@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -11,7 +12,7 @@ import pytest
 from singe.compiler import compile_kernel
 from singe.errors import SingeInternalError
 from singe.kernels.ir import Const, Instr, Reg
-from singe.kernels.transport import diffusion_columns
+from singe.kernels.transport import COLUMNS_PER_PASS, diffusion_columns
 from singe.options import CompileOptions
 from singe.programs import Arrive, FullSync, SharedStore, Sync, WarpProgram
 from singe.programs.verify import check_programs
@@ -207,6 +208,21 @@ def test_diffusion_turns_give_each_row_sum_to_one_warp_per_phase(name, warps, ct
     phases = len(set(compiled.mapping.phases.values()))  # turns with pairs, and the outputs
     for program in compiled.programs.programs:
         assert sum(isinstance(item, FullSync) and item.reason.startswith("phase") for item in program.items) == phases
+
+
+def test_a_warp_with_many_columns_goes_over_its_rows_in_passes():
+    """n-heptane at 4 warps (13 columns a warp): each turn in two passes of at most
+    ``COLUMNS_PER_PASS`` columns, the second continuing the row sums the first wrote;
+    at 13 warps (4 columns) one pass.  Both match Cantera (``test_every_warp_count_matches_cantera``)."""
+    mech, _, _ = reference("heptane")
+    for warps, passes in ((4, 2), (13, 1)):
+        graph = compile_kernel(mech, "diffusion", warps=warps).mapping.graph
+        turns = [op for op in graph.operations if op.kind == "turn"]
+        for op in turns:
+            columns = {int(i.dst.split(".c")[1].split("_")[0]) for i in op.instrs if ".c" in (i.dst or "")}
+            assert len(columns) <= COLUMNS_PER_PASS
+        per_turn = Counter(op.name.split("_")[2:4][0] + "_" + op.name.split("_")[3] for op in turns)
+        assert max(per_turn.values()) == passes
 
 
 def test_a_missing_barrier_between_turns_is_caught():

@@ -301,61 +301,80 @@ def _renamed(op: Operation, renames: dict[str, str]) -> Operation:
     return Operation(op.name, op.kind, instrs, inputs, op.outputs, op.replicated, op.reduction)
 
 
+COLUMNS_PER_PASS = 8
+"""Columns of a warp whose pairs of one row a turn computes together: a warp with more (fewer
+than 7 warps for 50 species) goes over a turn's rows in passes of at most this many columns,
+adding into each row's sum once per pass, so that ptxas overlaps no more exponentials of a row
+than it has registers for.  Measured (ptxas, sm_80 / sm_90 spill stores at the CTAs per SM the
+compiler chooses): n-heptane at 4 warps, 13 columns a warp, 3,164 / 4,124 B in one pass at 72
+registers, 8 / 8 B in two at 96; at 2 warps 80 / 4,040 B -> 460 / 376 B; DME at 2 warps
+0 / 876 B -> 0 / 100 B.  The paper's settings and the defaults (at most 8 columns a warp) are
+one pass."""
+
+
 class _Turns:
     """The pairs of each warp grouped into turns: at turn t warp w takes the
     rows of the species whose columns warp (w + t) mod W holds, so that no two
-    warps add into one row's sum in the same turn."""
+    warps add into one row's sum in the same turn; a turn's pairs in passes
+    over its rows (``COLUMNS_PER_PASS``).  An *adder* (warp, pass) adds into
+    row sums; ``pairs[adder][t]`` are its (row, column) pairs of turn t."""
 
     def __init__(self, graph: DataflowGraph, warp_of: dict[str, int], warps: int):
         self.n = graph.n_species
         self.warps = warps
         self.columns = diffusion_columns(self.n)
         self.owner = [warp_of[f"diffusion_column_{k}"] for k in range(self.n)]
-        self.pairs: dict[int, dict[int, list[tuple[int, int]]]] = {}  # warp -> turn -> [(row, column)]
+        self.pairs: dict[tuple[int, int], dict[int, list[tuple[int, int]]]] = {}
         for w in range(warps):
             mine = [c for c in range(self.n) if self.owner[c] == w]
-            if not mine:
-                continue
-            first = mine[0]
-            pairs = sorted(((self.turn(w, r), (r - first) % self.n, (c - first) % self.n, r, c)
-                            for c in mine for r in self.columns[c]))
-            turns: dict[int, list[tuple[int, int]]] = {}
-            for t, _, _, r, c in pairs:
-                turns.setdefault(t, []).append((r, c))
-            self.pairs[w] = turns
+            passes = -(-len(mine) // COLUMNS_PER_PASS)
+            for g in range(passes):
+                chunk = mine[len(mine) * g // passes:len(mine) * (g + 1) // passes]
+                pairs = sorted(((self.turn(w, r), (r - mine[0]) % self.n, (c - mine[0]) % self.n, r, c)
+                                for c in chunk for r in self.columns[c]))
+                turns: dict[int, list[tuple[int, int]]] = {}
+                for t, _, _, r, c in pairs:
+                    turns.setdefault(t, []).append((r, c))
+                self.pairs[w, g] = turns
 
     def turn(self, warp: int, row: int) -> int:
         return (self.owner[row] - warp) % self.warps
 
-    def row_order(self) -> dict[int, list[int]]:
-        """Row -> the warps adding into its sum, in turn order."""
-        order: dict[int, list[tuple[int, int]]] = {}
-        for w, turns in self.pairs.items():
+    def row_order(self) -> dict[int, list[tuple[int, int]]]:
+        """Row -> the adders adding into its sum, in turn order (passes in order within a turn)."""
+        order: dict[int, list[tuple[int, int, int]]] = {}
+        for (w, g), turns in self.pairs.items():
             for t, pairs in turns.items():
                 for r in dict.fromkeys(r for r, _ in pairs):
-                    order.setdefault(r, []).append((t, w))
-        return {r: [w for _, w in sorted(ws)] for r, ws in order.items()}
+                    order.setdefault(r, []).append((t, g, w))
+        return {r: [(w, g) for _, g, w in sorted(adders)] for r, adders in order.items()}
 
-    def turns_of(self, warp: int, column: int) -> list[int]:
-        """The turns in which ``warp`` computes pairs of ``column``, in order."""
-        return sorted(t for t, pairs in self.pairs[warp].items() if any(c == column for _, c in pairs))
+    def turns_of(self, adder: tuple[int, int], column: int) -> list[int]:
+        """The turns in which ``adder`` computes pairs of ``column``, in order."""
+        return sorted(t for t, pairs in self.pairs[adder].items() if any(c == column for _, c in pairs))
 
 
-def _turn_op(w: int, t: int, pairs: list[tuple[int, int]], turns: _Turns, columns: dict[int, Operation],
-             chain: dict[int, list[int]]) -> Operation:
-    """Warp w's turn t: for each row (in order) and each of the warp's columns
-    with that row, the pair's 1/(P D) (the column operation's instructions),
-    added into the column sum (held in a register across turns) and into the
-    row's partial sum, which starts from the row sum the previous warp left
-    in its shared slot (zero before the first, ``_zero_op``: every row's code
-    alike) and is written back once per row."""
-    name = f"diffusion_turn_{w}_{t}"
+def _row_sum(r: int, adder: tuple[int, int] | None) -> str:
+    """The sum of row r after ``adder`` added into it (None: before any, zero)."""
+    return f"rowsum{r}@{adder[0]}.{adder[1]}" if adder else f"rowsum{r}@zero"
+
+
+def _turn_op(adder: tuple[int, int], t: int, pairs: list[tuple[int, int]], turns: _Turns,
+             columns: dict[int, Operation], chain: dict[int, list[tuple[int, int]]]) -> Operation:
+    """Warp w's turn t (pass g, ``adder`` (w, g)): for each row (in order) and
+    each of the pass's columns with that row, the pair's 1/(P D) (the column
+    operation's instructions), added into the column sum (held in a register
+    across turns) and into the row's partial sum, which starts from the row
+    sum the previous adder left in its shared slot (zero before the first,
+    ``_zero_op``: every row's code alike) and is written back once per row."""
+    w, g = adder
+    name = f"diffusion_turn_{w}_{t}" + (f"_{g}" if g else "")
     instrs: list[Instr] = []
     inputs: dict[str, None] = {"lnT": None}
     outputs: list[str] = []
     column_sum: dict[int, str] = {}
     for c in dict.fromkeys(c for _, c in pairs):
-        before = turns.turns_of(w, c)
+        before = turns.turns_of(adder, c)
         if before[0] < t:
             column_sum[c] = f"colsum{c}@{max(u for u in before if u < t)}"
             inputs[column_sum[c]] = None
@@ -363,9 +382,8 @@ def _turn_op(w: int, t: int, pairs: list[tuple[int, int]], turns: _Turns, column
     for r, c in pairs:
         by_row.setdefault(r, []).append(c)
     for r, cols in by_row.items():
-        warps = chain[r]
-        step = warps.index(w)
-        row_sum = f"rowsum{r}@{warps[step - 1] if step else 'zero'}"
+        step = chain[r].index(adder)
+        row_sum = _row_sum(r, chain[r][step - 1] if step else None)
         inputs[row_sum] = None
         inputs[f"x{r}"] = None
         for k, c in enumerate(cols):
@@ -376,12 +394,12 @@ def _turn_op(w: int, t: int, pairs: list[tuple[int, int]], turns: _Turns, column
             instrs.append(Instr("fma", summed, (inverse, Reg(f"x{r}"), Reg(column_sum[c])))
                           if c in column_sum else Instr("mul", summed, (inverse, Reg(f"x{r}"))))
             column_sum[c] = summed
-            out = f"rowsum{r}@{w}" if k == len(cols) - 1 else f"{name}.r{c}_{r}"
+            out = _row_sum(r, adder) if k == len(cols) - 1 else f"{name}.r{c}_{r}"
             instrs.append(Instr("fma", out, (inverse, Reg(f"x{c}"), Reg(row_sum))))
             row_sum = out
         outputs.append(row_sum)
     for c, value in column_sum.items():
-        out = f"colsum{c}" if turns.turns_of(w, c)[-1] == t else f"colsum{c}@{t}"
+        out = f"colsum{c}" if turns.turns_of(adder, c)[-1] == t else f"colsum{c}@{t}"
         instrs.append(Instr("mov", out, (Reg(value),)))
         outputs.append(out)
     return Operation(name, "turn", tuple(instrs), tuple(inputs), tuple(outputs))
@@ -390,7 +408,7 @@ def _turn_op(w: int, t: int, pairs: list[tuple[int, int]], turns: _Turns, column
 def _zero_op(w: int, rows: list[int]) -> Operation:
     """Warp w sets the row sums of its species to zero (their slots are then
     read and written alike by every turn)."""
-    instrs = tuple(Instr("mov", f"rowsum{r}@zero", (Imm(0.0),)) for r in rows)
+    instrs = tuple(Instr("mov", _row_sum(r, None), (Imm(0.0),)) for r in rows)
     return Operation(f"diffusion_zero_{w}", "species", instrs, (), tuple(i.dst for i in instrs))
 
 
@@ -402,7 +420,7 @@ def skew_diffusion(graph: DataflowGraph, warp_of: dict[str, int], warps: int) ->
     turns, and the outputs, on the warps of their columns, follow the last turn."""
     turns = _Turns(graph, warp_of, warps)
     chain = turns.row_order()
-    final = {r: f"rowsum{r}@{ws[-1]}" for r, ws in chain.items()}
+    final = {r: _row_sum(r, adders[-1]) for r, adders in chain.items()}
     by_name = graph.by_name
     columns = {c: by_name[f"diffusion_column_{c}"] for c in range(graph.n_species)}
     renames = {}
@@ -415,10 +433,10 @@ def skew_diffusion(graph: DataflowGraph, warp_of: dict[str, int], warps: int) ->
         if rows:
             turn_ops.append(_zero_op(w, rows))
             new_warps[turn_ops[-1].name] = w
-    for w, by_turn in sorted(turns.pairs.items()):
+    for adder, by_turn in sorted(turns.pairs.items()):
         for t, pairs in sorted(by_turn.items()):
-            turn_ops.append(_turn_op(w, t, pairs, turns, columns, chain))
-            new_warps[turn_ops[-1].name] = w
+            turn_ops.append(_turn_op(adder, t, pairs, turns, columns, chain))
+            new_warps[turn_ops[-1].name] = adder[0]
             phases[turn_ops[-1].name] = t
     ops = [op for op in graph.operations if op.kind not in ("column", "output")] + turn_ops
     last = max(phases.values(), default=-1)
@@ -426,7 +444,7 @@ def skew_diffusion(graph: DataflowGraph, warp_of: dict[str, int], warps: int) ->
         if op.kind == "output":
             ops.append(_renamed(op, renames))
             phases[op.name] = last + 1
-    chains = {f"rowsum{r}@{w}": f"rowsum{r}" for r, ws in chain.items() for w in ["zero", *ws]}
+    chains = {_row_sum(r, adder): f"rowsum{r}" for r, adders in chain.items() for adder in [None, *adders]}
     regrouped = DataflowGraph(graph.kernel, graph.mechanism, tuple(ops), graph.n_species)
     layout = tuple(f"x{k}" for k in range(graph.n_species)) + tuple(f"rowsum{k}" for k in range(graph.n_species))
     return Regrouping(regrouped, new_warps, phases, chains, layout)

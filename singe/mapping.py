@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from itertools import zip_longest
 
 from singe.errors import OptionError, SingeInternalError
-from singe.kernels.ir import Const, DataflowGraph, Instr, Operation, Reg
+from singe.kernels.ir import Const, DataflowGraph, Instr, Operation, Reg, Regrouping
 from singe.kernels.registry import kernel_spec
 from singe.options import CompileOptions
 from singe.programs import WARP_SIZE
@@ -30,10 +30,15 @@ BUFFER_RESERVE = 64  # shared slots kept for buffered exchanges when running sum
 class Mapping:
     """Operations on warps and values in memories.
 
-    ``graph`` is the input graph with reductions split into per-warp partial
-    sums; ``warp_of`` covers every non-replicated operation of it;
-    ``placement`` maps each graph value to 'register' (used only on the warp
-    that makes it, or made by a replicated operation), 'store' or 'buffer'.
+    ``graph`` is the input graph, regrouped where its kernel does so once
+    operations have warps (``KernelSpec.regroup``), with reductions split
+    into per-warp partial sums; ``warp_of`` covers every non-replicated
+    operation of it; ``placement`` maps each graph value to 'register' (used
+    only on the warp that makes it, or made by a replicated operation),
+    'store', 'buffer' or 'accumulate' (a step of a running sum in a shared
+    slot of its ``chains`` entry); ``phases`` and ``layout``: the
+    regrouping's phases (full barriers between them) and the values and
+    chains whose slots come first (``Regrouping``).
     """
 
     graph: DataflowGraph
@@ -43,6 +48,8 @@ class Mapping:
     mode: str
     shared_budget_slots: int
     chains: dict[str, str] = field(default_factory=dict)
+    phases: dict[str, int] = field(default_factory=dict)
+    layout: tuple[str, ...] = ()
     info: dict = field(default_factory=dict, compare=False, hash=False)
 
     @property
@@ -139,6 +146,10 @@ def assign_warps(graph: DataflowGraph, options: CompileOptions) -> dict[str, int
     gain the operations spread evenly, and with locality they fill warps in
     contiguous blocks (adjacent diffusion columns share rows).
 
+    A kernel may fix the warps of some operations first
+    (``KernelSpec.fixed_warps``: the diffusion columns in blocks of adjacent
+    columns, paper §3.3); the others are placed around them.
+
     Chemistry (paper §3.4): operations feeding the QSSA phase are placed
     first, spread over all warps; the QSSA operations themselves (kind
     'qssa...') go to the first ``qssa_warps`` warps only, so those warps take
@@ -156,8 +167,14 @@ def assign_warps(graph: DataflowGraph, options: CompileOptions) -> dict[str, int
     flops = [0] * warps
     values = [0] * warps
     warp_of: dict[str, int] = {}
+    fixed = kernel_spec(graph.kernel).fixed_warps
+    for name, warp in (fixed(graph, warps) if fixed else {}).items():
+        warp_of[name] = warp
+        flops[warp] += cost_of[name]
+        values[warp] += len(graph.by_name[name].outputs)
     feeds_qssa = feeding_qssa(graph)
-    for op in sorted(ops, key=lambda o: (o.name not in feeds_qssa, -cost_of[o.name], position[o.name])):
+    for op in sorted((op for op in ops if op.name not in warp_of),
+                     key=lambda o: (o.name not in feeds_qssa, -cost_of[o.name], position[o.name])):
         near = affinity.get(op.name, {})
         total = sum(near.values()) or 1.0
         allowed = range(options.qssa_warps) if op.kind.startswith("qssa") else range(warps)
@@ -354,7 +371,7 @@ def _cross_values(graph: DataflowGraph, warp_of: dict[str, int]) -> dict[str, se
 
 
 def place_values(graph: DataflowGraph, warp_of: dict[str, int], options: CompileOptions, budget_slots: int,
-                 chains: dict[str, str]) -> tuple[dict[str, str], str]:
+                 chains: dict[str, str], shared_chains: frozenset = frozenset()) -> tuple[dict[str, str], str]:
     """Placement of every value and the mode chosen.
 
     Values crossing warps: 'store' gives each a slot; 'buffer' keeps them in
@@ -366,11 +383,16 @@ def place_values(graph: DataflowGraph, warp_of: dict[str, int], options: Compile
     the diffusion matrix, species sums of the chemistry output), each
     (reduction, warp) sum is accumulated in a shared slot of its own
     ('accumulate') instead of a register, as the paper does, as far as shared
-    memory allows."""
+    memory allows.  The chains in ``shared_chains`` (a regrouping's running
+    sums, which warps add into in turn) are accumulated whenever the
+    placement keeps values in slots ('auto', 'store', 'mixed')."""
     cross = _cross_values(graph, warp_of)
     placement = {v: "register" for v in graph.producers()}
     others = {v: r for v, r in cross.items() if v not in chains}
-    accumulated = _chains_to_accumulate(graph, chains, others, options, budget_slots)
+    accumulated = _chains_to_accumulate(graph, {v: c for v, c in chains.items() if c not in shared_chains},
+                                        others, options, budget_slots)
+    if options.placement in ("auto", "store", "mixed"):
+        accumulated |= shared_chains
     placement.update({v: "accumulate" for v, chain in chains.items() if chain in accumulated})
     cross = {v: r for v, r in cross.items() if placement[v] != "accumulate"}
     widely_read = _widely_read(cross, options)
@@ -432,9 +454,14 @@ def map_graph(graph: DataflowGraph, options: CompileOptions) -> Mapping:
     ``options.planned()``'s CTAs per SM)."""
     options = options.planned()
     warp_of = assign_warps(graph, options)
-    lowered, chains = split_reductions(graph, warp_of)
+    regroup = kernel_spec(graph.kernel).regroup
+    regrouped = regroup(graph, warp_of, options.warps) if regroup else Regrouping(graph, warp_of, {}, {})
+    warp_of = regrouped.warp_of
+    lowered, chains = split_reductions(regrouped.graph, warp_of)
+    chains.update(regrouped.chains)
+    shared_chains = frozenset(regrouped.chains.values())
     budget = options.target.shared_budget(options.ctas_per_sm) // SLOT_BYTES
-    placement, mode = place_values(lowered, warp_of, options, budget, chains)
+    placement, mode = place_values(lowered, warp_of, options, budget, chains, shared_chains)
     if _slots_needed(lowered, placement, chains) > budget and options.placement == "auto":
         placement, mode = place_values(lowered, warp_of, options.replace(placement="buffer"), budget, {})
     needed = _slots_needed(lowered, placement, chains)
@@ -444,7 +471,9 @@ def map_graph(graph: DataflowGraph, options: CompileOptions) -> Mapping:
             f"({needed * SLOT_BYTES} B) per CTA with placement {mode!r}, but {options.arch} gives "
             f"{budget * SLOT_BYTES} B at {options.ctas_per_sm} CTAs per SM: use fewer CTAs per SM"
             + (" or --placement buffer" if mode != "buffer" else ""))
-    return Mapping(lowered, options, warp_of, placement, mode, budget, chains)
+    in_slots = {chains.get(v, v) for v, where in placement.items() if where != "register"}
+    layout = tuple(name for name in regrouped.layout if name in in_slots)
+    return Mapping(lowered, options, warp_of, placement, mode, budget, chains, regrouped.phases, layout)
 
 
 def _slots_needed(graph: DataflowGraph, placement: dict[str, str], chains: dict[str, str]) -> int:

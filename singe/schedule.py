@@ -67,9 +67,11 @@ def _levels(graph: DataflowGraph, warp_of: dict[str, int], successors: dict, cos
     return level
 
 
-def global_order(graph: DataflowGraph, warp_of: dict[str, int], cost=None) -> list[Operation]:
+def global_order(graph: DataflowGraph, warp_of: dict[str, int], cost=None, phases=None) -> list[Operation]:
     """Mapped operations in a topological order.  Without ``cost``: longest
-    remaining FLOP path first.  With ``cost`` (an operation's issue time on
+    remaining FLOP path first, and with ``phases`` (operation -> phase) the
+    operations of one phase after those of the phases before it (the
+    operations of none first).  With ``cost`` (an operation's issue time on
     its warp): a list schedule in time (``_timed_order``)."""
     ops, successors, predecessors = _edges(graph, warp_of)
     if cost is not None:
@@ -77,7 +79,9 @@ def global_order(graph: DataflowGraph, warp_of: dict[str, int], cost=None) -> li
     by_name = graph.by_name
     level = _levels(graph, warp_of, successors, lambda op: op.flops)
     index = {op.name: i for i, op in enumerate(ops)}
-    names = topological_order([op.name for op in ops], lambda n: successors[n], lambda n: (-level[n], index[n]))
+    phase = (phases or {}).get
+    names = topological_order([op.name for op in ops], lambda n: successors[n],
+                              lambda n: (phase(n, -1), -level[n], index[n]))
     order = [by_name[name] for name in names]
     if len(order) != len(ops):
         raise SingeInternalError("mapped graph has a cycle")
@@ -199,6 +203,10 @@ class _Scheduler:
         self.position = 0
         self.protected: set[str] = set()
         self.timed = kernel_spec(self.graph.kernel).balance == "issue"  # the list-scheduled kernels (chemistry)
+        self.reserved: dict[str, int] = {}  # value or chain -> its slot (``Mapping.layout``)
+        for name in mapping.layout:
+            self.reserved[name] = len(self.slots)
+            self.slots.append(_Slot())
 
     # -- knowledge ---------------------------------------------------------
 
@@ -256,9 +264,15 @@ class _Scheduler:
 
     # -- shared memory ---------------------------------------------------------
 
-    def _allocate(self, warp: int) -> int:
-        """A slot ``warp`` may write now (a write-after-read barrier if needed)."""
-        free = [s for s, slot in enumerate(self.slots) if slot.value is None]
+    def _allocate(self, warp: int, name: str) -> int:
+        """A slot ``warp`` may write ``name`` (a value or chain) to now (a write-after-read
+        barrier if needed): its own where the layout reserves one, else a free slot."""
+        if name in self.reserved:
+            slot = self.reserved[name]
+            self._order_before_write(warp, slot)
+            return slot
+        taken = set(self.reserved.values())
+        free = [s for s, slot in enumerate(self.slots) if slot.value is None and s not in taken]
         safe = [s for s in free if self._slot_known(warp, s)]
         if safe:
             return safe[0]
@@ -285,9 +299,10 @@ class _Scheduler:
 
     def _evict(self) -> int:
         """Free the buffered value whose remaining readers are fewest (it can be stored again)."""
+        taken = set(self.reserved.values())
         candidates = [s for s, slot in enumerate(self.slots)
                       if slot.value is not None and self.placement.get(slot.value) == "buffer"
-                      and slot.value not in self.protected]
+                      and slot.value not in self.protected and s not in taken]
         if not candidates:
             raise SingeInternalError(f"{self.budget} shared slots cannot hold the stored values of "
                                      f"{self.graph.kernel}: use placement 'buffer' or fewer CTAs per SM")
@@ -302,7 +317,7 @@ class _Scheduler:
             slot = self.chain_slot[chain]  # the running sum is updated in place
             self._order_before_write(warp, slot)
         else:
-            slot = self._allocate(warp)
+            slot = self._allocate(warp, chain or value)
             if chain is not None:
                 self.chain_slot[chain] = slot
         position = self._append(warp, SharedStore(value, slot))
@@ -327,8 +342,13 @@ class _Scheduler:
                 self.pending[warp][value] += 1
                 if self.placement[value] == "buffer":
                     self.needed_at[value].append(position)
+        phase = -1
         for position, op in enumerate(order):
             self.position = position
+            next_phase = self.mapping.phases.get(op.name, phase)
+            if next_phase > phase and position:
+                self.full_sync(f"phase {next_phase}: every warp has done what came before")
+            phase = max(phase, next_phase)
             self.schedule(op)
             self.computed.update(op.outputs)
         self.full_sync("end of slab: the next slab reuses shared memory and barriers")
@@ -426,7 +446,8 @@ class _Scheduler:
 def schedule(mapping: Mapping) -> WarpPrograms:
     """Warp programs for a mapped graph (see the module docstring)."""
     scheduler = _Scheduler(mapping)
-    scheduler.run(global_order(mapping.graph, mapping.warp_of, issue_cost if scheduler.timed else None))
+    scheduler.run(global_order(mapping.graph, mapping.warp_of, issue_cost if scheduler.timed else None,
+                               mapping.phases))
     options = mapping.options
     programs = WarpPrograms(
         kernel=mapping.graph.kernel, mechanism=mapping.graph.mechanism, warps=mapping.warps,

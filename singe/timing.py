@@ -737,12 +737,14 @@ def loop_classes(unit: ComputeUnit, loop: Loop, code: WarpCode) -> dict:
     arithmetic and control (``LOOP_TABLE_COLUMN``, ``LOOP_AFFINE_COLUMN``,
     ``LOOP_TRIP``; counts from ``loop_summary``).  Invariant shared reads are
     hoisted: the unit's one ``LDS`` per value read in place already counts
-    them once."""
+    them once; those a loop reads in place (``invariant_reads``) are read
+    again in every iteration after the first."""
     summary = loop_summary(unit, loop)
     # unrolled completely, a 'table' entry's slot address is the same every slab: ptxas hoists its load
     # and address out of the slab loop (sm_90 SASS of the H2/O2 viscosity at 4 warps)
     tables = 0 if summary.unrolled else summary.iterations * summary.table_loads
-    counts = {code.table_class: summary.iterations * summary.constant_loads + tables}
+    counts = {code.table_class: summary.iterations * summary.constant_loads + tables,
+              "lds": (summary.iterations - 1) * summary.invariant_reads}
     for position, operand in varying_constants(unit, loop):
         for t in range(loop.count):
             value = loop.iteration(unit.instructions, t)[position].srcs[operand].value

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+from collections import Counter
 
 import numpy as np
 import pytest
 
 from singe.compiler import compile_kernel
-from singe.kernels.ir import Const, Instr
+from singe.errors import SingeInternalError
+from singe.kernels.ir import Const, Instr, Reg
 from singe.kernels import transport
-from singe.kernels.transport import diffusion_columns
+from singe.kernels.transport import COLUMNS_PER_PASS, diffusion_columns
 from singe.reference import transport as reference_transport
 from singe.options import CompileOptions
-from singe.programs import Arrive, Sync, WarpProgram
+from singe.programs import Arrive, FullSync, SharedStore, Sync, WarpProgram
+from singe.programs.verify import check_programs
 from singe.sim import SimulationError
 from singe.derived.transport import fit_transport
 from conftest import load
@@ -201,20 +204,106 @@ def test_barrier_ids_stay_within_the_limit_at_more_ctas_per_sm():
         assert worst_error(compiled.simulate(T[:64], P[:64], Y[:, :64]), expected["diffusion"][:, :64]) <= TOLERANCE
 
 
-def test_running_sums_that_do_not_all_fit_move_to_shared_memory_as_far_as_they_fit():
-    """n-heptane diffusion at 16 warps: 486 (row, warp) running sums and the
-    other crossing values exceed the 454 shared slots, so part of the sums
-    are accumulated in shared memory and the rest stay in registers (a
-    chain is accumulated whole or not at all); with every sum in registers the estimate was ~168 registers."""
-    mech, (T, P, Y), expected = reference("heptane")
-    compiled = compile_kernel(mech, "diffusion", warps=16, ctas_per_sm=2)  # the 454 slots of 2 CTAs per SM
+# -- the skewed schedule of the diffusion kernel (transport.skew_diffusion) -----------------
+
+def _turns(compiled) -> dict[int, dict[int, set[int]]]:
+    """Phase -> warp -> the rows whose sums that warp adds into in that phase."""
     mapping = compiled.mapping
-    where_by_chain: dict[str, set[str]] = {}
+    producers = mapping.graph.producers()
+    result: dict[int, dict[int, set[int]]] = {}
     for value, chain in mapping.chains.items():
-        where_by_chain.setdefault(chain, set()).add(mapping.placement[value])
-    assert all(where == {"accumulate"} or "accumulate" not in where for where in where_by_chain.values())
-    accumulated = sum(1 for where in where_by_chain.values() if where == {"accumulate"})
-    assert 0 < accumulated < len(where_by_chain)
-    assert compiled.programs.shared_slots <= mapping.shared_budget_slots
-    assert max(compiled.programs.registers) < 100
+        op = producers[value]
+        if chain.startswith("rowsum") and op in mapping.phases:
+            rows = result.setdefault(mapping.phases[op], {}).setdefault(mapping.warp_of[op], set())
+            rows.add(int(chain[len("rowsum"):]))
+    return result
+
+
+@pytest.mark.parametrize("name, warps, ctas", [("heptane", 13, 3), ("dme", 10, 3), ("dme", 7, None), ("dme", 32, None)])
+def test_diffusion_turns_give_each_row_sum_to_one_warp_per_phase(name, warps, ctas):
+    """The original Singe's skewed schedule: in each phase every row sum is added into by
+    one warp at most, warp w taking the rows of the species of warp (w + t) mod W at turn t;
+    each row sum is one running sum in one shared slot (in species order), and a full
+    barrier precedes each phase on every warp."""
+    mech, _, _ = reference(name)
+    compiled = compile_kernel(mech, "diffusion", warps=warps, ctas_per_sm=ctas)
+    turns = _turns(compiled)
+    owner = {int(op.name.split("_")[1]): w for op in compiled.mapping.graph.operations
+             if op.kind == "output" for w in [compiled.mapping.warp_of[op.name]]}
+    for phase, rows_by_warp in turns.items():
+        seen = [r for rows in rows_by_warp.values() for r in rows]
+        assert len(seen) == len(set(seen)), f"phase {phase}: two warps add into one row sum"
+        for warp, rows in rows_by_warp.items():
+            assert {owner[r] for r in rows} == {(warp + phase) % warps}
+    slots: dict[str, set[int]] = {}
+    for program in compiled.programs.programs:
+        for item in program.items:
+            if isinstance(item, SharedStore) and item.value in compiled.mapping.chains:
+                slots.setdefault(compiled.mapping.chains[item.value], set()).add(item.slot)
+    rows = sorted(int(chain[len("rowsum"):]) for chain in slots if chain.startswith("rowsum"))
+    assert rows == list(range(len(mech.transported_species)))
+    bases = {slot - r for r in rows for slot in slots[f"rowsum{r}"]}
+    assert len(bases) == 1  # one slot per row sum, in species order
+    phases = len(set(compiled.mapping.phases.values()))  # turns with pairs, and the outputs
+    for program in compiled.programs.programs:
+        assert sum(isinstance(item, FullSync) and item.reason.startswith("phase") for item in program.items) == phases
+
+
+def test_a_warp_with_many_columns_goes_over_its_rows_in_passes():
+    """n-heptane at 4 warps (13 columns a warp): each turn in two passes of at most
+    ``COLUMNS_PER_PASS`` columns, the second continuing the row sums the first wrote;
+    at 13 warps (4 columns) one pass.  Both match Cantera (``test_every_warp_count_matches_cantera``)."""
+    mech, _, _ = reference("heptane")
+    for warps, passes in ((4, 2), (13, 1)):
+        graph = compile_kernel(mech, "diffusion", warps=warps).mapping.graph
+        turns = [op for op in graph.operations if op.kind == "turn"]
+        for op in turns:
+            columns = {int(i.dst.split(".c")[1].split("_")[0]) for i in op.instrs if ".c" in (i.dst or "")}
+            assert len(columns) <= COLUMNS_PER_PASS
+        per_turn = Counter(op.name.split("_")[2:4][0] + "_" + op.name.split("_")[3] for op in turns)
+        assert max(per_turn.values()) == passes
+
+
+def test_a_missing_barrier_between_turns_is_caught():
+    """The companion: without the full barrier before a turn, a warp reads a row sum the
+    warp before it may not have written yet: the barrier proof fails and the simulator
+    reports the race."""
+    mech, (T, P, Y), _ = reference("dme")
+    compiled = compile_kernel(mech, "diffusion", warps=10, ctas_per_sm=3)
+    compiled.verify()
+
+    def drop_second_full_sync(warp, items):
+        where = [i for i, item in enumerate(items) if isinstance(item, FullSync)][2]  # before turn 1
+        return items[:where] + items[where + 1:]
+
+    broken = _with_items(compiled, drop_second_full_sync)
+    with pytest.raises(SingeInternalError, match="synchronization"):
+        check_programs(broken.programs)
+    with pytest.raises(SimulationError) as info:
+        for seed in range(5):
+            broken.run(T[:32], P[:32], Y[:, :32], schedule="random", seed=seed)
+    assert any(h.kind in ("race", "uninitialized") for h in info.value.hazards)
+
+
+@pytest.mark.parametrize("wrong", ["row", "row sum"])
+def test_a_wrong_row_in_a_turn_gives_a_wrong_answer(wrong):
+    """The companion of the comparison with Cantera: one pair of a turn reading another
+    row's mole fraction, or one row continuing another row's sum, moves the result past
+    the tolerance."""
+    mech, (T, P, Y), expected = reference("dme")
+    compiled = compile_kernel(mech, "diffusion", warps=10, ctas_per_sm=3)
     assert worst_error(compiled.simulate(T[:64], P[:64], Y[:, :64]), expected["diffusion"][:, :64]) <= TOLERANCE
+    def candidates(op) -> list[str]:  # the rows' mole fractions (a column sum's factor), or their sums so far
+        if wrong == "row":
+            return [f"x{v[len('rowsum'):].split('@')[0]}" for v in op.outputs if v.startswith("rowsum")]
+        return [n for n in op.inputs if n.startswith("rowsum") and not n.endswith("@zero")]
+
+    op = next(op for op in compiled.mapping.graph.operations
+              if op.name.startswith("diffusion_turn_") and len(candidates(op)) > 1)
+    first, second = candidates(op)[0], candidates(op)[-1]
+    at = next(i for i, instr in enumerate(op.instrs) if Reg(first) in instr.srcs)
+    instr = op.instrs[at]
+    wrong_instr = Instr(instr.opcode, instr.dst, tuple(Reg(second) if s == Reg(first) else s for s in instr.srcs))
+    mutated = _replace_operation(compiled, dataclasses.replace(op, instrs=op.instrs[:at] + (wrong_instr,)
+                                                               + op.instrs[at + 1:]))
+    assert worst_error(mutated.simulate(T[:64], P[:64], Y[:, :64]), expected["diffusion"][:, :64]) > TOLERANCE

@@ -23,8 +23,10 @@ from singe.codegen.overlay import _Constants
 from singe.compiler import compile_kernel
 from singe.kernels.transport import WILKE_GROUP_MAX_SPECIES, wilke_groups, wilke_op
 from singe.codegen.render import render_unit
+from singe.kernels.ir import Const, Imm, InstrBuilder, Operation, Reg
 from singe.programs.lowering import (FULL_UNROLL_ITERATIONS, LOOP_UNROLL, ComputeUnit, Loop, LoopSummary,
-                                     find_loops, loop_summary)
+                                     evaluates_exp, find_loops, invariant_loads, invariant_reads, loop_summary,
+                                     program_units)
 from singe.reference import transport as reference
 from singe.derived.transport import fit_transport
 from conftest import load
@@ -67,44 +69,48 @@ def test_short_runs_stay_unrolled():
 # -- the emitted loops on the host -------------------------------------------------------------
 
 @functools.lru_cache(maxsize=None)
-def states():
-    mech = load("dme")
+def states(name: str = "dme"):
+    mech = load(name)
     fits = fit_transport(mech)
     return random_states(32, len(mech.transported_species), 3, T_range=(fits.T_min, min(fits.T_max, 3000.0)))
 
 
 @functools.lru_cache(maxsize=None)
-def compiled(kernel: str):
-    return compile_kernel(load("dme"), kernel, warps=4)
+def compiled(kernel: str, warps: int = 4, name: str = "dme"):
+    return compile_kernel(load(name), kernel, warps=warps)
 
 
-def run(generated) -> np.ndarray:
-    T, P, Y = states()
+def run(generated, name: str = "dme") -> np.ndarray:
+    T, P, Y = states(name)
     source = host.kernel_source(generated)
     fields, n = host.compiled_fields(source, T, P, Y)
     return next(iter(host.run_host(generated, fields, n).values()))
 
 
-def truth(kernel: str) -> np.ndarray:
+def truth(kernel: str, name: str = "dme") -> np.ndarray:
     rule = reference.viscosity if kernel == "viscosity" else reference.mixture_diffusion
-    T, P, Y = states()
-    return np.atleast_2d(rule(load("dme"), T, P, Y))
+    T, P, Y = states(name)
+    return np.atleast_2d(rule(load(name), T, P, Y))
 
 
-def worst(ours: np.ndarray, kernel: str) -> float:
-    return float(np.max(np.abs(ours - truth(kernel)) / np.abs(truth(kernel))))
+def worst(ours: np.ndarray, kernel: str, name: str = "dme") -> float:
+    return float(np.max(np.abs(ours - truth(kernel, name)) / np.abs(truth(kernel, name))))
 
 
-@pytest.mark.parametrize("kernel", ["viscosity", "diffusion"])
-def test_rolled_kernels_match_reference_and_unrolled(kernel):
-    """DME at 4 warps: loops (and for diffusion the integer table of slots that
-    are no progression) agree with singe.reference and with the unrolled kernel."""
-    rolled = generate(compiled(kernel))
+@pytest.mark.parametrize("name, kernel, warps", [("dme", "viscosity", 4), ("heptane", "viscosity", 2),
+                                                ("dme", "diffusion", 4)])
+def test_rolled_kernels_match_reference_and_unrolled(name, kernel, warps):
+    """Loops agree with singe.reference and with the unrolled kernel; n-heptane viscosity at 2 warps
+    (its Wilke loops too long to unroll completely) reads the integer table of slots that are no
+    progression, the others none (DME viscosity's loops are unrolled completely, their columns
+    literals; diffusion's regrouping lays the mole fractions and row sums out in species order:
+    every loop's slots are a progression)."""
+    rolled = generate(compiled(kernel, warps, name))
     assert rolled.info.loops > 0
-    assert kernel == "viscosity" or rolled.info.loop_ints > 0
-    ours = run(rolled)
-    assert worst(ours, kernel) <= TOLERANCE
-    unrolled = run(generate(compiled(kernel), roll=False))
+    assert (rolled.info.loop_ints > 0) == (name == "heptane")
+    ours = run(rolled, name)
+    assert worst(ours, kernel, name) <= TOLERANCE
+    unrolled = run(generate(compiled(kernel, warps, name), roll=False), name)
     assert float(np.max(np.abs(ours - unrolled) / np.abs(unrolled))) <= 1e-13
 
 
@@ -120,16 +126,21 @@ def test_wrong_constant_in_a_loop_block_is_caught(monkeypatch):
     assert worst(run(generate(compiled("viscosity"))), "viscosity") > 1e-4
 
 
-def test_wrong_loop_table_entry_or_trip_count_is_caught():
-    """A shared slot of the loop table moved by one, or one iteration fewer: the comparison fails."""
-    generated = generate(compiled("diffusion"))
-    table = re.search(r"singe_loop_ints\[\d+\] = \{\n  (\d+),", generated.cu)
-    moved = generated.cu.replace(table.group(0), table.group(0)[:-len(table.group(1)) - 1]
-                                 + f"{int(table.group(1)) + 1},", 1)
+@pytest.mark.parametrize("name, kernel, warps", [("heptane", "viscosity", 2), ("dme", "diffusion", 4)])
+def test_wrong_loop_table_entry_or_trip_count_is_caught(name, kernel, warps):
+    """A shared slot of the loop table moved by one (n-heptane viscosity at 2 warps), or one iteration
+    fewer: the comparison fails."""
+    generated = generate(compiled(kernel, warps, name))
     short = re.sub(r"i < (\d+); i\+\+", lambda m: f"i < {int(m.group(1)) - 1}; i++", generated.cu, count=1)
-    for cu in (moved, short):
-        ours = run(dataclasses.replace(generated, cu=cu))
-        assert not np.all(np.isfinite(ours)) or worst(ours, "diffusion") > 1e-6
+    broken = [short]
+    table = re.search(r"singe_loop_ints\[\d+\] = \{\n  (\d+),", generated.cu)
+    if table:
+        broken.append(generated.cu.replace(table.group(0), table.group(0)[:-len(table.group(1)) - 1]
+                                           + f"{int(table.group(1)) + 1},", 1))
+    assert len(broken) == 1 + (name == "heptane")
+    for cu in broken:
+        ours = run(dataclasses.replace(generated, cu=cu), name)
+        assert not np.all(np.isfinite(ours)) or worst(ours, kernel, name) > 1e-6
 
 
 def test_loop_summary_counts_what_is_emitted():
@@ -139,7 +150,7 @@ def test_loop_summary_counts_what_is_emitted():
     unit = wilke_unit(2)
     summary = loop_summary(unit, unit.loops[0])
     assert summary == LoopSummary(iterations=9, body=3, constant_loads=1, table_loads=0, affine_indices=2,
-                                  hoisted_loads=0, carried=1, trips=0, unroll=9)
+                                  hoisted_loads=0, invariant_reads=0, carried=1, trips=0, unroll=9)
     assert summary.unrolled
     text = generate_unit_text(unit)
     assert text.count("SINGE_CONST_AT(") == summary.constant_loads
@@ -240,3 +251,66 @@ def test_wrong_literal_of_an_unrolled_column_is_caught():
                                  + f"{int(array.group(1)) + 1},", 1)
     ours = run(dataclasses.replace(generated, cu=moved))
     assert not np.all(np.isfinite(ours)) or worst(ours, "viscosity") > 1e-6
+
+
+# -- a loop that continues a running sum from a register input (lowering.carry_in) ----------
+
+def running_sum_unit(first_reads_input: str = "acc") -> ComputeUnit:
+    """sum_t (c_t x_t + 1) x_t continued from the register input c_in over 6 shared x_t:
+    ``first_reads_input`` 'acc', the first iteration adds into c_in where the others add
+    into the previous iteration's sum; 'scale', it reads c_in elsewhere (a factor)."""
+    b = InstrBuilder("rs")
+    total = Reg("c_in")
+    for t in range(6):
+        factor = Reg("c_in") if t == 0 and first_reads_input == "scale" else Const(0.5 + t)
+        scaled = b.emit("mul", factor, Reg(f"x{t}"))
+        term = b.emit("fma", scaled, Const(1.0 + t), Imm(1.0))
+        total = b.emit("fma", term, Reg(f"x{t}"), Reg("c_in") if t == 0 and first_reads_input == "scale" else total)
+    b.emit("mov", total, dst="out")
+    op = Operation("running_sum", "turn", tuple(b.instrs), ("c_in",) + tuple(f"x{t}" for t in range(6)), ("out",))
+    return ComputeUnit(op, {f"x{t}": t for t in range(6)}, {}, frozenset({"out"}))
+
+
+def test_a_running_sum_from_a_register_input_is_one_loop():
+    """All six iterations are one loop: the running sum (position 2) is carried, its
+    variable set from the input c_in before the loop (iterations 2-6 alone were the
+    loop before ``carry_in``); the emitted loop reads that variable, not c_in."""
+    unit = running_sum_unit()
+    assert unit.loops == [Loop(start=0, period=3, count=6, carried=((2, "c_in"),))]
+    text = "\n".join(render_unit(unit, {"c_in": "r7"}, 128).lines)
+    assert "double t0 = r7;" in text and text.count("r7") == 1
+
+
+def test_a_register_input_read_otherwise_does_not_start_the_loop():
+    """The companion: where the first iteration reads c_in as a factor (not as the sum it
+    continues), it stays unrolled and the loop covers the five others."""
+    unit = running_sum_unit("scale")
+    assert [(loop.start, loop.count) for loop in unit.loops] == [(3, 5)]
+    assert not any(isinstance(index, str) for loop in unit.loops for _, index in loop.carried)
+
+
+def test_diffusion_turns_carry_their_column_sums_in():
+    """DME diffusion at 10 warps: the turns' loops start at their first row, their column
+    sums carried in from the last turn's registers; with them the kernel on the host
+    matches the reference (``test_rolled_kernels_match_reference_and_unrolled``)."""
+    programs = compiled("diffusion", 10).programs
+    loops = [loop for p in programs.programs for unit in program_units(p) if isinstance(unit, ComputeUnit)
+             for loop in unit.loops]
+    assert loops and sum(any(isinstance(index, str) for _, index in loop.carried) for loop in loops) >= 10
+    assert worst(run(generate(compiled("diffusion", 10))), "diffusion") <= TOLERANCE
+
+
+def test_loops_over_exponentials_read_invariant_values_in_place():
+    """A diffusion turn's loop (it evaluates exponentials) hoists none of its invariant
+    shared reads (the mole fractions of the warp's columns), and the model counts them
+    in every iteration; the Wilke loop evaluates no exponential."""
+    programs = compiled("diffusion", 10).programs
+    unit, loop = next((unit, loop) for p in programs.programs for unit in program_units(p)
+                      if isinstance(unit, ComputeUnit) for loop in unit.loops)
+    summary = loop_summary(unit, loop)
+    assert evaluates_exp(unit, loop) and summary.hoisted_loads == 0 and summary.invariant_reads >= 2
+    text = "\n".join(render_unit(unit, {v: f"r{i}" for i, v in enumerate(sorted(unit.reads()))}, 320).lines)
+    assert not re.search(r"const double t\d+ = shared\[[^\]]*\]\[lane\];\n", text.split("for (")[0])
+    assert invariant_reads(unit, loop) and not invariant_loads(unit, loop)
+    wilke = wilke_unit(2, in_registers=())
+    assert not evaluates_exp(wilke, wilke.loops[0])

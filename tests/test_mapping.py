@@ -6,7 +6,8 @@ import pytest
 
 from singe.errors import OptionError
 from singe.kernels import build_graph
-from singe.mapping import SLOT_BYTES, map_graph
+from singe.kernels.transport import column_blocks
+from singe.mapping import CHAINS_IN_REGISTERS, SLOT_BYTES, map_graph
 from singe.options import CompileOptions
 from conftest import load
 
@@ -45,3 +46,50 @@ def test_too_little_shared_memory_is_an_option_error():
     with pytest.raises(OptionError, match="shared-memory slots"):
         map_graph(build_graph(load("heptane"), "diffusion"), CompileOptions(warps=2, ctas_per_sm=8, arch="k20c",
                                                                              placement="store"))
+
+
+def _chain_places(mapping) -> dict[str, set[str]]:
+    where: dict[str, set[str]] = {}
+    for value, chain in mapping.chains.items():
+        where.setdefault(chain, set()).add(mapping.placement[value])
+    return where
+
+
+def test_running_sums_that_do_not_all_fit_are_accumulated_chain_by_chain():
+    """n-heptane chemistry at 8 warps x 2 CTAs: its (species, warp) running sums and the
+    other crossing values exceed the shared slots, so part of the sums are accumulated in
+    shared memory and the rest stay in registers, a chain whole or not at all."""
+    options = CompileOptions(warps=8, ctas_per_sm=2, form="unrolled")
+    mapping = map_graph(build_graph(load("heptane"), "chemistry"), options)
+    where = _chain_places(mapping)
+    assert all(places == {"accumulate"} or "accumulate" not in places for places in where.values())
+    assert 0 < sum(places == {"accumulate"} for places in where.values()) < len(where)
+
+
+@pytest.mark.parametrize("placement, accumulated", [("auto", True), ("store", True), ("buffer", False)])
+def test_diffusion_row_sums_are_one_shared_running_sum_each(placement, accumulated):
+    """n-heptane diffusion at the paper's 13 warps x 3 CTAs: one running sum per species
+    (52 chains, as many as the warps keep in registers before sums move to shared memory,
+    ``CHAINS_IN_REGISTERS`` x 13) accumulated in shared memory wherever values live in
+    slots; with placement 'buffer' they are exchanged like any crossing value."""
+    options = CompileOptions(warps=13, ctas_per_sm=3, placement=placement)
+    mapping = map_graph(build_graph(load("heptane"), "diffusion"), options)
+    where = {chain: places for chain, places in _chain_places(mapping).items() if chain.startswith("rowsum")}
+    assert len(where) == 52 <= CHAINS_IN_REGISTERS * 13
+    assert all((places == {"accumulate"}) if accumulated else ("accumulate" not in places) for places in where.values())
+
+
+@pytest.mark.parametrize("weights", [(1.0, 0.5, 1.0), (1.0, 0.0, 0.0), (0.2, 1.0, 3.0)])
+def test_diffusion_columns_are_blocks_of_adjacent_columns(weights):
+    """The diffusion kernel fixes its columns in blocks of adjacent columns, the larger
+    first (paper §3.3), and each species' mole fraction and output on its column's warp,
+    whatever the mapper's weights."""
+    options = CompileOptions(warps=10, weights=weights)
+    graph = build_graph(load("dme"), "diffusion")
+    from singe.mapping import assign_warps
+
+    warp_of = assign_warps(graph, options.planned())
+    blocks = [[k for k in range(graph.n_species) if warp_of[f"diffusion_column_{k}"] == w] for w in range(10)]
+    assert blocks == column_blocks(graph.n_species, 10) and [len(b) for b in blocks] == [3] * 10
+    assert all(warp_of[f"{op}_{k}"] == warp_of[f"diffusion_column_{k}"] for k in range(graph.n_species)
+               for op in ("mole_fraction", "diffusion", "moles"))

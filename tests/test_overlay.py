@@ -41,3 +41,62 @@ def test_viscosity_offsets_are_affine_where_warps_share_code():
     text = "\n".join(line for block in overlay(compile_kernel(load("dme"), "viscosity", warps=8).programs).blocks
                      for line in block.lines)
     assert "* warp_id)" in text
+
+
+def test_offsets_that_shift_alike_share_one_index_row():
+    """Integers that differ between warps by the same shifts (slots of a block of species at
+    each warp's place) need one index-table row; another pattern, or a loop table, its own."""
+    from singe.codegen.overlay import _index_rows
+
+    assert len(_index_rows([(4, 8, 12), (5, 9, 13), (60, 64, 68), (7, 7, 7)])) == 1
+    assert len(_index_rows([(4, 8, 12), (5, 9, 14)])) == 2
+    assert len(_index_rows([(4, 8, 12), ((1, 2), (3, 4), (1, 2))])) == 2
+
+
+def test_diffusion_turns_are_shared_by_every_warp():
+    """DME diffusion at the paper's 10 warps x 3 CTAs: each full barrier is emitted once,
+    when every warp has reached it, so the warps' turns line up after it; the turns' code
+    is then one copy for all warps, or for the half whose columns have a row more in the last
+    turn (index rows of shifts, no switch)."""
+    compiled = compile_kernel(load("dme"), "diffusion", warps=10, ctas_per_sm=3)
+    overlaid = overlay(compiled.programs)
+    full = sum(line.count("SINGE_BAR_SYNC(0,") for b in overlaid.blocks for line in b.lines)
+    assert full == sum(line.count("SINGE_BAR_SYNC(0,") for b in overlaid.blocks if b.kind == "all" for line in b.lines)
+    assert full == len(set(compiled.mapping.phases.values())) + 1  # and the slab's end
+    first = next(i for i, b in enumerate(overlaid.blocks) if any("phase 0:" in line for line in b.lines))
+    assert all(b.kind == "all" or b.kind == "mask" and len(b.warps) == 5 for b in overlaid.blocks[first:])
+
+
+def test_outputs_take_the_names_of_inputs_read_for_the_last_time():
+    """A unit's outputs replace the register inputs it has read for the last time before
+    writing them (masked groups one after another then keep one group's names live); an
+    input read after an output is written keeps its name."""
+    from singe.codegen.overlay import _Variables
+    from singe.programs.lowering import ComputeUnit
+
+    names = _Variables([[ComputeUnit(_op("a", ("p",), ("q",)))], [ComputeUnit(_op("b", ("q",), ()))]])
+    names.holders = [{0: "p"}]
+    assert names.assign([0], {0: ("q",)}, {0: 0}, {0: {"p"}}) == ["r0"]
+    names.holders = [{0: "p"}]
+    assert names.assign([0], {0: ("q",)}, {0: 0}, {}) == ["r1"]
+
+
+def _op(name, inputs, outputs):
+    from singe.kernels.ir import Instr, Operation, Reg
+
+    instrs = tuple(Instr("mov", v, (Reg(inputs[0]),)) for v in outputs)
+    return Operation(name, "species", instrs, inputs, outputs)
+
+
+def test_without_waiting_at_full_barriers_the_turns_fall_out_of_step(monkeypatch):
+    """The companion: emitted as soon as some warps reach it, a full barrier is written once
+    per group of warps, the warps behind fall out of step and their turns go into switches."""
+    import sys
+
+    module = sys.modules["singe.codegen.overlay"]
+    monkeypatch.setattr(module.Overlay, "_at_full_sync", lambda self, warp: False)
+    compiled = compile_kernel(load("dme"), "diffusion", warps=10, ctas_per_sm=3)
+    overlaid = overlay(compiled.programs)
+    lines = [line for b in overlaid.blocks for line in b.lines + [x for c in b.cases.values() for x in c]]
+    assert sum(line.count("SINGE_BAR_SYNC(0,") for line in lines) > len(set(compiled.mapping.phases.values())) + 1
+    assert sum(len(case) for b in overlaid.blocks for case in b.cases.values()) > 500

@@ -11,7 +11,7 @@ from singe.cli import kernel_line
 from singe.codegen import generate
 from singe.codegen.nvcc import compile_cuda, find_nvcc
 from singe.compiler import compile_kernel
-from singe.programs.plan import RegisterPlan
+from singe.programs.plan import SPILL_HEADROOM, RegisterPlan
 from singe.timing import model
 from conftest import load
 
@@ -122,25 +122,28 @@ def test_registers_ptxas_hoists_raise_the_floor():
 
 
 def test_hoisted_registers_are_counted_where_ptxas_hoists():
-    """sm_90 diffusion (loops over exponentials): 20; sm_80 (constant-bank operands), viscosity
-    (its loops evaluate no exponential) and chemistry (no loops): 0."""
+    """sm_90 diffusion with loops over exponentials (DME's turns of 3-4 rows): 20; H2/O2 diffusion
+    at 8 warps (turns of 1-2 rows: no loops), sm_80 (constant-bank operands), viscosity (its loops
+    evaluate no exponential) and chemistry (no loops): 0."""
     from singe.programs.plan import EXP_CONSTANT_REGISTERS
 
-    mech = load("h2o2")
-    plan = lambda kernel, arch: compile_kernel(mech, kernel, ctas_per_sm=2, arch=arch).programs.plan
-    assert plan("diffusion", "sm_90").hoisted == EXP_CONSTANT_REGISTERS
-    assert plan("diffusion", "sm_80").hoisted == 0
-    assert plan("viscosity", "sm_90").hoisted == 0
-    assert plan("chemistry", "sm_90").hoisted == 0
+    plan = lambda name, kernel, arch: compile_kernel(load(name), kernel, ctas_per_sm=2, arch=arch).programs.plan
+    assert plan("dme", "diffusion", "sm_90").hoisted == EXP_CONSTANT_REGISTERS
+    assert plan("h2o2", "diffusion", "sm_90").hoisted == 0
+    assert plan("dme", "diffusion", "sm_80").hoisted == 0
+    assert plan("h2o2", "viscosity", "sm_90").hoisted == 0
+    assert plan("h2o2", "chemistry", "sm_90").hoisted == 0
 
 
 @pytest.mark.skipif(find_nvcc() is None, reason="nvcc (CUDA toolkit) not installed")
 def test_chosen_ctas_do_not_spill_where_ptxas_hoists(tmp_path):
-    """H2/O2 diffusion on sm_90: the CTAs per SM the compiler chooses leave room for
-    the hoisted constants (no spills); the count one above, which the floor without
-    them allowed, spills, and its warning names the chosen count."""
-    mech = load("h2o2")
+    """GRI-Mech 3.0 diffusion on sm_90 at 8 warps: the CTAs per SM the compiler chooses
+    (3) leave room for the hoisted constants (no spills); the count one above, which the
+    floor without them allowed, spills, and its warning names the chosen count."""
+    mech = load("gri30")
     chosen = compile_kernel(mech, "diffusion", arch="sm_90")
+    assert chosen.programs.plan.floor - chosen.programs.plan.hoisted + SPILL_HEADROOM <= \
+        compile_kernel(mech, "diffusion", arch="sm_90", ctas_per_sm=chosen.options.ctas_per_sm + 1).programs.plan.budget
     more = compile_kernel(mech, "diffusion", arch="sm_90", ctas_per_sm=chosen.options.ctas_per_sm + 1)
     entries = []
     for compiled in (chosen, more):

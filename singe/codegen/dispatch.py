@@ -44,6 +44,10 @@ class WarpSwitch(Overlay):
         return OverlaidKernel([switch] if self.warps > 1 else self._single(switch), self.constants.table(),
                               self.indices.rows, len(self.variables.holders), 0, total)
 
+    def _ending(self, warps) -> dict:
+        """No renaming of outputs after ending inputs: a warp's case is its own straight-line code."""
+        return {}
+
     @staticmethod
     def _single(switch: Block) -> list[Block]:
         """One warp: its program, with no dispatch at all."""

@@ -4,7 +4,8 @@ All warps' unit lists are walked together.  At each step the warps whose
 next units render to the same text (up to constants, offsets and output
 variables) form groups; the largest group's unit is emitted once — as code
 for every warp when the group is all of them, behind a bit-mask test
-otherwise — and those warps advance.  When no two warps agree, every warp's
+otherwise — and those warps advance.  A full barrier (``bar.sync 0``) waits
+until every warp is at it, so the warps' code is aligned after it.  When no two warps agree, every warp's
 next unit goes into a ``switch`` on the warp id (consecutive ones into the
 same switch, up to a length).
 
@@ -12,7 +13,8 @@ Constants that differ between the warps of a group get one slot of the
 per-warp constant table (the same slot for every warp of the group, padded
 for the others); each warp's slots are striped across its 32 lanes and
 broadcast with ``__shfl_sync``.  Integer offsets that differ come from a
-per-warp index table (warp indexing).  Output variables are named so that a
+per-warp index table (warp indexing): the first warp's offset plus the
+warp's shift, one table row for all offsets that shift alike.  Output variables are named so that a
 variable never holds two live values of one warp, which lets warps share
 variable names and code.
 """
@@ -23,12 +25,12 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from singe.codegen.render import Shape, render_unit
-from singe.programs.lowering import Unit, program_units
+from singe.programs.lowering import BarrierUnit, ComputeUnit, Unit, program_units
 from singe.errors import SingeInternalError
-from singe.programs import WarpPrograms
+from singe.programs import FullSync, WarpPrograms
 
 SWITCH_UNITS = 12  # units per warp before a long divergent stretch gets a new switch
-MAX_INDEXED = 4  # differing offsets a unit may read from the index table and still be shared
+MAX_INDEXED = 4  # index-table rows a unit may read (``_index_rows``) and still be shared
 
 
 @dataclass
@@ -156,13 +158,24 @@ class _Variables:
                 last[value] = i
         return last
 
-    def assign(self, warps, outputs_by_warp: dict[int, tuple[str, ...]], positions: dict[int, int]) -> list[str]:
-        """Names for the outputs (same names for every warp of the group)."""
+    def assign(self, warps, outputs_by_warp: dict[int, tuple[str, ...]], positions: dict[int, int],
+               ending: dict[int, set[str]] | None = None) -> list[str]:
+        """Names for the outputs (same names for every warp of the group).  ``ending``:
+        per warp, the inputs the unit reads for the last time before it writes
+        an output; their names are taken first (the outputs replace them), so
+        that warps running masked code one group after another keep no more
+        names live than one group needs (ptxas does not know the groups are
+        disjoint)."""
+        ending = ending or {}
         count = len(next(iter(outputs_by_warp.values())))
+
+        def reusable(holders) -> bool:
+            return all(w not in holders or holders[w] in ending.get(w, ()) for w in warps)
+
         chosen: list[int] = []
         for k in range(count):
-            free = next((v for v, holders in enumerate(self.holders)
-                         if v not in chosen and not any(w in holders for w in warps)), None)
+            candidates = [v for v, holders in enumerate(self.holders) if v not in chosen and reusable(holders)]
+            free = min(candidates, key=lambda v: (not any(w in self.holders[v] for w in warps), v), default=None)
             if free is None:
                 self.holders.append({})
                 free = len(self.holders) - 1
@@ -171,6 +184,8 @@ class _Variables:
             for k, value in enumerate(outputs_by_warp[w]):
                 if self.last_use[w].get(value, -1) > positions[w]:
                     self.holders[chosen[k]][w] = value
+                elif self.holders[chosen[k]].get(w) in ending.get(w, ()):
+                    del self.holders[chosen[k]][w]
                 self.names[w][value] = f"r{chosen[k]}"
         return [f"r{v}" for v in chosen]
 
@@ -180,6 +195,19 @@ class _Variables:
             value = holders.get(warp)
             if value is not None and self.last_use[warp].get(value, -1) <= position:
                 del holders[warp]
+
+
+def _index_rows(columns) -> set[tuple]:
+    """The index-table rows that integers differing between warps need (each
+    column holds one integer's value per warp): one per pattern of shifts
+    from the first warp's value; a loop's table of integers (a tuple per
+    warp) one of its own."""
+    rows = set()
+    for column in columns:
+        if len(set(column)) > 1:
+            shifted = all(isinstance(v, int) for v in column)
+            rows.add(tuple(v - column[0] for v in column) if shifted else column)
+    return rows
 
 
 class Overlay:
@@ -214,8 +242,10 @@ class Overlay:
             if not active:
                 break
             groups = self._groups(active)
-            if all(len(g) == 1 for g in groups) and len(active) > 1:
-                self._emit_switch(active)
+            if len(active) > 1 and any(not self._at_full_sync(g[0]) for g in groups):
+                groups = [g for g in groups if not self._at_full_sync(g[0])]  # wait there for every warp
+            if all(len(g) == 1 for g in groups) and len(groups) > 1:
+                self._emit_switch(sorted(g[0] for g in groups))
             else:
                 best = max(groups, key=lambda g: (len(g), self._remaining(g), -g[0]))
                 self._emit_group(best)
@@ -234,7 +264,7 @@ class Overlay:
         groups = []
         for warps in by_text.values():
             ints = [self.shape(w).ints + self.shape(w).tables for w in warps]
-            differing = sum(1 for column in zip(*ints) if len(set(column)) > 1)
+            differing = len(_index_rows(zip(*ints)))
             if differing == 0 or (self.index_tables and differing <= MAX_INDEXED):
                 groups.append(warps)
                 continue
@@ -243,6 +273,31 @@ class Overlay:
                 by_ints[key].append(w)
             groups.extend(by_ints.values())
         return groups
+
+    def _ending(self, warps) -> dict[int, set[str]]:
+        """Per warp, the register inputs its next unit reads for the last time,
+        all before it writes its first output (``_Variables.assign``)."""
+        result = {}
+        for w in warps:
+            unit = self.units[w][self.position[w]]
+            if not isinstance(unit, ComputeUnit) or not unit.keep:
+                continue
+            instrs = unit.instructions
+            first_output = min((i for i, instr in enumerate(instrs) if instr.dst in unit.keep), default=len(instrs))
+            last_read = {}
+            for i, instr in enumerate(instrs):
+                for name in instr.registers_read():
+                    last_read[name] = i
+            result[w] = {v for v in unit.reads() if self.variables.last_use[w].get(v) == self.position[w]
+                         and last_read.get(v, len(instrs)) < first_output}
+        return result
+
+    def _at_full_sync(self, warp: int) -> bool:
+        """Is ``warp``'s next unit a full barrier (``bar.sync 0``)?  Every warp
+        reaches it at the same point of its program, so the overlay emits it
+        once all warps are there: their code is aligned again after it."""
+        unit = self.units[warp][self.position[warp]]
+        return isinstance(unit, BarrierUnit) and isinstance(unit.item, FullSync)
 
     def _remaining(self, warps) -> int:
         return sum(len(self.units[w]) - self.position[w] for w in warps)
@@ -253,7 +308,7 @@ class Overlay:
         first = shapes[warps[0]]
         self.loops += first.loops
         outputs = self.variables.assign(warps, {w: s.outputs for w, s in shapes.items()},
-                                        {w: self.position[w] for w in warps})
+                                        {w: self.position[w] for w in warps}, self._ending(warps))
         text = "\n".join(first.lines)
         for k in range(len(first.consts)):
             slot = self.constants.slot({w: shapes[w].consts[k] for w in warps})
@@ -274,14 +329,18 @@ class Overlay:
 
     def _integer(self, values: dict[int, int]) -> str:
         """A number; where the warps differ, ``a + b * warp_id`` when the values are affine in the warp
-        (``warp_affine``), else the warp's entry of an index-table row."""
+        (``warp_affine``), else the group's first warp's number plus the warp's entry of an index-table
+        row of shifts (one row for every integer that differs between the warps by the same shifts: a
+        slot in a block of species at each warp's place)."""
         distinct = set(values.values())
         if len(distinct) == 1:
             return str(distinct.pop())
         affine = warp_affine(values)
         if affine is not None:
             return f"({affine[0]} + {affine[1]} * warp_id)"
-        return f"singe_index[{self.indices.row(values)}][warp_id]"
+        first = values[min(values)]
+        row = f"singe_index[{self.indices.row({w: v - first for w, v in values.items()})}][warp_id]"
+        return f"({row} + {first})" if first else row
 
     def _advance(self, warps) -> None:
         for w in warps:

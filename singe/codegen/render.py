@@ -278,7 +278,10 @@ def _render_loop(loop: Loop, unit: ComputeUnit, names, temps, inline, b: _ShapeB
     for q, index in loop.carried:
         variables[q] = f"t{len(temps)}"
         temps[f"#loop{loop.start}.{q}"] = variables[q]
-        initial = f" = {temps[instrs[index].dst]}" if index is not None else ""
+        if isinstance(index, str):  # a register input the first iteration continues (``lowering.carry_in``)
+            initial = f" = {_operand(Reg(index), unit, names, temps, inline, b)}"
+        else:
+            initial = f" = {temps[instrs[index].dst]}" if index is not None else ""
         b.lines.append(f"  double {variables[q]}{initial};")
     b.lines.append("  {")
     if columns.varying:
@@ -313,6 +316,8 @@ def _loop_line(q, instr, loop, unit, names, temps, inline, columns, variables, l
             return literal(src.value)
         if isinstance(src, Const):
             return columns.const(q, k)
+        if dict(loop.carried).get(q) == src.name:  # the running value, set from this input before the loop
+            return variables[q]
         if src.name in position:  # this iteration's
             p = position[src.name]
             return variables.get(p, local.get(src.name))

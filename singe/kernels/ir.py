@@ -302,3 +302,24 @@ class InstrBuilder:
             last = k == len(lower) - 1
             acc = self.emit("fma", acc, x, Const(float(c)), dst=dst if last else None)
         return acc  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class Regrouping:
+    """A kernel's graph regrouped once its operations have warps (``KernelSpec.regroup``).
+
+    ``graph`` and ``warp_of``: the new operations and their warps;
+    ``phases``: operation -> phase, for operations that run in phases (every
+    warp meets at a full barrier before the first operation of each phase
+    after the first, so that a phase may update in place what the last one
+    wrote); ``chains``: value -> the running sum it is a step of, each kept in
+    one shared slot updated in place (placement 'accumulate'); ``layout``:
+    values and chains whose shared slots come first, in this order (so that
+    a loop over species reads slots in arithmetic progression, the same for
+    every warp up to a shift)."""
+
+    graph: DataflowGraph
+    warp_of: dict[str, int]
+    phases: dict[str, int]
+    chains: dict[str, str]
+    layout: tuple[str, ...] = ()

@@ -20,7 +20,7 @@ import numpy as np
 
 from singe.errors import OptionError, SingeInternalError
 from singe.kernels import chemistry, conductivity, transport
-from singe.kernels.ir import DataflowGraph
+from singe.kernels.ir import DataflowGraph, Regrouping
 from singe.mechanism import Mechanism
 from singe.reference import kinetics as reference_kinetics
 from singe.reference import transport as reference_transport
@@ -115,7 +115,10 @@ class KernelSpec:
     or 'switch' (each warp's program one case of a single switch,
     ``singe.codegen.dispatch``).  ``balance``: what the warp mapper evens out
     between warps, 'flops' or 'issue' (machine instructions issued,
-    ``singe.mapping.issue_cost``).
+    ``singe.mapping.issue_cost``).  ``fixed_warps(graph, warps)``: warps the
+    kernel fixes for some operations before the mapper places the others;
+    ``regroup(graph, warp_of, warps)``: the graph regrouped once every
+    operation has a warp (a ``Regrouping``: the diffusion kernel's turns).
     """
 
     name: str
@@ -134,6 +137,8 @@ class KernelSpec:
     auto_placement: str | None = None
     dispatch: str = "overlay"
     balance: str = "flops"
+    fixed_warps: Callable[[DataflowGraph, int], dict[str, int]] | None = None
+    regroup: Callable[[DataflowGraph, dict[str, int], int], Regrouping] | None = None
 
     @property
     def output(self) -> Field:
@@ -179,7 +184,8 @@ KERNELS: dict[str, KernelSpec] = {spec.name: spec for spec in (
                reference_transport.viscosity, 1e-10, "mixture viscosity (Wilke)", cantera="viscosity"),
     KernelSpec("diffusion", transport.diffusion_graph, ("temperature", "pressure", "mass_fractions"),
                ("diffusion",), reference_transport.mixture_diffusion, 1e-10,
-               "mixture-averaged diffusion coefficients", cantera="mix_diff_coeffs"),
+               "mixture-averaged diffusion coefficients", cantera="mix_diff_coeffs",
+               fixed_warps=transport.diffusion_warps, regroup=transport.skew_diffusion),
     KernelSpec("chemistry", chemistry.chemistry_graph,
                ("temperature", "pressure", "mass_fractions", "dt", "diffusion_source"), ("production_rates",),
                reference_kinetics.net_production_rates, 1e-9, "net production rates (QSSA, stiffness removal)",

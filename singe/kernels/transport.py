@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from singe.derived.transport import fit_transport
-from singe.kernels.ir import Const, DataflowGraph, Imm, InstrBuilder, Operation, Reg
+from singe.kernels.ir import Const, DataflowGraph, Imm, Instr, InstrBuilder, Operation, Reg, Regrouping
 from singe.mechanism import Mechanism
 
 TINY = 1e-20  # mole fraction clamp, as Cantera
@@ -222,39 +222,58 @@ def diffusion_columns(n: int) -> list[list[int]]:
     return [[(c + d) % n for d in range(1, counts[c] + 1)] for c in range(n)]
 
 
-def diffusion_column_op(c: int, rows: list[int], coefficients: np.ndarray) -> Operation:
+def row_sum_name(r: int, c: int) -> str:
+    """The running row sum of species r after column c (sum over the columns up to c of x_c / (P D_rc))."""
+    return f"rowsum{r}_{c}"
+
+
+def pair_inverse_name(c: int, r: int) -> str:
+    """1/(P D_rc) in the operation of column c (a temporary: ``pair_slice`` finds its instructions)."""
+    return f"dc{c}.d{r}"
+
+
+def diffusion_column_op(c: int, rows: list[int], coefficients: np.ndarray, previous: dict[int, str]) -> Operation:
     """1/(P D_rc) = exp(-fit_rc(ln T)) for each row r of column c (the
-    pressure is applied once per species, in the output); the column sum
-    sum_r x_r / (P D_rc) and one row term x_c / (P D_rc) per row."""
+    pressure is applied once per species, in the output), added into the
+    column sum sum_r x_r / (P D_rc) and into the running row sum of r,
+    ``previous[r]`` (the row sum after the column before c that has row r;
+    none for the first): two FMAs per pair, as a sequential loop over the
+    pairs computes them."""
     b = InstrBuilder(f"dc{c}")
     column_sum: Reg | None = None
     outputs = []
     for r in rows:
-        inverse = b.emit("exp", b.polynomial([-float(a) for a in coefficients[r]], Reg("lnT")))
+        polynomial = b.polynomial([-float(a) for a in coefficients[r]], Reg("lnT"))
+        inverse = b.emit("exp", polynomial, dst=pair_inverse_name(c, r))
         column_sum = b.emit("mul", inverse, Reg(f"x{r}")) if column_sum is None else \
             b.emit("fma", inverse, Reg(f"x{r}"), column_sum)
-        b.emit("mul", inverse, Reg(f"x{c}"), dst=f"rowterm{r}_{c}")
-        outputs.append(f"rowterm{r}_{c}")
+        if r in previous:
+            b.emit("fma", inverse, Reg(f"x{c}"), Reg(previous[r]), dst=row_sum_name(r, c))
+        else:
+            b.emit("mul", inverse, Reg(f"x{c}"), dst=row_sum_name(r, c))
+        outputs.append(row_sum_name(r, c))
     if column_sum is not None:
         b.emit("mov", column_sum, dst=f"colsum{c}")
         outputs.append(f"colsum{c}")
-    inputs = ["lnT", f"x{c}"] + [f"x{r}" for r in rows]
+    inputs = ["lnT", f"x{c}"] + [f"x{r}" for r in rows] + [previous[r] for r in rows if r in previous]
     return _op(b, f"diffusion_column_{c}", "column", inputs, outputs)
 
 
-def diffusion_output_op(k: int, weight: float) -> Operation:
+def diffusion_output_op(k: int, weight: float, sums: list[str]) -> Operation:
     """D_km = (M - x_k M_k) / (M sum_{j != k} x_j / D_jk), the sum being P
-    times the reduction of the column and row terms (each x_j / (P D_jk))."""
+    times the column sum of k plus its row sum (``sums``: those it has)."""
     b = InstrBuilder(f"do{k}")
+    resistance = b.emit("add", Reg(sums[0]), Reg(sums[1])) if len(sums) == 2 else Reg(sums[0])
     numerator = b.emit("fma", Reg(f"x{k}"), Const(-weight), Reg("mean_weight"))
-    denominator = b.emit("mul", b.emit("mul", Reg("mean_weight"), Reg(f"resistance{k}")), Reg("P"))
+    denominator = b.emit("mul", b.emit("mul", Reg("mean_weight"), resistance), Reg("P"))
     b.store("diffusion", k, b.emit("div", numerator, denominator))
-    return _op(b, f"diffusion_{k}", "output", [f"x{k}", "mean_weight", f"resistance{k}", "P"], [])
+    return _op(b, f"diffusion_{k}", "output", [f"x{k}", "mean_weight", *sums, "P"], [])
 
 
 def diffusion_graph(mech: Mechanism) -> DataflowGraph:
-    """Column operations of the D matrix, per-species reductions of the row
-    and column terms, and the per-species output."""
+    """Column operations of the D matrix (each pair once, paper Figure 5),
+    the row sums running through them in column order, and the per-species
+    output."""
     fits = fit_transport(mech)
     index = mech.transported_indices
     weights = mech.molecular_weights[index]
@@ -262,11 +281,210 @@ def diffusion_graph(mech: Mechanism) -> DataflowGraph:
     coefficients = fits.diffusion[np.ix_(index, index)]
     columns = diffusion_columns(n)
     ops = mixture_prologue(weights, mean_weight=True, point_ops=[pressure_op()])
-    ops += [diffusion_column_op(c, rows, coefficients[:, c]) for c, rows in enumerate(columns)]
-    terms: dict[int, list[str]] = {k: ([f"colsum{k}"] if columns[k] else []) for k in range(n)}
+    last_row_sum: dict[int, str] = {}
     for c, rows in enumerate(columns):
-        for r in rows:
-            terms[r].append(f"rowterm{r}_{c}")
-    ops += [reduction_op(f"resistance_sum_{k}", terms[k], f"resistance{k}") for k in range(n)]
-    ops += [diffusion_output_op(k, float(weights[k])) for k in range(n)]
+        ops.append(diffusion_column_op(c, rows, coefficients[:, c], dict(last_row_sum)))
+        last_row_sum.update({r: row_sum_name(r, c) for r in rows})
+    for k in range(n):
+        sums = ([f"colsum{k}"] if columns[k] else []) + ([last_row_sum[k]] if k in last_row_sum else [])
+        ops.append(diffusion_output_op(k, float(weights[k]), sums))
     return DataflowGraph("diffusion", mech.name, tuple(ops), n)
+
+
+# -- the skewed schedule of the diffusion kernel (paper §3.3) ---------------------
+
+def column_blocks(n: int, warps: int) -> list[list[int]]:
+    """The columns of each warp: adjacent columns (paper §3.3), in blocks of
+    ceil(n / warps) or floor(n / warps), the larger ones first (none beyond n
+    warps)."""
+    size, extra = divmod(n, warps)
+    blocks, start = [], 0
+    for w in range(warps):
+        end = start + size + (w < extra)
+        blocks.append(list(range(start, end)))
+        start = end
+    return blocks
+
+
+def diffusion_warps(graph: DataflowGraph, warps: int) -> dict[str, int]:
+    """Where the diffusion kernel fixes its operations before the mapper
+    places the rest: column c on the warp of its block (``column_blocks``),
+    and the other operations of species k (its Y_k/M_k, x_k and output) on
+    the warp of column k, which holds its column sum: every warp's program
+    then has the same shape."""
+    fixed = {}
+    for w, block in enumerate(column_blocks(graph.n_species, warps)):
+        for k in block:
+            for name in (f"moles_{k}", f"mole_fraction_{k}", f"diffusion_column_{k}", f"diffusion_{k}"):
+                fixed[name] = w
+    return fixed
+
+
+def _pair_slice(op: Operation, name: str) -> list[Instr]:
+    """The instructions of ``op`` that compute ``name`` (a pair's 1/(P D), from ln T)."""
+    defined = {instr.dst: instr for instr in op.instrs}
+    needed, found = [name], {}
+    while needed:
+        value = needed.pop()
+        if value in defined and value not in found:
+            found[value] = defined[value]
+            needed.extend(defined[value].registers_read())
+    return [instr for instr in op.instrs if instr.dst in found]
+
+
+def _renamed(op: Operation, renames: dict[str, str]) -> Operation:
+    """``op`` reading ``renames[v]`` wherever it read ``v``."""
+    def operand(src):
+        return Reg(renames[src.name]) if isinstance(src, Reg) and src.name in renames else src
+    instrs = tuple(Instr(i.opcode, i.dst, tuple(operand(s) for s in i.srcs), i.field, i.index) for i in op.instrs)
+    inputs = tuple(renames.get(v, v) for v in op.inputs)
+    return Operation(op.name, op.kind, instrs, inputs, op.outputs, op.replicated, op.reduction)
+
+
+COLUMNS_PER_PASS = 8
+"""Columns of a warp whose pairs of one row a turn computes together: a warp with more (fewer
+than 7 warps for 50 species) goes over a turn's rows in passes of at most this many columns,
+adding into each row's sum once per pass, so that ptxas overlaps no more exponentials of a row
+than it has registers for.  Measured (ptxas, sm_80 / sm_90 spill stores at the CTAs per SM the
+compiler chooses): n-heptane at 4 warps, 13 columns a warp, 3,164 / 4,124 B in one pass at 72
+registers, 8 / 8 B in two at 96; at 2 warps 80 / 4,040 B -> 460 / 376 B; DME at 2 warps
+0 / 876 B -> 0 / 100 B.  The paper's settings and the defaults (at most 8 columns a warp) are
+one pass."""
+
+
+class _Turns:
+    """The pairs of each warp grouped into turns: at turn t warp w takes the
+    rows of the species whose columns warp (w + t) mod W holds, so that no two
+    warps add into one row's sum in the same turn; a turn's pairs in passes
+    over its rows (``COLUMNS_PER_PASS``).  An *adder* (warp, pass) adds into
+    row sums; ``pairs[adder][t]`` are its (row, column) pairs of turn t."""
+
+    def __init__(self, graph: DataflowGraph, warp_of: dict[str, int], warps: int):
+        self.n = graph.n_species
+        self.warps = warps
+        self.columns = diffusion_columns(self.n)
+        self.owner = [warp_of[f"diffusion_column_{k}"] for k in range(self.n)]
+        self.pairs: dict[tuple[int, int], dict[int, list[tuple[int, int]]]] = {}
+        for w in range(warps):
+            mine = [c for c in range(self.n) if self.owner[c] == w]
+            passes = -(-len(mine) // COLUMNS_PER_PASS)
+            for g in range(passes):
+                chunk = mine[len(mine) * g // passes:len(mine) * (g + 1) // passes]
+                pairs = sorted(((self.turn(w, r), (r - mine[0]) % self.n, (c - mine[0]) % self.n, r, c)
+                                for c in chunk for r in self.columns[c]))
+                turns: dict[int, list[tuple[int, int]]] = {}
+                for t, _, _, r, c in pairs:
+                    turns.setdefault(t, []).append((r, c))
+                self.pairs[w, g] = turns
+
+    def turn(self, warp: int, row: int) -> int:
+        return (self.owner[row] - warp) % self.warps
+
+    def row_order(self) -> dict[int, list[tuple[int, int]]]:
+        """Row -> the adders adding into its sum, in turn order (passes in order within a turn)."""
+        order: dict[int, list[tuple[int, int, int]]] = {}
+        for (w, g), turns in self.pairs.items():
+            for t, pairs in turns.items():
+                for r in dict.fromkeys(r for r, _ in pairs):
+                    order.setdefault(r, []).append((t, g, w))
+        return {r: [(w, g) for _, g, w in sorted(adders)] for r, adders in order.items()}
+
+    def turns_of(self, adder: tuple[int, int], column: int) -> list[int]:
+        """The turns in which ``adder`` computes pairs of ``column``, in order."""
+        return sorted(t for t, pairs in self.pairs[adder].items() if any(c == column for _, c in pairs))
+
+
+def _row_sum(r: int, adder: tuple[int, int] | None) -> str:
+    """The sum of row r after ``adder`` added into it (None: before any, zero)."""
+    return f"rowsum{r}@{adder[0]}.{adder[1]}" if adder else f"rowsum{r}@zero"
+
+
+def _turn_op(adder: tuple[int, int], t: int, pairs: list[tuple[int, int]], turns: _Turns,
+             columns: dict[int, Operation], chain: dict[int, list[tuple[int, int]]]) -> Operation:
+    """Warp w's turn t (pass g, ``adder`` (w, g)): for each row (in order) and
+    each of the pass's columns with that row, the pair's 1/(P D) (the column
+    operation's instructions), added into the column sum (held in a register
+    across turns) and into the row's partial sum, which starts from the row
+    sum the previous adder left in its shared slot (zero before the first,
+    ``_zero_op``: every row's code alike) and is written back once per row."""
+    w, g = adder
+    name = f"diffusion_turn_{w}_{t}" + (f"_{g}" if g else "")
+    instrs: list[Instr] = []
+    inputs: dict[str, None] = {"lnT": None}
+    outputs: list[str] = []
+    column_sum: dict[int, str] = {}
+    for c in dict.fromkeys(c for _, c in pairs):
+        before = turns.turns_of(adder, c)
+        if before[0] < t:
+            column_sum[c] = f"colsum{c}@{max(u for u in before if u < t)}"
+            inputs[column_sum[c]] = None
+    by_row: dict[int, list[int]] = {}
+    for r, c in pairs:
+        by_row.setdefault(r, []).append(c)
+    for r, cols in by_row.items():
+        step = chain[r].index(adder)
+        row_sum = _row_sum(r, chain[r][step - 1] if step else None)
+        inputs[row_sum] = None
+        inputs[f"x{r}"] = None
+        for k, c in enumerate(cols):
+            inputs[f"x{c}"] = None
+            instrs += _pair_slice(columns[c], pair_inverse_name(c, r))
+            inverse = Reg(pair_inverse_name(c, r))
+            summed = f"{name}.c{c}_{r}"
+            instrs.append(Instr("fma", summed, (inverse, Reg(f"x{r}"), Reg(column_sum[c])))
+                          if c in column_sum else Instr("mul", summed, (inverse, Reg(f"x{r}"))))
+            column_sum[c] = summed
+            out = _row_sum(r, adder) if k == len(cols) - 1 else f"{name}.r{c}_{r}"
+            instrs.append(Instr("fma", out, (inverse, Reg(f"x{c}"), Reg(row_sum))))
+            row_sum = out
+        outputs.append(row_sum)
+    for c, value in column_sum.items():
+        out = f"colsum{c}" if turns.turns_of(adder, c)[-1] == t else f"colsum{c}@{t}"
+        instrs.append(Instr("mov", out, (Reg(value),)))
+        outputs.append(out)
+    return Operation(name, "turn", tuple(instrs), tuple(inputs), tuple(outputs))
+
+
+def _zero_op(w: int, rows: list[int]) -> Operation:
+    """Warp w sets the row sums of its species to zero (their slots are then
+    read and written alike by every turn)."""
+    instrs = tuple(Instr("mov", _row_sum(r, None), (Imm(0.0),)) for r in rows)
+    return Operation(f"diffusion_zero_{w}", "species", instrs, (), tuple(i.dst for i in instrs))
+
+
+def skew_diffusion(graph: DataflowGraph, warp_of: dict[str, int], warps: int) -> Regrouping:
+    """The diffusion kernel regrouped into turns (the original Singe's skewed
+    schedule): each warp's column operations become one operation per turn
+    (``_turn_op``), every row sum is one running sum in one shared slot that the
+    warps add into in turn (chain ``rowsum<r>``), a full barrier separates the
+    turns, and the outputs, on the warps of their columns, follow the last turn."""
+    turns = _Turns(graph, warp_of, warps)
+    chain = turns.row_order()
+    final = {r: _row_sum(r, adders[-1]) for r, adders in chain.items()}
+    by_name = graph.by_name
+    columns = {c: by_name[f"diffusion_column_{c}"] for c in range(graph.n_species)}
+    renames = {}
+    for r in chain:
+        renames[next(v for v in by_name[f"diffusion_{r}"].inputs if v.startswith(f"rowsum{r}_"))] = final[r]
+    new_warps = {name: w for name, w in warp_of.items() if not name.startswith("diffusion_column_")}
+    turn_ops, phases = [], {}
+    for w in range(warps):
+        rows = [r for r in sorted(chain) if turns.owner[r] == w]
+        if rows:
+            turn_ops.append(_zero_op(w, rows))
+            new_warps[turn_ops[-1].name] = w
+    for adder, by_turn in sorted(turns.pairs.items()):
+        for t, pairs in sorted(by_turn.items()):
+            turn_ops.append(_turn_op(adder, t, pairs, turns, columns, chain))
+            new_warps[turn_ops[-1].name] = adder[0]
+            phases[turn_ops[-1].name] = t
+    ops = [op for op in graph.operations if op.kind not in ("column", "output")] + turn_ops
+    last = max(phases.values(), default=-1)
+    for op in graph.operations:
+        if op.kind == "output":
+            ops.append(_renamed(op, renames))
+            phases[op.name] = last + 1
+    chains = {_row_sum(r, adder): f"rowsum{r}" for r, adders in chain.items() for adder in [None, *adders]}
+    regrouped = DataflowGraph(graph.kernel, graph.mechanism, tuple(ops), graph.n_species)
+    layout = tuple(f"x{k}" for k in range(graph.n_species)) + tuple(f"rowsum{k}" for k in range(graph.n_species))
+    return Regrouping(regrouped, new_warps, phases, chains, layout)

@@ -19,7 +19,8 @@ module; the timing model counts from it):
   trip (``#pragma unroll``; arithmetic bodies unrolled completely up to ``FULL_UNROLL_ITERATIONS``), with
   * a variable declared before the loop for each ``carried`` position;
   * one shared read before the loop per ``invariant_loads`` entry (the same
-    slot every iteration, not stored by the loop);
+    slot every iteration, not stored by the loop; none in a loop that
+    evaluates exponentials, which reads them in place, ``evaluates_exp``);
   * per iteration, one warp-uniform load of the per-warp constant table (an
     LDC from the constant bank when the kernel's tables fit in
     ``codegen.CONSTANT_BANK_BYTES``, else an LDG) per entry of ``varying_constants`` (the loop's block of constants, laid out
@@ -222,14 +223,15 @@ class Loop:
     ``carried``: (position, index) for each position of an iteration whose
     value outlives it — read by the next iteration or after the loop; it
     lives in a variable declared before the loop, set from the instruction
-    at ``index`` (``None``: only the last iteration's value is read, after
-    the loop).
+    at ``index``, or from the unit's register input named ``index``
+    (``carry_in``: a running sum the first iteration continues), or not set
+    (``None``: only the last iteration's value is read, after the loop).
     """
 
     start: int
     period: int
     count: int
-    carried: tuple[tuple[int, int | None], ...] = ()
+    carried: tuple[tuple[int, int | str | None], ...] = ()
 
     @property
     def stop(self) -> int:
@@ -242,7 +244,25 @@ class Loop:
 def invariant_loads(unit: "ComputeUnit", loop: Loop) -> list[tuple[int, int]]:
     """(position, operand) of the loop's shared-memory reads that read the
     same slot in every iteration, a slot the loop does not store to: they
-    are read once, before the loop."""
+    are read once, before the loop (``invariant_reads``: except where the
+    loop evaluates exponentials)."""
+    return [] if evaluates_exp(unit, loop) else invariant_reads(unit, loop)
+
+
+def evaluates_exp(unit: "ComputeUnit", loop: Loop) -> bool:
+    """Do the loop's iterations evaluate an exponential?  Such a loop (the
+    diffusion turns) is register-bound: it reads its invariant shared values
+    in place every iteration, so that their registers go to the exponentials
+    (n-heptane diffusion at 13 warps x 3 CTAs, 48 registers, sm_90 ptxas:
+    4 B of spill stores with the x_c of the warp's columns read before the
+    loop, none read in place; 55,257 -> 54,917 lane-instructions issued per
+    point, SASS walk)."""
+    return any(instr.opcode == "exp" for instr in loop.iteration(unit.instructions, 0))
+
+
+def invariant_reads(unit: "ComputeUnit", loop: Loop) -> list[tuple[int, int]]:
+    """(position, operand) of the loop's shared-memory reads of the same slot
+    in every iteration, a slot the loop does not store to."""
     iterations = [loop.iteration(unit.instructions, t) for t in range(loop.count)]
     stored = {unit.stores[instr.dst] for it in iterations for instr in it if instr.dst in unit.stores}
     found = []
@@ -345,28 +365,56 @@ def _merit(loop: Loop) -> tuple:
 
 
 def _best_loop(instrs: list[Instr], signatures: list[tuple], lo: int, hi: int) -> Loop | None:
-    """The best run (``_merit``) that can be a loop."""
+    """The best run (``_merit``) that can be a loop, with the iteration before
+    it where that one starts its running sums (``carry_in``)."""
     best = None
     for start, period, count in _runs(signatures, lo, hi):
-        if best is not None and count * period < best.count * best.period:
+        if best is not None and (count + 1) * period < best.count * best.period:
             continue
         if any(where == "keep" for *_, where in signatures[start:start + period]):
             continue  # a register output per iteration
-        while count >= MIN_LOOP_ITERATIONS and count * period >= MIN_LOOP_INSTRUCTIONS:
+        while count >= MIN_LOOP_ITERATIONS - 1 and (count + 1) * period >= MIN_LOOP_INSTRUCTIONS:
             carried = _carried(instrs, Loop(start, period, count))
             if carried is not None:
-                loop = Loop(start, period, count, carried)
-                best = loop if best is None or _merit(loop) > _merit(best) else best
+                loop = carry_in(instrs, signatures, Loop(start, period, count, carried), lo)
+                if loop.count >= MIN_LOOP_ITERATIONS and loop.count * period >= MIN_LOOP_INSTRUCTIONS:
+                    best = loop if best is None or _merit(loop) > _merit(best) else best
                 break
             count -= 1
     return best
 
 
+def carry_in(instrs: list[Instr], signatures: list[tuple], loop: Loop, lo: int) -> Loop:
+    """``loop`` with the iteration before it, where that one differs from the
+    loop's first only in reading a register input where the loop's first
+    iteration reads the running value of that iteration (a running sum that
+    continues one from before the unit: its variable starts as the input)."""
+    start = loop.start - loop.period
+    if start < lo:
+        return loop
+    inputs = {}
+    for q in range(loop.period):
+        before, first = signatures[start + q], signatures[loop.start + q]
+        if before[0:2] != first[0:2] or before[3] != first[3] or len(before[2]) != len(first[2]):
+            return loop
+        for a, b in zip(before[2], first[2]):
+            if a == b:
+                continue
+            if a[0] != "reg" or b != ("temp", loop.period):
+                return loop
+            inputs[q] = a[1]
+    extended = Loop(start, loop.period, loop.count + 1)
+    carried = _carried(instrs, extended) if inputs else None
+    if carried is None:
+        return loop
+    return Loop(start, loop.period, loop.count + 1, tuple(sorted({**dict(carried), **inputs}.items())))
+
+
 def find_loops(unit: "ComputeUnit", instrs: list[Instr], pinned=()) -> list[Loop]:
     """Disjoint loops over the isomorphic runs of ``instrs`` (the unit's live
-    instructions), in order: the largest run first, then the largest in the
-    code before and after it.  ``pinned``: loads read into temporaries
-    (``overwritten_loads``), which a loop cannot index."""
+    instructions), in order: the largest run first (``_best_loop``), then the
+    largest in the code before and after it.  ``pinned``: loads read
+    into temporaries (``overwritten_loads``), which a loop cannot index."""
     signatures = _signatures(unit, instrs, set(pinned))
     loops: list[Loop] = []
     pending = [(0, len(instrs))]
@@ -426,6 +474,7 @@ class LoopSummary:
     table_loads: int  # per iteration, from singe_loop_ints
     affine_indices: int  # per iteration, base + step * i
     hoisted_loads: int  # once, before the loop
+    invariant_reads: int  # slots read in place every iteration though the same in each (``evaluates_exp``)
     carried: int  # values living across iterations
     trips: int  # counter increment, compare and branch each (0: unrolled completely)
     unroll: int  # iterations per trip as emitted (``unroll_factor``)
@@ -443,10 +492,18 @@ def unroll_factor(loop: Loop, instrs) -> int:
     return loop.count if arithmetic and loop.count <= FULL_UNROLL_ITERATIONS else LOOP_UNROLL
 
 
+def _reads_in_place(unit: ComputeUnit, loop: Loop) -> int:
+    """Distinct slots of the invariant reads a loop does not hoist (``invariant_loads``)."""
+    hoisted = set(invariant_loads(unit, loop))
+    first = loop.iteration(unit.instructions, 0)
+    return len({unit.loads[first[q].srcs[k].name] for q, k in invariant_reads(unit, loop) if (q, k) not in hoisted})
+
+
 def loop_summary(unit: ComputeUnit, loop: Loop) -> LoopSummary:
     distinct = {tuple(values) for values in integer_columns(unit, loop)}  # one read where operands share one
     kinds = [column_kind(values) for values in distinct]
     unroll = unroll_factor(loop, unit.instructions)
     return LoopSummary(loop.count, loop.period, len(varying_constants(unit, loop)), kinds.count("table"),
-                       kinds.count("affine"), len(invariant_loads(unit, loop)), len(loop.carried),
+                       kinds.count("affine"), len(invariant_loads(unit, loop)), _reads_in_place(unit, loop),
+                       len(loop.carried),
                        0 if unroll >= loop.count else -(-loop.count // unroll), unroll)

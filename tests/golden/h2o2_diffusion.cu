@@ -3,8 +3,8 @@
 //
 // Launch: 3 warps (96 threads) per CTA, 2 CTAs per SM (sm_90);
 // each CTA handles 32 points at a time (one per lane) and loops over slabs of 32 points.
-// Expected: ~46 registers per thread (255 available), 11008 B shared memory,
-// 6 synchronization points on named barriers [0, 1, 2, 3, 4, 5, 6], 82 constants per warp
+// Expected: ~50 registers per thread (255 available), 6656 B shared memory,
+// 2 synchronization points on named barriers [0, 1, 2], 89 constants per warp
 // (3 per thread after striping, 3 of them kept in registers).
 // Species: 10, species-major arrays (stride species_stride); their rows and names: h2o2_diffusion.h
 #include "h2o2_diffusion.h"
@@ -82,67 +82,67 @@ static __device__ __forceinline__ double singe_exp(double x)
 // Read-only, but not declared const: nvcc's front end spends memory on every read
 // of an initialised const table (18 GB and a minute for a 52-species diffusion kernel).
 static __constant__ double h2o2_diffusion_constants[288] = {
-  0.05879931792791203, 0.055509297807382736, -0.005840185951905024, 0.13252298528264378,
-  -2.6560988915075545, 8.834001728343262, -0.0035560577371021233, 0.08027954326253946,
-  -2.2575070638592183, 8.527072785027945, -0.004600286740043771, 0.10407643653737658,
-  -2.4383678281143975, 9.272394945917066, -0.0035560577371035362, 0.08027954326256988,
-  -2.2575070638594363, 8.53040017229734, -0.015721624401816306, 0.3663820530160889,
-  -4.5057885690365875, 14.536892272597658, -0.009856544607209692, 0.22571740491637396,
-  -3.378058291809403, 10.861733099136005, -0.01167112652075475, 0.26861287829082575,
-  -3.716805374309231, 12.068562185533837, -0.009856544607210402, 0.22571740491638898,
-  -3.378058291809508, 10.863492640903203, -0.01961305521624234, 0.4756376208641592,
-  -5.512534468341952, 17.03613412569694, -0.011671126520753982, 0.2686128782908086,
-  -3.7168053743091067, 12.069028745946547, -0.008105743916977529, 0.18484884939732057,
-  -3.0594773785563447, 11.73356046827642, -0.006561790637774249, 0.14912524291082183,
-  -2.783558381206148, 10.62828292124624, -0.018230630496118748, 0.430383547760457,
-  -5.050217186571675, 16.849520225481633, -0.008105743916978232, 0.18484884939733554,
-  -3.0594773785564513, 11.738676537030875, -0.00810574391697787, 0.18484884939732643,
-  -3.0594773785563762, 11.743537638798664, -0.008105743916978075, 0.1848488493973312,
-  -3.059477378556413, 11.753717957755184, -0.019629193777723257, 0.47355505093287986,
-  -5.475482371047984, 18.630362909860345, -0.009821834222720127, 0.22490397585797467,
-  -3.371691254538261, 12.995612740998885, -0.009821834222720621, 0.22490397585798613,
-  -3.371691254538349, 13.002960293114748, -0.011266126710199352, 0.25904734545748853,
-  -3.6413130526303386, 13.73287036407074, 0.0, 0.0,
-  0.0, 0.0, 0.0, 0.0,
-  0.0, 0.0, 0.0, 0.0,
-  0.0, 0.0, 0.0, 0.0,
-  0.030297521662727988, 0.029399658963956014, 0.025031289111389236, -0.01823063049611829,
-  0.4303835477604478, -5.050217186571614, 16.86546751190361, -0.008105743916977735,
-  0.18484884939732452, -3.05947737855637, 11.759045619936092, -0.008105743916977019,
-  0.184848849397309, -3.059477378556259, 11.76410987013806, -0.009486535990495181,
-  0.21705541050899485, -3.3103307284469343, 12.418973600991722, -0.007576637998203625,
-  0.17257993008252395, -2.9644977065716653, 11.528485307837308, -0.01928133854657494,
-  0.46041279584132083, -5.330554133493114, 18.13978050892312, -0.019281338546576102,
-  0.46041279584134526, -5.330554133493284, 18.145039958268864, -0.01963996785918304,
-  0.47455117406411707, -5.489558832184702, 18.69922137572744, -0.019505654795759463,
-  0.46832826896752744, -5.414870884435461, 18.43688946909192, -0.009821834222721188,
-  0.224903975857998, -3.3716912545384305, 13.01089100493844, -0.01126612671019999,
-  0.2590473454575036, -3.641313052630456, 13.741421903290455, -0.009235381035460507,
-  0.21118732998363637, -3.264540724955979, 12.72026686225868, -0.004600286740042909,
-  0.1040764365373583, -2.438367828114269, 9.27330081161445, -0.01126612671019845,
-  0.25904734545747105, -3.641313052630227, 13.749602339692848, -0.009235381035462066,
-  0.21118732998366996, -3.2645407249562184, 12.727116174626977, -0.004600286740044827,
-  0.10407643653739812, -2.4383678281145436, 9.274154487684356, -0.01167112652075444,
-  0.26861287829081903, -3.716805374309183, 12.069468051231407, 0.0,
-  0.0, 0.0, 0.0, 0.0,
-  0.0, 0.0, 0.0, 0.0,
-  0.0, 0.0, 0.0, 0.0,
-  0.0, 0.0, 0.0, 0.0,
-  0.0, 0.0, 0.0, 0.0,
-  0.0, 0.0, 0.0, 0.0,
   0.49603174603174605, 0.9920634920634921, 0.06250390649415588, 0.03125195324707794,
-  0.05879931792791203, 0.055509297807382736, 0.030297521662727988, 0.029399658963956014,
-  0.025031289111389236, 0.03569643749553795, -0.010691404992254794, 0.24539669323733468,
-  -3.533002818836633, 13.447735914845914, -0.005586659483137452, 0.12667448340154394,
-  -2.6110799522710297, 9.696704291476296, -0.01323915567902306, 0.30603707380472395,
-  -4.015336056379998, 12.839196443937722, -0.009486535990497653, 0.21705541050904634,
-  -3.31033072844729, 12.397352216970754, -0.004222161742140306, 0.09545887022388733,
-  -2.3728703813359546, 9.145189971403072, -0.011044542951534378, 0.2537916146197835,
-  -3.5996648235467856, 11.807850029262845, -0.007576637998203598, 0.1725799300825228,
-  -2.964497706571653, 11.509257907353588, -0.009235381035461211, 0.21118732998365106,
-  -3.264540724956081, 12.713087449653369, -2.016, -1.008,
-  -15.999, -31.998, -17.007, -18.015,
-  -33.006, -34.014, -39.95, -28.014,
+  -0.005840185951905024, 0.13252298528264378, -2.6560988915075545, 8.834001728343262,
+  -0.0035560577371021233, 0.08027954326253946, -2.2575070638592183, 8.527072785027945,
+  -0.009856544607209692, 0.22571740491637396, -3.378058291809403, 10.861733099136005,
+  -0.004600286740043771, 0.10407643653737658, -2.4383678281143975, 9.272394945917066,
+  -0.01167112652075475, 0.26861287829082575, -3.716805374309231, 12.068562185533837,
+  -0.008105743916977529, 0.18484884939732057, -3.0594773785563447, 11.73356046827642,
+  -0.0035560577371035362, 0.08027954326256988, -2.2575070638594363, 8.53040017229734,
+  -0.009856544607210402, 0.22571740491638898, -3.378058291809508, 10.863492640903203,
+  -0.006561790637774249, 0.14912524291082183, -2.783558381206148, 10.62828292124624,
+  -0.008105743916978075, 0.1848488493973312, -3.059477378556413, 11.753717957755184,
+  -0.015721624401816306, 0.3663820530160889, -4.5057885690365875, 14.536892272597658,
+  -0.01961305521624234, 0.4756376208641592, -5.512534468341952, 17.03613412569694,
+  -0.018230630496118748, 0.430383547760457, -5.050217186571675, 16.849520225481633,
+  -0.019629193777723257, 0.47355505093287986, -5.475482371047984, 18.630362909860345,
+  -0.011671126520753982, 0.2686128782908086, -3.7168053743091067, 12.069028745946547,
+  -0.008105743916978232, 0.18484884939733554, -3.0594773785564513, 11.738676537030875,
+  -0.009821834222720127, 0.22490397585797467, -3.371691254538261, 12.995612740998885,
+  -0.00810574391697787, 0.18484884939732643, -3.0594773785563762, 11.743537638798664,
+  -0.009821834222720621, 0.22490397585798613, -3.371691254538349, 13.002960293114748,
+  -0.011266126710199352, 0.25904734545748853, -3.6413130526303386, 13.73287036407074,
+  -2.016, -1.008, -15.999, -31.998,
+  0.0, 0.0, 0.0, 0.0,
+  0.0, 0.0, 0.0, 0.0,
+  0.05879931792791203, 0.055509297807382736, 0.030297521662727988, -0.01823063049611829,
+  0.4303835477604478, -5.050217186571614, 16.86546751190361, -0.008105743916977735,
+  0.18484884939732452, -3.05947737855637, 11.759045619936092, -0.01928133854657494,
+  0.46041279584132083, -5.330554133493114, 18.13978050892312, -0.008105743916977019,
+  0.184848849397309, -3.059477378556259, 11.76410987013806, -0.019281338546576102,
+  0.46041279584134526, -5.330554133493284, 18.145039958268864, -0.009821834222721188,
+  0.224903975857998, -3.3716912545384305, 13.01089100493844, -0.009486535990495181,
+  0.21705541050899485, -3.3103307284469343, 12.418973600991722, -0.01963996785918304,
+  0.47455117406411707, -5.489558832184702, 18.69922137572744, -0.01126612671019999,
+  0.2590473454575036, -3.641313052630456, 13.741421903290455, -0.007576637998203625,
+  0.17257993008252395, -2.9644977065716653, 11.528485307837308, -0.019505654795759463,
+  0.46832826896752744, -5.414870884435461, 18.43688946909192, -0.009235381035460507,
+  0.21118732998363637, -3.264540724955979, 12.72026686225868, -0.004600286740042909,
+  0.1040764365373583, -2.438367828114269, 9.27330081161445, 0.0,
+  0.0, 0.0, 0.0, 0.0,
+  0.0, 0.0, 0.0, 0.0,
+  0.0, 0.0, 0.0, 0.0,
+  0.0, 0.0, 0.0, 0.0,
+  0.0, 0.0, 0.0, 0.0,
+  0.0, 0.0, 0.0, 0.0,
+  0.0, 0.0, 0.0, 0.0,
+  -17.007, -18.015, -33.006, 0.0,
+  0.0, 0.0, 0.0, 0.0,
+  0.0, 0.0, 0.0, 0.0,
+  0.029399658963956014, 0.025031289111389236, 0.03569643749553795, -0.01126612671019845,
+  0.25904734545747105, -3.641313052630227, 13.749602339692848, -0.009235381035462066,
+  0.21118732998366996, -3.2645407249562184, 12.727116174626977, -0.010691404992254794,
+  0.24539669323733468, -3.533002818836633, 13.447735914845914, -0.004600286740044827,
+  0.10407643653739812, -2.4383678281145436, 9.274154487684356, -0.005586659483137452,
+  0.12667448340154394, -2.6110799522710297, 9.696704291476296, -0.004222161742140306,
+  0.09545887022388733, -2.3728703813359546, 9.145189971403072, -0.01167112652075444,
+  0.26861287829081903, -3.716805374309183, 12.069468051231407, -0.01323915567902306,
+  0.30603707380472395, -4.015336056379998, 12.839196443937722, -0.011044542951534378,
+  0.2537916146197835, -3.5996648235467856, 11.807850029262845, -0.009486535990497653,
+  0.21705541050904634, -3.31033072844729, 12.397352216970754, -0.007576637998203598,
+  0.1725799300825228, -2.964497706571653, 11.509257907353588, -0.009235381035461211,
+  0.21118732998365106, -3.264540724956081, 12.713087449653369, 0.0,
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
@@ -151,24 +151,25 @@ static __constant__ double h2o2_diffusion_constants[288] = {
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
-  0.0, 0.0, 0.0, 0.0,
-  0.0, 0.0, 0.0, 0.0,
+  0.0, 0.0, -34.014, -39.95,
+  -28.014, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
 };
 
 
-
-// Loops: per-iteration shared-memory slots and species indices that are no arithmetic progression.
-static __constant__ int singe_loop_ints[29] = {
-  6, 7, 8, 15, 12, 13, 14, 25, 7, 8, 15, 16, 13, 14, 25, 26,
-  8, 15, 16, 17, 17, 18, 3, 23, 24, 27, 18, 3, 4,
+// Warp indexing: per-warp shared-memory slots and species indices where warps share code.
+static __constant__ int singe_index[3][3] = {
+  { 0, 4, 7 },
+  { 0, 0, 7 },
+  { 0, 4, 5 },
 };
+
 
 
 __global__ void __launch_bounds__(96, 2)
 h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__restrict__ pressure, const double *__restrict__ mass_fractions, double *__restrict__ diffusion, const int n_points, const int species_stride)
 {
-  extern __shared__ double singe_shared[];  // 43 slots of 32 doubles (11008 B, dynamic)
+  extern __shared__ double singe_shared[];  // 26 slots of 32 doubles (6656 B, dynamic)
   double (*shared)[32] = reinterpret_cast<double (*)[32]>(singe_shared);
   const int warp_id = threadIdx.x >> 5;
   const int lane = threadIdx.x & 31;
@@ -182,627 +183,598 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
   for (int slab = blockIdx.x; slab < n_slabs; slab += gridDim.x) {
     const bool valid = slab * 32 + lane < n_points;
     const int point = valid ? slab * 32 + lane : n_points - 1;
-    if ((1u << warp_id) & 0x00000003u) {  // warps 0, 1
-      SINGE_BAR_SYNC(1, 96);  // point 0: inverse_moles, x0, x1
+    // all warps
+    {  // species operation
+      const double t0 = __ldg(&mass_fractions[singe_index[0][warp_id] * species_stride + point]);
+      const double t1 = t0;
+      r0 = t1;
+      const double t2 = t0 * SINGE_CONST(0);
+      const double t3 = t2;
+      r1 = t3;
+    }
+    {  // species operation
+      const double t0 = __ldg(&mass_fractions[(singe_index[0][warp_id] + 1) * species_stride + point]);
+      const double t1 = r0 + t0;
+      r2 = t1;
+      const double t2 = t0 * SINGE_CONST(1);
+      const double t3 = r1 + t2;
+      r3 = t3;
+    }
+    if ((1u << warp_id) & 0x00000005u) {  // warps 0, 2
       {  // species operation
-        const double t0 = __ldg(&mass_fractions[(4 + 2 * warp_id) * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(0);
-        const double t2 = t1 * shared[2][lane];
-        const double t3 = fmax(t2, 1e-20);
-        shared[(7 + 8 * warp_id)][lane] = t3;
-      }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[(5 + 2 * warp_id) * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(1);
-        const double t2 = t1 * shared[2][lane];
-        const double t3 = fmax(t2, 1e-20);
-        shared[(8 + 8 * warp_id)][lane] = t3;
+        const double t0 = __ldg(&mass_fractions[(singe_index[1][warp_id] + 2) * species_stride + point]);
+        const double t1 = r2 + t0;
+        r0 = t1;
+        const double t2 = t0 * SINGE_CONST(2);
+        const double t3 = r3 + t2;
+        r1 = t3;
       }
     }
     switch (warp_id) {
     case 0: {
-      {  // point operation
-        const double t0 = __ldg(&temperature[point]);
-        const double t1 = log(t0);
-        r0 = t1;
-      }
-      {  // column operation
-        const double t0 = fma(SINGE_CONST(2), r0, SINGE_CONST(3));
-        const double t1 = fma(t0, r0, SINGE_CONST(4));
-        const double t2 = fma(t1, r0, SINGE_CONST(5));
-        const double t3 = singe_exp(t2);
-        const double t4 = t3 * shared[4][lane];
-        const double t5 = t3 * shared[3][lane];
-        const double t6 = t5;
-        shared[10][lane] = t6;
-        const double t7 = shared[3][lane];
-        double t8 = t4;
-        {
-        int k7 = SINGE_CONST_INDEX(6);
-      #pragma unroll 2
-        for (int i = 0; i < 4; i++, k7 += 4) {
-          const double t9 = fma(SINGE_CONST_AT(k7 + 0), r0, SINGE_CONST_AT(k7 + 1));
-          const double t10 = fma(t9, r0, SINGE_CONST_AT(k7 + 2));
-          const double t11 = fma(t10, r0, SINGE_CONST_AT(k7 + 3));
-          const double t12 = singe_exp(t11);
-          t8 = fma(t12, shared[(5 + 1 * i)][lane], t8);
-          const double t13 = t12 * t7;
-          const double t14 = t13;
-          shared[(11 + 1 * i)][lane] = t14;
-        }
-        }
-        const double t16 = t8;
-        const double t17 = t16;
-        shared[9][lane] = t17;
-      }
-      SINGE_BAR_ARRIVE(2, 96);  // point 1: x4, x5, x9, x8, x6, x7 (+1 more)
-      SINGE_BAR_SYNC(3, 64);  // point 2: x6
-      {  // column operation
-        const double t0 = fma(SINGE_CONST(22), r0, SINGE_CONST(23));
-        const double t1 = fma(t0, r0, SINGE_CONST(24));
-        const double t2 = fma(t1, r0, SINGE_CONST(25));
-        const double t3 = singe_exp(t2);
-        const double t4 = t3 * shared[5][lane];
-        const double t5 = shared[4][lane];
-        double t6 = t3;
-        double t7 = t4;
-        {
-        int k5 = SINGE_CONST_INDEX(26);
-      #pragma unroll 2
-        for (int i = 0; i < 4; i++, k5 += 4) {
-          const double t8 = t6 * t5;
-          const double t9 = shared[(11 + 1 * i)][lane] + t8;
-          shared[(11 + 1 * i)][lane] = t9;
-          const double t10 = fma(SINGE_CONST_AT(k5 + 0), r0, SINGE_CONST_AT(k5 + 1));
-          const double t11 = fma(t10, r0, SINGE_CONST_AT(k5 + 2));
-          const double t12 = fma(t11, r0, SINGE_CONST_AT(k5 + 3));
-          t6 = singe_exp(t12);
-          t7 = fma(t6, shared[singe_loop_ints[0 + i]][lane], t7);
-        }
-        }
-        const double t15 = t6 * shared[4][lane];
-        const double t16 = t15;
-        shared[25][lane] = t16;
-        const double t17 = t7;
-        const double t18 = shared[10][lane] + t17;
-        shared[10][lane] = t18;
-      }
-      {  // column operation
-        const double t0 = fma(SINGE_CONST(42), r0, SINGE_CONST(43));
-        const double t1 = fma(t0, r0, SINGE_CONST(44));
-        const double t2 = fma(t1, r0, SINGE_CONST(45));
-        const double t3 = singe_exp(t2);
-        const double t4 = t3 * shared[6][lane];
-        const double t5 = shared[5][lane];
-        double t6 = t3;
-        double t7 = t4;
-        {
-        int k5 = SINGE_CONST_INDEX(46);
-      #pragma unroll 2
-        for (int i = 0; i < 4; i++, k5 += 4) {
-          const double t8 = t6 * t5;
-          const double t9 = shared[singe_loop_ints[4 + i]][lane] + t8;
-          shared[singe_loop_ints[4 + i]][lane] = t9;
-          const double t10 = fma(SINGE_CONST_AT(k5 + 0), r0, SINGE_CONST_AT(k5 + 1));
-          const double t11 = fma(t10, r0, SINGE_CONST_AT(k5 + 2));
-          const double t12 = fma(t11, r0, SINGE_CONST_AT(k5 + 3));
-          t6 = singe_exp(t12);
-          t7 = fma(t6, shared[singe_loop_ints[8 + i]][lane], t7);
-        }
-        }
-        const double t15 = t6 * shared[5][lane];
-        const double t16 = t15;
-        shared[26][lane] = t16;
-        const double t17 = t7;
-        const double t18 = shared[11][lane] + t17;
-        shared[11][lane] = t18;
-      }
-      {  // column operation
-        const double t0 = fma(SINGE_CONST(62), r0, SINGE_CONST(63));
-        const double t1 = fma(t0, r0, SINGE_CONST(64));
-        const double t2 = fma(t1, r0, SINGE_CONST(65));
-        const double t3 = singe_exp(t2);
-        const double t4 = t3 * shared[7][lane];
-        const double t5 = shared[6][lane];
-        double t6 = t3;
-        double t7 = t4;
-        {
-        int k5 = SINGE_CONST_INDEX(66);
-      #pragma unroll 2
-        for (int i = 0; i < 4; i++, k5 += 4) {
-          const double t8 = t6 * t5;
-          const double t9 = shared[singe_loop_ints[12 + i]][lane] + t8;
-          shared[singe_loop_ints[12 + i]][lane] = t9;
-          const double t10 = fma(SINGE_CONST_AT(k5 + 0), r0, SINGE_CONST_AT(k5 + 1));
-          const double t11 = fma(t10, r0, SINGE_CONST_AT(k5 + 2));
-          const double t12 = fma(t11, r0, SINGE_CONST_AT(k5 + 3));
-          t6 = singe_exp(t12);
-          t7 = fma(t6, shared[singe_loop_ints[16 + i]][lane], t7);
-        }
-        }
-        const double t15 = t6 * shared[6][lane];
-        const double t16 = t15;
-        shared[33][lane] = t16;
-        const double t17 = t7;
-        const double t18 = shared[12][lane] + t17;
-        shared[12][lane] = t18;
-      }
-      SINGE_BAR_SYNC(4, 96);  // point 3: resistance0@w1.1, resistance3@w2.0, resistance5@w1.1, resistance8@w0.0, resistance6@w0.2, resistance7@w0.1 (+2 more)
-      {  // reduction operation
-        const double t0 = shared[12][lane] + shared[35][lane];
-        shared[37][lane] = t0;
-      }
-      {  // reduction operation
-        const double t0 = shared[13][lane] + shared[19][lane];
-        shared[38][lane] = t0;
+      {  // species operation
+        const double t0 = __ldg(&mass_fractions[3 * species_stride + point]);
+        const double t1 = r0 + t0;
+        shared[21][lane] = t1;
+        const double t2 = t0 * SINGE_CONST(3);
+        const double t3 = r1 + t2;
+        shared[20][lane] = t3;
       }
       break;
     }
     case 1: {
       {  // species operation
-        const double t0 = __ldg(&mass_fractions[8 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(2);
-        const double t2 = t1 * shared[2][lane];
-        const double t3 = fmax(t2, 1e-20);
-        shared[17][lane] = t3;
-      }
-      {  // point operation
-        const double t0 = __ldg(&temperature[point]);
-        const double t1 = log(t0);
-        r0 = t1;
-      }
-      SINGE_BAR_SYNC(2, 96);  // point 1: x4, x5, x9, x8, x6, x7 (+1 more)
-      {  // column operation
-        const double t0 = fma(SINGE_CONST(3), r0, SINGE_CONST(4));
-        const double t1 = fma(t0, r0, SINGE_CONST(5));
-        const double t2 = fma(t1, r0, SINGE_CONST(6));
-        const double t3 = singe_exp(t2);
-        const double t4 = t3 * shared[8][lane];
-        const double t5 = t3 * shared[7][lane];
-        const double t6 = t5;
-        shared[20][lane] = t6;
-        const double t7 = shared[7][lane];
-        double t8 = t4;
-        {
-        int k7 = SINGE_CONST_INDEX(7);
-      #pragma unroll 2
-        for (int i = 0; i < 4; i++, k7 += 4) {
-          const double t9 = fma(SINGE_CONST_AT(k7 + 0), r0, SINGE_CONST_AT(k7 + 1));
-          const double t10 = fma(t9, r0, SINGE_CONST_AT(k7 + 2));
-          const double t11 = fma(t10, r0, SINGE_CONST_AT(k7 + 3));
-          const double t12 = singe_exp(t11);
-          t8 = fma(t12, shared[(15 + 1 * i)][lane], t8);
-          const double t13 = t12 * t7;
-          const double t14 = t13;
-          shared[(21 + 1 * i)][lane] = t14;
-        }
-        }
-        const double t16 = t8;
-        const double t17 = t16;
-        shared[19][lane] = t17;
-      }
-      SINGE_BAR_ARRIVE(3, 64);  // point 2: x6
-      {  // column operation
-        const double t0 = fma(SINGE_CONST(23), r0, SINGE_CONST(24));
-        const double t1 = fma(t0, r0, SINGE_CONST(25));
-        const double t2 = fma(t1, r0, SINGE_CONST(26));
-        const double t3 = singe_exp(t2);
-        const double t4 = t3 * shared[15][lane];
-        const double t5 = t3 * shared[8][lane];
-        const double t6 = shared[21][lane] + t5;
-        shared[21][lane] = t6;
-        const double t7 = shared[8][lane];
-        double t8 = t4;
-        {
-        int k7 = SINGE_CONST_INDEX(27);
-      #pragma unroll 2
-        for (int i = 0; i < 3; i++, k7 += 4) {
-          const double t9 = fma(SINGE_CONST_AT(k7 + 0), r0, SINGE_CONST_AT(k7 + 1));
-          const double t10 = fma(t9, r0, SINGE_CONST_AT(k7 + 2));
-          const double t11 = fma(t10, r0, SINGE_CONST_AT(k7 + 3));
-          const double t12 = singe_exp(t11);
-          t8 = fma(t12, shared[(16 + 1 * i)][lane], t8);
-          const double t13 = t12 * t7;
-          const double t14 = shared[(22 + 1 * i)][lane] + t13;
-          shared[(22 + 1 * i)][lane] = t14;
-        }
-        }
-        const double t16 = t8;
-        const double t17 = shared[20][lane] + t16;
-        shared[20][lane] = t17;
-      }
-      {  // column operation
-        const double t0 = fma(SINGE_CONST(39), r0, SINGE_CONST(40));
-        const double t1 = fma(t0, r0, SINGE_CONST(41));
-        const double t2 = fma(t1, r0, SINGE_CONST(42));
-        const double t3 = singe_exp(t2);
-        const double t4 = t3 * shared[16][lane];
-        const double t5 = shared[15][lane];
-        double t6 = t3;
-        double t7 = t4;
-        {
-        int k5 = SINGE_CONST_INDEX(43);
-      #pragma unroll 2
-        for (int i = 0; i < 3; i++, k5 += 4) {
-          const double t8 = t6 * t5;
-          const double t9 = shared[(22 + 1 * i)][lane] + t8;
-          shared[(22 + 1 * i)][lane] = t9;
-          const double t10 = fma(SINGE_CONST_AT(k5 + 0), r0, SINGE_CONST_AT(k5 + 1));
-          const double t11 = fma(t10, r0, SINGE_CONST_AT(k5 + 2));
-          const double t12 = fma(t11, r0, SINGE_CONST_AT(k5 + 3));
-          t6 = singe_exp(t12);
-          t7 = fma(t6, shared[singe_loop_ints[20 + i]][lane], t7);
-        }
-        }
-        const double t15 = t6 * shared[15][lane];
-        const double t16 = t15;
-        shared[27][lane] = t16;
-        const double t17 = t7;
-        const double t18 = shared[21][lane] + t17;
-        shared[21][lane] = t18;
-      }
-      {  // column operation
-        const double t0 = fma(SINGE_CONST(55), r0, SINGE_CONST(56));
-        const double t1 = fma(t0, r0, SINGE_CONST(57));
-        const double t2 = fma(t1, r0, SINGE_CONST(58));
-        const double t3 = singe_exp(t2);
-        const double t4 = t3 * shared[17][lane];
-        const double t5 = shared[16][lane];
-        double t6 = t3;
-        double t7 = t4;
-        {
-        int k5 = SINGE_CONST_INDEX(59);
-      #pragma unroll 2
-        for (int i = 0; i < 3; i++, k5 += 4) {
-          const double t8 = t6 * t5;
-          const double t9 = shared[singe_loop_ints[23 + i]][lane] + t8;
-          shared[singe_loop_ints[23 + i]][lane] = t9;
-          const double t10 = fma(SINGE_CONST_AT(k5 + 0), r0, SINGE_CONST_AT(k5 + 1));
-          const double t11 = fma(t10, r0, SINGE_CONST_AT(k5 + 2));
-          const double t12 = fma(t11, r0, SINGE_CONST_AT(k5 + 3));
-          t6 = singe_exp(t12);
-          t7 = fma(t6, shared[singe_loop_ints[26 + i]][lane], t7);
-        }
-        }
-        const double t15 = t6 * shared[16][lane];
-        const double t16 = t15;
-        shared[34][lane] = t16;
-        const double t17 = t7;
-        const double t18 = shared[22][lane] + t17;
-        shared[22][lane] = t18;
-      }
-      SINGE_BAR_SYNC(4, 96);  // point 3: resistance0@w1.1, resistance3@w2.0, resistance5@w1.1, resistance8@w0.0, resistance6@w0.2, resistance7@w0.1 (+2 more)
-      {  // reduction operation
-        const double t0 = shared[33][lane] + shared[23][lane];
-        const double t1 = t0 + shared[31][lane];
-        shared[36][lane] = t1;
+        const double t0 = __ldg(&mass_fractions[6 * species_stride + point]);
+        const double t1 = r2 + t0;
+        shared[23][lane] = t1;
+        const double t2 = t0 * SINGE_CONST(2);
+        const double t3 = r3 + t2;
+        shared[22][lane] = t3;
       }
       break;
     }
     case 2: {
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[0 * species_stride + point]);
-        const double t1 = t0;
-        shared[1][lane] = t1;
-        const double t2 = t0 * SINGE_CONST(0);
-        const double t3 = t2;
-        shared[0][lane] = t3;
-      }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[1 * species_stride + point]);
-        const double t1 = shared[1][lane] + t0;
-        shared[1][lane] = t1;
-        const double t2 = t0 * SINGE_CONST(1);
-        const double t3 = shared[0][lane] + t2;
-        shared[0][lane] = t3;
-      }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[2 * species_stride + point]);
-        const double t1 = shared[1][lane] + t0;
-        shared[1][lane] = t1;
-        const double t2 = t0 * SINGE_CONST(2);
-        const double t3 = shared[0][lane] + t2;
-        shared[0][lane] = t3;
-      }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[3 * species_stride + point]);
-        const double t1 = shared[1][lane] + t0;
-        shared[1][lane] = t1;
-        const double t2 = t0 * SINGE_CONST(3);
-        const double t3 = shared[0][lane] + t2;
-        shared[0][lane] = t3;
-      }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[4 * species_stride + point]);
-        const double t1 = shared[1][lane] + t0;
-        shared[1][lane] = t1;
-        const double t2 = t0 * SINGE_CONST(4);
-        const double t3 = shared[0][lane] + t2;
-        shared[0][lane] = t3;
-      }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[5 * species_stride + point]);
-        const double t1 = shared[1][lane] + t0;
-        shared[1][lane] = t1;
-        const double t2 = t0 * SINGE_CONST(5);
-        const double t3 = shared[0][lane] + t2;
-        shared[0][lane] = t3;
-      }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[6 * species_stride + point]);
-        const double t1 = shared[1][lane] + t0;
-        shared[1][lane] = t1;
-        const double t2 = t0 * SINGE_CONST(6);
-        const double t3 = shared[0][lane] + t2;
-        shared[0][lane] = t3;
-      }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[7 * species_stride + point]);
-        const double t1 = shared[1][lane] + t0;
-        shared[1][lane] = t1;
-        const double t2 = t0 * SINGE_CONST(7);
-        const double t3 = shared[0][lane] + t2;
-        shared[0][lane] = t3;
-      }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[8 * species_stride + point]);
-        const double t1 = shared[1][lane] + t0;
-        shared[1][lane] = t1;
-        const double t2 = t0 * SINGE_CONST(8);
-        const double t3 = shared[0][lane] + t2;
-        shared[0][lane] = t3;
-      }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[9 * species_stride + point]);
-        const double t1 = shared[1][lane] + t0;
-        shared[1][lane] = t1;
-        const double t2 = t0 * SINGE_CONST(9);
-        const double t3 = shared[0][lane] + t2;
-        shared[0][lane] = t3;
-      }
+      SINGE_BAR_SYNC(1, 96);  // point 0: total_moles@w0.3, total_moles@w1.2
       break;
     }
     default: break;
     }
     if ((1u << warp_id) & 0x00000003u) {  // warps 0, 1
-      {  // reduction operation
-        const double t0 = shared[(14 + 11 * warp_id)][lane] + shared[(20 + 1 * warp_id)][lane];
-        shared[(39 + 1 * warp_id)][lane] = t0;
+      SINGE_BAR_ARRIVE(1, 96);  // point 0: total_moles@w0.3, total_moles@w1.2
+      SINGE_BAR_SYNC(2, 96);  // point 1: inverse_moles, mean_weight
+      {  // species operation
+        const double t0 = __ldg(&mass_fractions[(0 + 4 * warp_id) * species_stride + point]);
+        const double t1 = t0 * SINGE_CONST(0);
+        const double t2 = t1 * shared[24][lane];
+        const double t3 = fmax(t2, 1e-20);
+        shared[(0 + 4 * warp_id)][lane] = t3;
+      }
+      {  // species operation
+        const double t0 = __ldg(&mass_fractions[(1 + 4 * warp_id) * species_stride + point]);
+        const double t1 = t0 * SINGE_CONST(1);
+        const double t2 = t1 * shared[24][lane];
+        const double t3 = fmax(t2, 1e-20);
+        shared[(1 + 4 * warp_id)][lane] = t3;
+      }
+      {  // species operation
+        const double t0 = __ldg(&mass_fractions[(2 + 4 * warp_id) * species_stride + point]);
+        const double t1 = t0 * SINGE_CONST(2);
+        const double t2 = t1 * shared[24][lane];
+        const double t3 = fmax(t2, 1e-20);
+        shared[(2 + 4 * warp_id)][lane] = t3;
       }
     }
     switch (warp_id) {
     case 0: {
-      SINGE_BAR_ARRIVE(5, 64);  // point 4: resistance3
-      SINGE_BAR_SYNC(0, 96);  // all warps: end of slab: the next slab reuses shared memory and barriers
+      {  // species operation
+        const double t0 = __ldg(&mass_fractions[3 * species_stride + point]);
+        const double t1 = t0 * SINGE_CONST(3);
+        const double t2 = t1 * shared[24][lane];
+        const double t3 = fmax(t2, 1e-20);
+        shared[3][lane] = t3;
+      }
+      {  // species operation
+        const double t0 = 0.0;
+        shared[10][lane] = t0;
+        const double t1 = 0.0;
+        shared[11][lane] = t1;
+        const double t2 = 0.0;
+        shared[12][lane] = t2;
+        const double t3 = 0.0;
+        shared[13][lane] = t3;
+      }
       break;
     }
     case 1: {
-      {  // reduction operation
-        const double t0 = shared[26][lane] + shared[22][lane];
-        shared[41][lane] = t0;
+      {  // species operation
+        const double t0 = 0.0;
+        shared[14][lane] = t0;
+        const double t1 = 0.0;
+        shared[15][lane] = t1;
+        const double t2 = 0.0;
+        shared[16][lane] = t2;
       }
-      {  // reduction operation
-        const double t0 = shared[24][lane] + shared[32][lane];
-        shared[42][lane] = t0;
-      }
-      SINGE_BAR_ARRIVE(6, 64);  // point 5: resistance6
-      SINGE_BAR_SYNC(0, 96);  // all warps: end of slab: the next slab reuses shared memory and barriers
       break;
     }
     case 2: {
       {  // reduction operation
-        const double t0 = shared[0][lane];
-        r0 = t0;
-      }
-      {  // reduction operation
-        const double t0 = shared[1][lane];
-        r1 = t0;
-      }
-      {  // mixture operation
-        const double t0 = 1.0 / r0;
-        shared[2][lane] = t0;
-        const double t1 = r1 * t0;
+        const double t0 = shared[20][lane] + shared[22][lane];
+        const double t1 = t0 + r1;
         r2 = t1;
       }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[0 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(0);
-        const double t2 = t1 * shared[2][lane];
-        const double t3 = fmax(t2, 1e-20);
-        shared[3][lane] = t3;
+      {  // reduction operation
+        const double t0 = shared[21][lane] + shared[23][lane];
+        const double t1 = t0 + r0;
+        r1 = t1;
       }
       break;
     }
     default: break;
     }
     if ((1u << warp_id) & 0x00000004u) {  // warps 2
+      {  // mixture operation
+        const double t0 = 1.0 / r2;
+        shared[24][lane] = t0;
+        const double t1 = r1 * t0;
+        shared[25][lane] = t1;
+      }
+      SINGE_BAR_ARRIVE(2, 96);  // point 1: inverse_moles, mean_weight
       {  // species operation
-        const double t0 = __ldg(&mass_fractions[1 * species_stride + point]);
+        const double t0 = __ldg(&mass_fractions[7 * species_stride + point]);
+        const double t1 = t0 * SINGE_CONST(0);
+        const double t2 = t1 * shared[24][lane];
+        const double t3 = fmax(t2, 1e-20);
+        shared[7][lane] = t3;
+      }
+      {  // species operation
+        const double t0 = __ldg(&mass_fractions[8 * species_stride + point]);
         const double t1 = t0 * SINGE_CONST(1);
-        const double t2 = t1 * shared[2][lane];
+        const double t2 = t1 * shared[24][lane];
         const double t3 = fmax(t2, 1e-20);
-        shared[4][lane] = t3;
+        shared[8][lane] = t3;
       }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[2 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(2);
-        const double t2 = t1 * shared[2][lane];
-        const double t3 = fmax(t2, 1e-20);
-        shared[5][lane] = t3;
-      }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[3 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(3);
-        const double t2 = t1 * shared[2][lane];
-        const double t3 = fmax(t2, 1e-20);
-        shared[6][lane] = t3;
-      }
-      SINGE_BAR_ARRIVE(1, 96);  // point 0: inverse_moles, x0, x1
       {  // species operation
         const double t0 = __ldg(&mass_fractions[9 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(9);
-        const double t2 = t1 * shared[2][lane];
+        const double t1 = t0 * SINGE_CONST(2);
+        const double t2 = t1 * shared[24][lane];
         const double t3 = fmax(t2, 1e-20);
-        shared[18][lane] = t3;
+        shared[9][lane] = t3;
       }
-      SINGE_BAR_SYNC(2, 96);  // point 1: x4, x5, x9, x8, x6, x7 (+1 more)
-      {  // point operation
-        const double t0 = __ldg(&temperature[point]);
-        const double t1 = log(t0);
-        r0 = t1;
+      {  // species operation
+        const double t0 = 0.0;
+        shared[17][lane] = t0;
+        const double t1 = 0.0;
+        shared[18][lane] = t1;
+        const double t2 = 0.0;
+        shared[19][lane] = t2;
       }
-      {  // column operation
-        const double t0 = fma(SINGE_CONST(10), r0, SINGE_CONST(11));
-        const double t1 = fma(t0, r0, SINGE_CONST(12));
-        const double t2 = fma(t1, r0, SINGE_CONST(13));
-        const double t3 = singe_exp(t2);
-        const double t4 = t3 * shared[18][lane];
-        const double t5 = t3 * shared[17][lane];
-        const double t6 = t5;
-        shared[32][lane] = t6;
-        const double t7 = shared[17][lane];
-        double t8 = t4;
-        {
-        int k7 = SINGE_CONST_INDEX(14);
-      #pragma unroll 2
-        for (int i = 0; i < 3; i++, k7 += 4) {
-          const double t9 = fma(SINGE_CONST_AT(k7 + 0), r0, SINGE_CONST_AT(k7 + 1));
-          const double t10 = fma(t9, r0, SINGE_CONST_AT(k7 + 2));
-          const double t11 = fma(t10, r0, SINGE_CONST_AT(k7 + 3));
-          const double t12 = singe_exp(t11);
-          t8 = fma(t12, shared[(3 + 1 * i)][lane], t8);
-          const double t13 = t12 * t7;
-          const double t14 = t13;
-          shared[(28 + 1 * i)][lane] = t14;
-        }
-        }
-        const double t16 = t8;
-        const double t17 = t16;
-        shared[31][lane] = t17;
-      }
-      {  // column operation
-        const double t0 = fma(SINGE_CONST(26), r0, SINGE_CONST(27));
-        const double t1 = fma(t0, r0, SINGE_CONST(28));
-        const double t2 = fma(t1, r0, SINGE_CONST(29));
-        const double t3 = singe_exp(t2);
-        const double t4 = t3 * shared[3][lane];
-        const double t5 = shared[18][lane];
-        double t6 = t3;
-        double t7 = t4;
-        {
-        int k5 = SINGE_CONST_INDEX(30);
-      #pragma unroll 2
-        for (int i = 0; i < 3; i++, k5 += 4) {
-          const double t8 = t6 * t5;
-          const double t9 = shared[(28 + 1 * i)][lane] + t8;
-          shared[(28 + 1 * i)][lane] = t9;
-          const double t10 = fma(SINGE_CONST_AT(k5 + 0), r0, SINGE_CONST_AT(k5 + 1));
-          const double t11 = fma(t10, r0, SINGE_CONST_AT(k5 + 2));
-          const double t12 = fma(t11, r0, SINGE_CONST_AT(k5 + 3));
-          t6 = singe_exp(t12);
-          t7 = fma(t6, shared[(4 + 1 * i)][lane], t7);
-        }
-        }
-        const double t15 = t6 * shared[18][lane];
-        const double t16 = t15;
-        shared[35][lane] = t16;
-        const double t17 = t7;
-        const double t18 = shared[32][lane] + t17;
-        shared[32][lane] = t18;
-      }
-      SINGE_BAR_SYNC(4, 96);  // point 3: resistance0@w1.1, resistance3@w2.0, resistance5@w1.1, resistance8@w0.0, resistance6@w0.2, resistance7@w0.1 (+2 more)
-      {  // reduction operation
-        const double t0 = shared[9][lane] + shared[27][lane];
-        const double t1 = t0 + shared[28][lane];
-        r0 = t1;
-      }
-      {  // reduction operation
-        const double t0 = shared[10][lane] + shared[34][lane];
-        const double t1 = t0 + shared[29][lane];
-        r1 = t1;
-      }
-      {  // reduction operation
-        const double t0 = shared[11][lane] + shared[30][lane];
-        r3 = t0;
-      }
-      {  // point operation
-        const double t0 = __ldg(&pressure[point]);
-        r4 = t0;
-      }
-      {  // output operation
-        const double t0 = fma(shared[3][lane], SINGE_CONST(42), r2);
-        const double t1 = r2 * r0;
-        const double t2 = t1 * r4;
-        const double t3 = t0 / t2;
-        if (valid) diffusion[0 * species_stride + point] = t3;
-      }
-      {  // output operation
-        const double t0 = fma(shared[4][lane], SINGE_CONST(43), r2);
-        const double t1 = r2 * r1;
-        const double t2 = t1 * r4;
-        const double t3 = t0 / t2;
-        if (valid) diffusion[1 * species_stride + point] = t3;
-      }
-      {  // output operation
-        const double t0 = fma(shared[5][lane], SINGE_CONST(44), r2);
-        const double t1 = r2 * r3;
-        const double t2 = t1 * r4;
-        const double t3 = t0 / t2;
-        if (valid) diffusion[2 * species_stride + point] = t3;
-      }
-      SINGE_BAR_SYNC(5, 64);  // point 4: resistance3
-      {  // output operation
-        const double t0 = fma(shared[6][lane], SINGE_CONST(45), r2);
-        const double t1 = r2 * shared[37][lane];
-        const double t2 = t1 * r4;
-        const double t3 = t0 / t2;
-        if (valid) diffusion[3 * species_stride + point] = t3;
-      }
-      {  // output operation
-        const double t0 = fma(shared[7][lane], SINGE_CONST(46), r2);
-        const double t1 = r2 * shared[38][lane];
-        const double t2 = t1 * r4;
-        const double t3 = t0 / t2;
-        if (valid) diffusion[4 * species_stride + point] = t3;
-      }
-      {  // output operation
-        const double t0 = fma(shared[8][lane], SINGE_CONST(47), r2);
-        const double t1 = r2 * shared[39][lane];
-        const double t2 = t1 * r4;
-        const double t3 = t0 / t2;
-        if (valid) diffusion[5 * species_stride + point] = t3;
-      }
-      SINGE_BAR_SYNC(6, 64);  // point 5: resistance6
-      {  // output operation
-        const double t0 = fma(shared[15][lane], SINGE_CONST(48), r2);
-        const double t1 = r2 * shared[40][lane];
-        const double t2 = t1 * r4;
-        const double t3 = t0 / t2;
-        if (valid) diffusion[6 * species_stride + point] = t3;
-      }
-      {  // output operation
-        const double t0 = fma(shared[16][lane], SINGE_CONST(49), r2);
-        const double t1 = r2 * shared[41][lane];
-        const double t2 = t1 * r4;
-        const double t3 = t0 / t2;
-        if (valid) diffusion[7 * species_stride + point] = t3;
-      }
-      {  // output operation
-        const double t0 = fma(shared[17][lane], SINGE_CONST(50), r2);
-        const double t1 = r2 * shared[36][lane];
-        const double t2 = t1 * r4;
-        const double t3 = t0 / t2;
-        if (valid) diffusion[8 * species_stride + point] = t3;
-      }
-      {  // output operation
-        const double t0 = fma(shared[18][lane], SINGE_CONST(51), r2);
-        const double t1 = r2 * shared[42][lane];
-        const double t2 = t1 * r4;
-        const double t3 = t0 / t2;
-        if (valid) diffusion[9 * species_stride + point] = t3;
-      }
-      SINGE_BAR_SYNC(0, 96);  // all warps: end of slab: the next slab reuses shared memory and barriers
     }
+    // all warps
+    SINGE_BAR_SYNC(0, 96);  // all warps: phase 0: every warp has done what came before
+    {  // point operation
+      const double t0 = __ldg(&temperature[point]);
+      const double t1 = log(t0);
+      r0 = t1;
+    }
+    if ((1u << warp_id) & 0x00000006u) {  // warps 1, 2
+      {  // turn operation
+        const double t0 = fma(SINGE_CONST(3), r0, SINGE_CONST(4));
+        const double t1 = fma(t0, r0, SINGE_CONST(5));
+        const double t2 = fma(t1, r0, SINGE_CONST(6));
+        const double t3 = singe_exp(t2);
+        const double t4 = t3 * shared[(2 + 3 * warp_id)][lane];
+        const double t5 = fma(t3, shared[(1 + 3 * warp_id)][lane], shared[(12 + 3 * warp_id)][lane]);
+        shared[(12 + 3 * warp_id)][lane] = t5;
+        const double t6 = fma(SINGE_CONST(7), r0, SINGE_CONST(8));
+        const double t7 = fma(t6, r0, SINGE_CONST(9));
+        const double t8 = fma(t7, r0, SINGE_CONST(10));
+        const double t9 = singe_exp(t8);
+        const double t10 = fma(t9, shared[(3 + 3 * warp_id)][lane], t4);
+        const double t11 = fma(t9, shared[(1 + 3 * warp_id)][lane], shared[(13 + 3 * warp_id)][lane]);
+        const double t12 = fma(SINGE_CONST(11), r0, SINGE_CONST(12));
+        const double t13 = fma(t12, r0, SINGE_CONST(13));
+        const double t14 = fma(t13, r0, SINGE_CONST(14));
+        const double t15 = singe_exp(t14);
+        const double t16 = t15 * shared[(3 + 3 * warp_id)][lane];
+        const double t17 = fma(t15, shared[(2 + 3 * warp_id)][lane], t11);
+        shared[(13 + 3 * warp_id)][lane] = t17;
+        const double t18 = t10;
+        r1 = t18;
+        const double t19 = t16;
+        r2 = t19;
+      }
+    }
+    if ((1u << warp_id) & 0x00000001u) {  // warps 0
+      {  // turn operation
+        const double t0 = fma(SINGE_CONST(4), r0, SINGE_CONST(5));
+        const double t1 = fma(t0, r0, SINGE_CONST(6));
+        const double t2 = fma(t1, r0, SINGE_CONST(7));
+        const double t3 = singe_exp(t2);
+        const double t4 = t3 * shared[1][lane];
+        const double t5 = fma(t3, shared[0][lane], shared[11][lane]);
+        shared[11][lane] = t5;
+        const double t6 = fma(SINGE_CONST(8), r0, SINGE_CONST(9));
+        const double t7 = fma(t6, r0, SINGE_CONST(10));
+        const double t8 = fma(t7, r0, SINGE_CONST(11));
+        const double t9 = singe_exp(t8);
+        const double t10 = fma(t9, shared[2][lane], t4);
+        const double t11 = fma(t9, shared[0][lane], shared[12][lane]);
+        const double t12 = fma(SINGE_CONST(12), r0, SINGE_CONST(13));
+        const double t13 = fma(t12, r0, SINGE_CONST(14));
+        const double t14 = fma(t13, r0, SINGE_CONST(15));
+        const double t15 = singe_exp(t14);
+        const double t16 = t15 * shared[2][lane];
+        const double t17 = fma(t15, shared[1][lane], t11);
+        shared[12][lane] = t17;
+        const double t18 = fma(SINGE_CONST(16), r0, SINGE_CONST(17));
+        const double t19 = fma(t18, r0, SINGE_CONST(18));
+        const double t20 = fma(t19, r0, SINGE_CONST(19));
+        const double t21 = singe_exp(t20);
+        const double t22 = fma(t21, shared[3][lane], t10);
+        const double t23 = fma(t21, shared[0][lane], shared[13][lane]);
+        const double t24 = fma(SINGE_CONST(20), r0, SINGE_CONST(21));
+        const double t25 = fma(t24, r0, SINGE_CONST(22));
+        const double t26 = fma(t25, r0, SINGE_CONST(23));
+        const double t27 = singe_exp(t26);
+        const double t28 = fma(t27, shared[3][lane], t16);
+        const double t29 = fma(t27, shared[1][lane], t23);
+        const double t30 = fma(SINGE_CONST(24), r0, SINGE_CONST(25));
+        const double t31 = fma(t30, r0, SINGE_CONST(26));
+        const double t32 = fma(t31, r0, SINGE_CONST(27));
+        const double t33 = singe_exp(t32);
+        const double t34 = t33 * shared[3][lane];
+        const double t35 = fma(t33, shared[2][lane], t29);
+        shared[13][lane] = t35;
+        const double t36 = t22;
+        r1 = t36;
+        const double t37 = t28;
+        r2 = t37;
+        const double t38 = t34;
+        r3 = t38;
+      }
+    }
+    // all warps
+    SINGE_BAR_SYNC(0, 96);  // all warps: phase 1: every warp has done what came before
+    switch (warp_id) {
+    case 0: {
+      {  // turn operation
+        const double t0 = fma(SINGE_CONST(28), r0, SINGE_CONST(29));
+        const double t1 = fma(t0, r0, SINGE_CONST(30));
+        const double t2 = fma(t1, r0, SINGE_CONST(31));
+        const double t3 = singe_exp(t2);
+        const double t4 = fma(t3, shared[4][lane], r1);
+        const double t5 = fma(t3, shared[0][lane], shared[14][lane]);
+        const double t6 = fma(SINGE_CONST(32), r0, SINGE_CONST(33));
+        const double t7 = fma(t6, r0, SINGE_CONST(34));
+        const double t8 = fma(t7, r0, SINGE_CONST(35));
+        const double t9 = singe_exp(t8);
+        const double t10 = fma(t9, shared[4][lane], r2);
+        const double t11 = fma(t9, shared[1][lane], t5);
+        const double t12 = fma(SINGE_CONST(36), r0, SINGE_CONST(37));
+        const double t13 = fma(t12, r0, SINGE_CONST(38));
+        const double t14 = fma(t13, r0, SINGE_CONST(39));
+        const double t15 = singe_exp(t14);
+        const double t16 = fma(t15, shared[4][lane], r3);
+        const double t17 = fma(t15, shared[2][lane], t11);
+        const double t18 = fma(SINGE_CONST(40), r0, SINGE_CONST(41));
+        const double t19 = fma(t18, r0, SINGE_CONST(42));
+        const double t20 = fma(t19, r0, SINGE_CONST(43));
+        const double t21 = singe_exp(t20);
+        const double t22 = t21 * shared[4][lane];
+        const double t23 = fma(t21, shared[3][lane], t17);
+        shared[14][lane] = t23;
+        const double t24 = fma(SINGE_CONST(44), r0, SINGE_CONST(45));
+        const double t25 = fma(t24, r0, SINGE_CONST(46));
+        const double t26 = fma(t25, r0, SINGE_CONST(47));
+        const double t27 = singe_exp(t26);
+        const double t28 = fma(t27, shared[5][lane], t4);
+        const double t29 = fma(t27, shared[0][lane], shared[15][lane]);
+        const double t30 = fma(SINGE_CONST(48), r0, SINGE_CONST(49));
+        const double t31 = fma(t30, r0, SINGE_CONST(50));
+        const double t32 = fma(t31, r0, SINGE_CONST(51));
+        const double t33 = singe_exp(t32);
+        const double t34 = fma(t33, shared[5][lane], t10);
+        const double t35 = fma(t33, shared[1][lane], t29);
+        const double t36 = fma(SINGE_CONST(52), r0, SINGE_CONST(53));
+        const double t37 = fma(t36, r0, SINGE_CONST(54));
+        const double t38 = fma(t37, r0, SINGE_CONST(55));
+        const double t39 = singe_exp(t38);
+        const double t40 = fma(t39, shared[5][lane], t16);
+        const double t41 = fma(t39, shared[2][lane], t35);
+        const double t42 = fma(SINGE_CONST(56), r0, SINGE_CONST(57));
+        const double t43 = fma(t42, r0, SINGE_CONST(58));
+        const double t44 = fma(t43, r0, SINGE_CONST(59));
+        const double t45 = singe_exp(t44);
+        const double t46 = fma(t45, shared[5][lane], t22);
+        const double t47 = fma(t45, shared[3][lane], t41);
+        shared[15][lane] = t47;
+        const double t48 = fma(SINGE_CONST(60), r0, SINGE_CONST(61));
+        const double t49 = fma(t48, r0, SINGE_CONST(62));
+        const double t50 = fma(t49, r0, SINGE_CONST(63));
+        const double t51 = singe_exp(t50);
+        const double t52 = fma(t51, shared[6][lane], t34);
+        const double t53 = fma(t51, shared[1][lane], shared[16][lane]);
+        const double t54 = fma(SINGE_CONST(64), r0, SINGE_CONST(65));
+        const double t55 = fma(t54, r0, SINGE_CONST(66));
+        const double t56 = fma(t55, r0, SINGE_CONST(67));
+        const double t57 = singe_exp(t56);
+        const double t58 = fma(t57, shared[6][lane], t40);
+        const double t59 = fma(t57, shared[2][lane], t53);
+        const double t60 = fma(SINGE_CONST(68), r0, SINGE_CONST(69));
+        const double t61 = fma(t60, r0, SINGE_CONST(70));
+        const double t62 = fma(t61, r0, SINGE_CONST(71));
+        const double t63 = singe_exp(t62);
+        const double t64 = fma(t63, shared[6][lane], t46);
+        const double t65 = fma(t63, shared[3][lane], t59);
+        shared[16][lane] = t65;
+        const double t66 = t28;
+        r1 = t66;
+        const double t67 = t52;
+        r2 = t67;
+        const double t68 = t58;
+        r3 = t68;
+        const double t69 = t64;
+        r4 = t69;
+      }
+      break;
+    }
+    case 1: {
+      {  // turn operation
+        const double t0 = fma(SINGE_CONST(15), r0, SINGE_CONST(16));
+        const double t1 = fma(t0, r0, SINGE_CONST(17));
+        const double t2 = fma(t1, r0, SINGE_CONST(18));
+        const double t3 = singe_exp(t2);
+        const double t4 = fma(t3, shared[7][lane], r1);
+        const double t5 = fma(t3, shared[4][lane], shared[17][lane]);
+        const double t6 = fma(SINGE_CONST(19), r0, SINGE_CONST(20));
+        const double t7 = fma(t6, r0, SINGE_CONST(21));
+        const double t8 = fma(t7, r0, SINGE_CONST(22));
+        const double t9 = singe_exp(t8);
+        const double t10 = fma(t9, shared[7][lane], r2);
+        const double t11 = fma(t9, shared[5][lane], t5);
+        const double t12 = fma(SINGE_CONST(23), r0, SINGE_CONST(24));
+        const double t13 = fma(t12, r0, SINGE_CONST(25));
+        const double t14 = fma(t13, r0, SINGE_CONST(26));
+        const double t15 = singe_exp(t14);
+        const double t16 = t15 * shared[7][lane];
+        const double t17 = fma(t15, shared[6][lane], t11);
+        shared[17][lane] = t17;
+        const double t18 = fma(SINGE_CONST(27), r0, SINGE_CONST(28));
+        const double t19 = fma(t18, r0, SINGE_CONST(29));
+        const double t20 = fma(t19, r0, SINGE_CONST(30));
+        const double t21 = singe_exp(t20);
+        const double t22 = fma(t21, shared[8][lane], t4);
+        const double t23 = fma(t21, shared[4][lane], shared[18][lane]);
+        const double t24 = fma(SINGE_CONST(31), r0, SINGE_CONST(32));
+        const double t25 = fma(t24, r0, SINGE_CONST(33));
+        const double t26 = fma(t25, r0, SINGE_CONST(34));
+        const double t27 = singe_exp(t26);
+        const double t28 = fma(t27, shared[8][lane], t10);
+        const double t29 = fma(t27, shared[5][lane], t23);
+        const double t30 = fma(SINGE_CONST(35), r0, SINGE_CONST(36));
+        const double t31 = fma(t30, r0, SINGE_CONST(37));
+        const double t32 = fma(t31, r0, SINGE_CONST(38));
+        const double t33 = singe_exp(t32);
+        const double t34 = fma(t33, shared[8][lane], t16);
+        const double t35 = fma(t33, shared[6][lane], t29);
+        shared[18][lane] = t35;
+        const double t36 = fma(SINGE_CONST(39), r0, SINGE_CONST(40));
+        const double t37 = fma(t36, r0, SINGE_CONST(41));
+        const double t38 = fma(t37, r0, SINGE_CONST(42));
+        const double t39 = singe_exp(t38);
+        const double t40 = fma(t39, shared[9][lane], t22);
+        const double t41 = fma(t39, shared[4][lane], shared[19][lane]);
+        const double t42 = fma(SINGE_CONST(43), r0, SINGE_CONST(44));
+        const double t43 = fma(t42, r0, SINGE_CONST(45));
+        const double t44 = fma(t43, r0, SINGE_CONST(46));
+        const double t45 = singe_exp(t44);
+        const double t46 = fma(t45, shared[9][lane], t28);
+        const double t47 = fma(t45, shared[5][lane], t41);
+        const double t48 = fma(SINGE_CONST(47), r0, SINGE_CONST(48));
+        const double t49 = fma(t48, r0, SINGE_CONST(49));
+        const double t50 = fma(t49, r0, SINGE_CONST(50));
+        const double t51 = singe_exp(t50);
+        const double t52 = fma(t51, shared[9][lane], t34);
+        const double t53 = fma(t51, shared[6][lane], t47);
+        shared[19][lane] = t53;
+        const double t54 = t40;
+        r1 = t54;
+        const double t55 = t46;
+        r2 = t55;
+        const double t56 = t52;
+        r3 = t56;
+      }
+      break;
+    }
+    case 2: {
+      {  // turn operation
+        const double t0 = fma(SINGE_CONST(15), r0, SINGE_CONST(16));
+        const double t1 = fma(t0, r0, SINGE_CONST(17));
+        const double t2 = fma(t1, r0, SINGE_CONST(18));
+        const double t3 = singe_exp(t2);
+        const double t4 = fma(t3, shared[0][lane], r1);
+        const double t5 = fma(t3, shared[7][lane], shared[10][lane]);
+        const double t6 = fma(SINGE_CONST(19), r0, SINGE_CONST(20));
+        const double t7 = fma(t6, r0, SINGE_CONST(21));
+        const double t8 = fma(t7, r0, SINGE_CONST(22));
+        const double t9 = singe_exp(t8);
+        const double t10 = fma(t9, shared[0][lane], r2);
+        const double t11 = fma(t9, shared[8][lane], t5);
+        const double t12 = fma(SINGE_CONST(23), r0, SINGE_CONST(24));
+        const double t13 = fma(t12, r0, SINGE_CONST(25));
+        const double t14 = fma(t13, r0, SINGE_CONST(26));
+        const double t15 = singe_exp(t14);
+        const double t16 = t15 * shared[0][lane];
+        const double t17 = fma(t15, shared[9][lane], t11);
+        shared[10][lane] = t17;
+        const double t18 = fma(SINGE_CONST(27), r0, SINGE_CONST(28));
+        const double t19 = fma(t18, r0, SINGE_CONST(29));
+        const double t20 = fma(t19, r0, SINGE_CONST(30));
+        const double t21 = singe_exp(t20);
+        const double t22 = fma(t21, shared[1][lane], t4);
+        const double t23 = fma(t21, shared[7][lane], shared[11][lane]);
+        const double t24 = fma(SINGE_CONST(31), r0, SINGE_CONST(32));
+        const double t25 = fma(t24, r0, SINGE_CONST(33));
+        const double t26 = fma(t25, r0, SINGE_CONST(34));
+        const double t27 = singe_exp(t26);
+        const double t28 = fma(t27, shared[1][lane], t10);
+        const double t29 = fma(t27, shared[8][lane], t23);
+        const double t30 = fma(SINGE_CONST(35), r0, SINGE_CONST(36));
+        const double t31 = fma(t30, r0, SINGE_CONST(37));
+        const double t32 = fma(t31, r0, SINGE_CONST(38));
+        const double t33 = singe_exp(t32);
+        const double t34 = fma(t33, shared[1][lane], t16);
+        const double t35 = fma(t33, shared[9][lane], t29);
+        shared[11][lane] = t35;
+        const double t36 = fma(SINGE_CONST(39), r0, SINGE_CONST(40));
+        const double t37 = fma(t36, r0, SINGE_CONST(41));
+        const double t38 = fma(t37, r0, SINGE_CONST(42));
+        const double t39 = singe_exp(t38);
+        const double t40 = fma(t39, shared[2][lane], t28);
+        const double t41 = fma(t39, shared[8][lane], shared[12][lane]);
+        const double t42 = fma(SINGE_CONST(43), r0, SINGE_CONST(44));
+        const double t43 = fma(t42, r0, SINGE_CONST(45));
+        const double t44 = fma(t43, r0, SINGE_CONST(46));
+        const double t45 = singe_exp(t44);
+        const double t46 = fma(t45, shared[2][lane], t34);
+        const double t47 = fma(t45, shared[9][lane], t41);
+        shared[12][lane] = t47;
+        const double t48 = fma(SINGE_CONST(47), r0, SINGE_CONST(48));
+        const double t49 = fma(t48, r0, SINGE_CONST(49));
+        const double t50 = fma(t49, r0, SINGE_CONST(50));
+        const double t51 = singe_exp(t50);
+        const double t52 = fma(t51, shared[3][lane], t46);
+        const double t53 = fma(t51, shared[9][lane], shared[13][lane]);
+        shared[13][lane] = t53;
+        const double t54 = t22;
+        r0 = t54;
+        const double t55 = t40;
+        r1 = t55;
+        const double t56 = t52;
+        r2 = t56;
+      }
+      break;
+    }
+    default: break;
+    }
+    // all warps
+    SINGE_BAR_SYNC(0, 96);  // all warps: phase 2: every warp has done what came before
+    switch (warp_id) {
+    case 0: {
+      {  // turn operation
+        const double t0 = fma(SINGE_CONST(72), r0, SINGE_CONST(73));
+        const double t1 = fma(t0, r0, SINGE_CONST(74));
+        const double t2 = fma(t1, r0, SINGE_CONST(75));
+        const double t3 = singe_exp(t2);
+        const double t4 = fma(t3, shared[7][lane], r3);
+        const double t5 = fma(t3, shared[2][lane], shared[17][lane]);
+        const double t6 = fma(SINGE_CONST(76), r0, SINGE_CONST(77));
+        const double t7 = fma(t6, r0, SINGE_CONST(78));
+        const double t8 = fma(t7, r0, SINGE_CONST(79));
+        const double t9 = singe_exp(t8);
+        const double t10 = fma(t9, shared[7][lane], r4);
+        const double t11 = fma(t9, shared[3][lane], t5);
+        shared[17][lane] = t11;
+        const double t12 = fma(SINGE_CONST(80), r0, SINGE_CONST(81));
+        const double t13 = fma(t12, r0, SINGE_CONST(82));
+        const double t14 = fma(t13, r0, SINGE_CONST(83));
+        const double t15 = singe_exp(t14);
+        const double t16 = fma(t15, shared[8][lane], t10);
+        const double t17 = fma(t15, shared[3][lane], shared[18][lane]);
+        shared[18][lane] = t17;
+        const double t18 = t4;
+        r0 = t18;
+        const double t19 = t16;
+        r3 = t19;
+      }
+      break;
+    }
+    case 1: {
+      {  // turn operation
+        const double t0 = fma(SINGE_CONST(51), r0, SINGE_CONST(52));
+        const double t1 = fma(t0, r0, SINGE_CONST(53));
+        const double t2 = fma(t1, r0, SINGE_CONST(54));
+        const double t3 = singe_exp(t2);
+        const double t4 = fma(t3, shared[0][lane], r3);
+        const double t5 = fma(t3, shared[6][lane], shared[10][lane]);
+        shared[10][lane] = t5;
+        const double t6 = t4;
+        r0 = t6;
+      }
+      break;
+    }
+    default: break;
+    }
+    // all warps
+    SINGE_BAR_SYNC(0, 96);  // all warps: phase 3: every warp has done what came before
+    {  // point operation
+      const double t0 = __ldg(&pressure[point]);
+      r4 = t0;
+    }
+    if ((1u << warp_id) & 0x00000003u) {  // warps 0, 1
+      {  // output operation
+        const double t0 = r1 + shared[(10 + 4 * warp_id)][lane];
+        const double t1 = fma(shared[(0 + 4 * warp_id)][lane], SINGE_CONST(84), shared[25][lane]);
+        const double t2 = shared[25][lane] * t0;
+        const double t3 = t2 * r4;
+        const double t4 = t1 / t3;
+        if (valid) diffusion[(0 + 4 * warp_id) * species_stride + point] = t4;
+      }
+      {  // output operation
+        const double t0 = r2 + shared[(11 + 4 * warp_id)][lane];
+        const double t1 = fma(shared[(1 + 4 * warp_id)][lane], SINGE_CONST(85), shared[25][lane]);
+        const double t2 = shared[25][lane] * t0;
+        const double t3 = t2 * r4;
+        const double t4 = t1 / t3;
+        if (valid) diffusion[(1 + 4 * warp_id) * species_stride + point] = t4;
+      }
+    }
+    // all warps
+    {  // output operation
+      const double t0 = r0 + shared[(singe_index[2][warp_id] + 12)][lane];
+      const double t1 = fma(shared[(singe_index[2][warp_id] + 2)][lane], SINGE_CONST(86), shared[25][lane]);
+      const double t2 = shared[25][lane] * t0;
+      const double t3 = t2 * r4;
+      const double t4 = t1 / t3;
+      if (valid) diffusion[(singe_index[2][warp_id] + 2) * species_stride + point] = t4;
+    }
+    switch (warp_id) {
+    case 0: {
+      {  // output operation
+        const double t0 = r3 + shared[13][lane];
+        const double t1 = fma(shared[3][lane], SINGE_CONST(87), shared[25][lane]);
+        const double t2 = shared[25][lane] * t0;
+        const double t3 = t2 * r4;
+        const double t4 = t1 / t3;
+        if (valid) diffusion[3 * species_stride + point] = t4;
+      }
+      break;
+    }
+    case 2: {
+      {  // output operation
+        const double t0 = r1 + shared[18][lane];
+        const double t1 = fma(shared[8][lane], SINGE_CONST(87), shared[25][lane]);
+        const double t2 = shared[25][lane] * t0;
+        const double t3 = t2 * r4;
+        const double t4 = t1 / t3;
+        if (valid) diffusion[8 * species_stride + point] = t4;
+      }
+      break;
+    }
+    default: break;
+    }
+    if ((1u << warp_id) & 0x00000004u) {  // warps 2
+      {  // output operation
+        const double t0 = r2 + shared[19][lane];
+        const double t1 = fma(shared[9][lane], SINGE_CONST(88), shared[25][lane]);
+        const double t2 = shared[25][lane] * t0;
+        const double t3 = t2 * r4;
+        const double t4 = t1 / t3;
+        if (valid) diffusion[9 * species_stride + point] = t4;
+      }
+    }
+    // all warps
+    SINGE_BAR_SYNC(0, 96);  // all warps: end of slab: the next slab reuses shared memory and barriers
   }
 }
 
@@ -810,8 +782,8 @@ extern "C" int h2o2_diffusion(const double *temperature, const double *pressure,
 {
   if (n_points <= 0) return 0;
   const int n_slabs = (n_points + 31) / 32;
-  SINGE_SET_SHARED(h2o2_diffusion_kernel, 11008);
-  SINGE_LAUNCH(h2o2_diffusion_kernel, n_slabs, 96, 11008, stream, temperature, pressure, mass_fractions, diffusion, n_points, species_stride);
+  SINGE_SET_SHARED(h2o2_diffusion_kernel, 6656);
+  SINGE_LAUNCH(h2o2_diffusion_kernel, n_slabs, 96, 6656, stream, temperature, pressure, mass_fractions, diffusion, n_points, species_stride);
   return SINGE_LAUNCH_STATUS();
 }
 // singe-signature: {"entry": "h2o2_diffusion", "kernel": "diffusion", "style": "warp-specialized", "species": ["H2", "H", "O", "O2", "OH", "H2O", "HO2", "H2O2", "AR", "N2"], "parameters": [{"field": "temperature", "output": false, "rows": "point"}, {"field": "pressure", "output": false, "rows": "point"}, {"field": "mass_fractions", "output": false, "rows": "species"}, {"field": "diffusion", "output": true, "rows": "species"}]}

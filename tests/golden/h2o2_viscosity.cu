@@ -150,10 +150,8 @@ static __constant__ double h2o2_viscosity_constants[256] = {
 
 
 // Warp indexing: per-warp shared-memory slots and species indices where warps share code.
-static __constant__ int singe_index[3][4] = {
-  { 7, 0, 12, 0 },
-  { 9, 0, 14, 0 },
-  { 8, 0, 13, 0 },
+static __constant__ int singe_index[1][4] = {
+  { 0, 0, 5, 0 },
 };
 
 
@@ -169,7 +167,7 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
 #pragma unroll
   for (int s = 0; s < 2; s++)
     cs[s] = SINGE_TABLE((warp_id * 2 + s) * 32 + lane);
-  double r0 = 0.0, r1 = 0.0, r2 = 0.0;
+  double r0 = 0.0, r1 = 0.0;
   const int n_slabs = (n_points + 31) >> 5;
 #pragma unroll 1
   for (int slab = blockIdx.x; slab < n_slabs; slab += gridDim.x) {
@@ -214,14 +212,14 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
         const double t1 = t0 * SINGE_CONST(10);
         const double t2 = fmax(t1, 1e-100);
         const double t3 = sqrt(t2);
-        shared[singe_index[0][warp_id]][lane] = t3;
+        shared[(singe_index[0][warp_id] + 7)][lane] = t3;
         const double t4 = fma(SINGE_CONST(11), shared[0][lane], SINGE_CONST(12));
         const double t5 = fma(t4, shared[0][lane], SINGE_CONST(13));
         const double t6 = fma(t5, shared[0][lane], SINGE_CONST(14));
         const double t7 = singe_exp(t6);
-        shared[singe_index[1][warp_id]][lane] = t7;
+        shared[(singe_index[0][warp_id] + 9)][lane] = t7;
         const double t8 = t3 * t7;
-        shared[singe_index[2][warp_id]][lane] = t8;
+        shared[(singe_index[0][warp_id] + 8)][lane] = t8;
       }
     }
     if ((1u << warp_id) & 0x00000006u) {  // warps 1, 2
@@ -322,7 +320,6 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
         shared[26][lane] = t23;
       }
       SINGE_BAR_ARRIVE(3, 96);  // point 2: mixture_viscosity@w0.1, mixture_viscosity@w1.1
-      SINGE_BAR_SYNC(0, 128);  // all warps: end of slab: the next slab reuses shared memory and barriers
       break;
     }
     case 1: {
@@ -362,7 +359,7 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
         const double t21 = t7 * t8;
         const double t22 = t20 / t21;
         const double t23 = t22;
-        r2 = t23;
+        r1 = t23;
       }
       {  // species operation
         const double t0 = fma(shared[9][lane], shared[23][lane], shared[24][lane]);
@@ -399,11 +396,10 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
         const double t20 = fma(t18, t7, t19);
         const double t21 = t7 * t8;
         const double t22 = t20 / t21;
-        const double t23 = r2 + t22;
+        const double t23 = r1 + t22;
         shared[27][lane] = t23;
       }
       SINGE_BAR_ARRIVE(3, 96);  // point 2: mixture_viscosity@w0.1, mixture_viscosity@w1.1
-      SINGE_BAR_SYNC(0, 128);  // all warps: end of slab: the next slab reuses shared memory and barriers
       break;
     }
     case 2: {
@@ -442,18 +438,17 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
         const double t20 = t6 * t7;
         const double t21 = t19 / t20;
         const double t22 = t21;
-        r2 = t22;
+        r0 = t22;
       }
       SINGE_BAR_SYNC(3, 96);  // point 2: mixture_viscosity@w0.1, mixture_viscosity@w1.1
       {  // reduction operation
         const double t0 = shared[26][lane] + shared[27][lane];
-        const double t1 = t0 + r2;
-        r0 = t1;
+        const double t1 = t0 + r0;
+        r1 = t1;
       }
       {  // output operation
-        if (valid) viscosity[0 * species_stride + point] = r0;
+        if (valid) viscosity[0 * species_stride + point] = r1;
       }
-      SINGE_BAR_SYNC(0, 128);  // all warps: end of slab: the next slab reuses shared memory and barriers
       break;
     }
     case 3: {
@@ -505,14 +500,15 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
         const double t8 = t3 * t7;
         shared[24][lane] = t8;
       }
-      SINGE_BAR_ARRIVE(2, 128);  // point 1: p0, q0, p1, q1, p2, q2 (+18 more)
       break;
     }
     default: break;
     }
     if ((1u << warp_id) & 0x00000008u) {  // warps 3
-      SINGE_BAR_SYNC(0, 128);  // all warps: end of slab: the next slab reuses shared memory and barriers
+      SINGE_BAR_ARRIVE(2, 128);  // point 1: p0, q0, p1, q1, p2, q2 (+18 more)
     }
+    // all warps
+    SINGE_BAR_SYNC(0, 128);  // all warps: end of slab: the next slab reuses shared memory and barriers
   }
 }
 

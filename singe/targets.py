@@ -73,7 +73,6 @@ class Target:
     reorder_window: int = 32  # machine instructions the compiler may reorder over
     l2_bytes: int = 1536 * 1024  # [B]
     l2_gb_per_s: float = 500.0  # [GB/s], whole GPU
-    fp64_constant_operands: bool = True  # ptxas reads a double constant as a constant-bank operand of DFMA
     # (sm_80: c[0x2][..]); False: it holds every one in a register and hoists those of loops (sm_90, measured)
     setmaxnreg: bool = False  # warpgroups may change their register count (PTX setmaxnreg, sm_90a)
     instruction_cache: int = 128 * 1024  # [B] per SM: the L1 instruction cache (Jia et al. 2018 measure 128 KB
@@ -136,7 +135,7 @@ A100 = Target("sm_80", "A100", "sm_80", 800, sms=108, registers_per_sm=65536, ma
               latency=Latencies(fp64=8, alu=5, mufu=16, shared=30, global_=500, constant_miss=200, barrier=20),
               l2_bytes=40 * 1024 * 1024, l2_gb_per_s=4000)
 H100 = dataclasses.replace(A100, arch="sm_90", name="H100", nvcc_arch="sm_90", cuda_arch=900, sms=132, shared_per_sm=228 * 1024,
-                           max_shared_per_cta=227 * 1024, fp64_constant_operands=False, clock_mhz=1980, fp64_fma=64, dram_gb_per_s=3350,
+                           max_shared_per_cta=227 * 1024, clock_mhz=1980, fp64_fma=64, dram_gb_per_s=3350,
                            l2_bytes=50 * 1024 * 1024, l2_gb_per_s=5500)  # the rest as the A100
 H100_HOPPER = dataclasses.replace(H100, arch="sm_90a", nvcc_arch="sm_90a", setmaxnreg=True)
 

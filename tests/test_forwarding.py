@@ -58,8 +58,6 @@ def test_held_allowance_is_what_the_budget_leaves_beside_the_warps_registers():
     assert plan.held_allowed(0) == (80 - 24 - 20) // 2 - HELD_RESERVE
     assert plan.held_allowed(1) == max(0, (80 - 24 - 52) // 2 - HELD_RESERVE)  # 4 registers left
     assert dataclasses.replace(plan, budget=64).held_allowed(1) == 0  # 24 + 52 over the budget: none
-    hoisting = dataclasses.replace(plan, hoisted=20)
-    assert hoisting.held_allowed(0) == (80 - 24 - 20 - 20) // 2 - HELD_RESERVE
 
 
 def test_chemistry_kernels_get_fences_only_where_held_values_exceed_the_budget():

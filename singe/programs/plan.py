@@ -17,11 +17,6 @@ of one input here:
   (scheduling, addresses), measured on the paper's kernels.
 * ``budget``: registers per thread the launch bounds leave (the target's
   register file shared by the CTAs per SM).
-* ``hoisted``: registers ptxas holds across the whole slab loop for values
-  invariant in the emitted loops: on a target whose DFMA reads no double
-  from the constant bank (``Target.fp64_constant_operands`` False: sm_90),
-  the non-immediate constants of ``singe_exp`` (templates/common.cuh.j2)
-  once any warp's emitted loop evaluates an exponential; 0 otherwise.
 
 On a target with ``setmaxnreg`` (sm_90a), ``warp_budgets`` gives each warp
 its warpgroup's register count after the kernel's ``setmaxnreg``
@@ -41,14 +36,6 @@ from dataclasses import dataclass, replace
 
 REGISTER_OVERHEAD = 24  # indices, pointers, lane and warp id, loop counter
 REGISTER_MARGIN = 32  # registers ptxas takes beyond the estimate (scheduling, addresses); measured on the paper kernels
-EXP_CONSTANT_REGISTERS = 20
-"""Registers of singe_exp's constants that are no instruction's immediate: 1/ln 2,
-ln 2's trailing part and the 8 polynomial coefficients below 1/2, 10 doubles.
-ptxas for sm_90 keeps them in registers from the start of the kernel when an
-emitted loop evaluates exponentials (SASS: DFMA R, R, R32..R52 in every
-exponential; sm_80 reads them as c[0x2][..] operands), and spills the
-slab loop's indices rather than give them up: H2/O2 diffusion at 5 CTAs per
-SM (floor 36) spills 12 B at 48 registers and none at 56 = 36 + 20."""
 HELD_RESERVE = 0
 """Doubles of the budget left to ptxas beside the held shared values.  Measured on
 Alzueta's chemistry at 8 warps x 3 CTAs (sm_90), SASS walk: at 0, 23 fences, 28 B of
@@ -75,7 +62,6 @@ class RegisterPlan:
     overhead: int = REGISTER_OVERHEAD
     margin: int = REGISTER_MARGIN
     ctas_per_sm: int = 1
-    hoisted: int = 0
     fewer_ctas_budgets: tuple[int, ...] = ()  # the budget at 1, 2, ... ctas_per_sm - 1 CTAs per SM
     fences: tuple[frozenset[int], ...] = ()  # per warp, the units a forwarding fence precedes (``forwarding``)
     warp_budgets: tuple[int, ...] = ()  # per warp, its warpgroup's setmaxnreg count (sm_90a; () for none)
@@ -86,7 +72,7 @@ class RegisterPlan:
 
     def warp_floor(self, warp: int) -> int:
         """Registers per thread below which ``warp``'s code spills (``floor`` for one warp)."""
-        return self.hoisted + self.per_warp[warp] - 2 * self.constant_stripes[warp]
+        return self.per_warp[warp] - 2 * self.constant_stripes[warp]
 
     def fits(self, headroom: int = SPILL_HEADROOM) -> bool:
         """Every warp's floor plus ``headroom`` within the registers it may use."""
@@ -103,10 +89,10 @@ class RegisterPlan:
     def held_allowed(self, warp: int) -> int:
         """Shared values ``warp`` may keep in registers across a unit boundary
         (``singe.programs.forwarding``): the doubles the budget leaves beside
-        the warp's own registers at the floor (live values, overhead, hoisted,
-        its constant stripes kept in registers)."""
+        the warp's own registers at the floor (live values, overhead, its
+        constant stripes kept in registers)."""
         stripes = min(self.constant_stripes[warp], self.stripes_in_registers())
-        own = self.overhead + 2 * self.live_doubles[warp] + 2 * stripes + self.hoisted
+        own = self.overhead + 2 * self.live_doubles[warp] + 2 * stripes
         return max(0, (self.budget_of(warp) - own) // 2 - HELD_RESERVE)
 
     @property
@@ -142,14 +128,14 @@ class RegisterPlan:
     def floor(self) -> int:
         """Registers per thread below which ptxas must spill: the widest warp's
         live values and overhead, every constant stripe loaded where used, no
-        margin (ptxas gives up its scheduling registers before it spills),
-        plus the registers ptxas holds across the kernel (``hoisted``).
+        margin (ptxas gives up its scheduling registers before it spills, and
+        on sm_90 the 20 registers in which it keeps singe_exp's constants
+        across the slab loop where there is room).
         Measured (sm_90): DME viscosity at 15 warps x 3 CTAs per SM has a floor
         of 38 and ptxas fits it in the budget of 40 without spills (the need
         with the margin is 70); DME chemistry at 8 warps (4 QSSA) x 2 CTAs has
         a floor of 148 over its budget of 128 and ptxas spills 264 B."""
-        return self.hoisted + max((r - 2 * s for r, s in zip(self.per_warp, self.constant_stripes)),
-                                  default=self.overhead)
+        return max((r - 2 * s for r, s in zip(self.per_warp, self.constant_stripes)), default=self.overhead)
 
     @property
     def full(self) -> int:
@@ -257,9 +243,8 @@ def plan_registers(programs, target, ctas_per_sm: int) -> RegisterPlan:
     from singe.programs.forwarding import fence_positions
     from singe.programs.lowering import program_units
 
-    hoisted = 0 if target.fp64_constant_operands or not loops_evaluate_exp(programs) else EXP_CONSTANT_REGISTERS
     plan = RegisterPlan(budgets[-1], tuple(live_doubles(p) for p in programs.programs), stripes,
-                        ctas_per_sm=ctas_per_sm, hoisted=hoisted, fewer_ctas_budgets=budgets[:-1])
+                        ctas_per_sm=ctas_per_sm, fewer_ctas_budgets=budgets[:-1])
     if kernel_spec(programs.kernel).dispatch != "switch":
         return plan
     plan = replace(plan, warp_budgets=warpgroup_budgets(plan, programs.warps, target))
@@ -273,22 +258,6 @@ def held_allowances(plan: RegisterPlan, warp: int, peaks: list[int]) -> list[int
     in place of the warp's peak)."""
     rest = plan.held_allowed(warp) + plan.live_doubles[warp]
     return [max(0, rest - max(peaks[max(b - 1, 0):b + 1], default=0)) for b in range(len(peaks) + 1)]
-
-
-def loops_evaluate_exp(programs) -> bool:
-    """Whether codegen emits a loop (``lowering.find_loops``, in the kernels of
-    ``lowering.ROLLED_KERNELS``) whose iterations evaluate an exponential."""
-    from singe.programs.lowering import ROLLED_KERNELS, ComputeUnit, program_units
-
-    if programs.kernel not in ROLLED_KERNELS:
-        return False
-    for program in programs.programs:
-        for unit in program_units(program):
-            if isinstance(unit, ComputeUnit) and any(
-                    instr.opcode == "exp" for loop in unit.loops
-                    for instr in unit.instructions[loop.start:loop.stop]):
-                return True
-    return False
 
 
 # -- per-warpgroup register budgets (setmaxnreg, sm_90a) ---------------------------------
@@ -334,7 +303,7 @@ def warpgroup_budgets(plan: RegisterPlan, warps: int, target) -> tuple[int, ...]
         return ()
     if headroom == 0 and not plan.spilled:
         return ()
-    wants = [min(cap, _granules(max(plan.per_warp[w] for w in group) + plan.hoisted + plan.margin))
+    wants = [min(cap, _granules(max(plan.per_warp[w] for w in group) + plan.margin))
              for group in groups]
     spare = pool - sum(counts)
     while spare >= REGISTER_GRANULE and any(c < want for c, want in zip(counts, wants)):

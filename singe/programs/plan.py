@@ -29,8 +29,7 @@ its warpgroup's register count after the kernel's ``setmaxnreg``
 warpgroup short, and the warpgroups' counts fit the launch's registers).
 
 From them: how many constant stripes stay in registers (codegen emits the
-rest as warp-uniform loads; none in the switch-dispatched kernels,
-``RegisterPlan.shuffled_constants``), the registers the kernel asks of ptxas, the
+rest as warp-uniform loads; in the switch-dispatched kernels all or none), the registers the kernel asks of ptxas, the
 registers ptxas is predicted to use (capped by the launch bounds), and the
 spill warning.  Codegen, the command's printed estimate and the timing
 model all read this plan.
@@ -50,12 +49,16 @@ emitted loop evaluates exponentials (SASS: DFMA R, R, R32..R52 in every
 exponential; sm_80 reads them as c[0x2][..] operands), and spills the
 slab loop's indices rather than give them up: H2/O2 diffusion at 5 CTAs per
 SM (floor 36) spills 12 B at 48 registers and none at 56 = 36 + 20."""
-LOADED_CONSTANTS_MARGIN = 24
-"""Registers ptxas takes beyond ``REGISTER_MARGIN`` in the kernels whose constants are all loaded where used
-(``RegisterPlan.shuffled_constants`` False: the switch-dispatched chemistry): their long straight-line code
-gets the registers no stripe holds for its schedule.  Measured (autotune.spills, chemistry at the defaults,
-sm_80 and sm_90, 16 kernels, and DME at the paper's setting): the plan's mean error against ptxas 20 % at 0,
-12 % at 24 (with stripes in registers, before: 13.5 %); DME at the paper's setting 108 -> 128 = ptxas."""
+SWITCH_MARGIN = 24
+"""Registers ptxas takes beyond ``REGISTER_MARGIN`` in the switch-dispatched kernels (chemistry): their long
+straight-line code takes every register the launch bounds leave for its schedule, so constant stripes stay
+in registers only where the budget leaves room beyond this margin too (a constant loaded where used is then
+one uniform load instead of two shuffles, and holds no register).  Measured: DME chemistry at the paper's
+setting (sm_90, mapped in time, ptxas and the SASS walk): with 7 stripes in registers (margin 32) 24 B of
+spills and 29,122 instructions issued per point, 2,610 of them SHFL; with none (margin 56) no spills and
+26,315; the printed estimate 108 -> 128 = ptxas; the chemistry column of autotune.spills (16 kernels at the
+defaults, sm_80 and sm_90): the plan's mean error against ptxas 20 % with the margin at 32 and no stripes,
+12 % at 56."""
 HELD_RESERVE = 8
 """Doubles of the budget left to ptxas beside the held shared values.  Measured on
 Alzueta's chemistry at 8 warps x 3 CTAs (sm_90, ptxas and the SASS walk), with the chemistry
@@ -85,12 +88,11 @@ class RegisterPlan:
     hoisted: int = 0
     fewer_ctas_budgets: tuple[int, ...] = ()  # the budget at 1, 2, ... ctas_per_sm - 1 CTAs per SM
     fences: tuple[frozenset[int], ...] = ()  # per warp, the units a forwarding fence precedes (``forwarding``)
-    shuffled_constants: bool = True
-    """Whether constant stripes may stay in registers (two shuffles per use).  Not in the kernels dispatched by
-    one switch (chemistry): there a constant loaded where used is one uniform load from an immediate address
-    (``SINGE_CONST``, ULDC), cheaper than the shuffles and holding no register (DME chemistry at the paper's
-    setting, sm_90, SASS walk: with its 7 stripes in registers 29,122 instructions issued per point, 2,610 of
-    them SHFL, and 24 B of spills; with none 26,315 and no spills)."""
+    all_stripes_or_none: bool = False
+    """The switch-dispatched kernels keep every constant stripe in registers, with ``SPILL_HEADROOM`` to
+    spare, or none: a budget that holds only some leaves ptxas, which takes every free register for the
+    schedule of their straight-line code, nothing to spare (GRI-Mech chemistry at the defaults, sm_90:
+    8 of 10 stripes kept, 40 B of spills; none, no spills)."""
     warp_budgets: tuple[int, ...] = ()  # per warp, its warpgroup's setmaxnreg count (sm_90a; () for none)
 
     def budget_of(self, warp: int) -> int:
@@ -132,14 +134,14 @@ class RegisterPlan:
         registers: as many as the budget leaves after the other live values
         and the margin."""
         stripes = self.stripes if stripes is None else stripes
-        if not self.shuffled_constants:
-            return 0
         if self.warp_budgets:  # every warp holds the kept stripes within its own warpgroup's count
             room = min((self.warp_budgets[w] - r + 2 * s - self.margin) // 2
                        for w, (r, s) in enumerate(zip(self.per_warp, self.constant_stripes)))
-            return max(0, min(stripes, room))
-        others = max(self.per_warp, default=self.overhead) - 2 * self.stripes
-        return max(0, min(stripes, (self.budget - others - self.margin) // 2))
+        else:
+            room = (self.budget - max(self.per_warp, default=self.overhead) + 2 * self.stripes - self.margin) // 2
+        if self.all_stripes_or_none:
+            return stripes if room - SPILL_HEADROOM // 2 >= stripes else 0
+        return max(0, min(stripes, room))
 
     def slots_in_registers(self, slots: int) -> int:
         """How many of a per-warp constant table's ``slots`` codegen keeps in
@@ -256,7 +258,7 @@ def plan_registers(programs, target, ctas_per_sm: int) -> RegisterPlan:
                         ctas_per_sm=ctas_per_sm, hoisted=hoisted, fewer_ctas_budgets=budgets[:-1])
     if kernel_spec(programs.kernel).dispatch != "switch":
         return plan
-    plan = replace(plan, shuffled_constants=False, margin=REGISTER_MARGIN + LOADED_CONSTANTS_MARGIN)
+    plan = replace(plan, margin=REGISTER_MARGIN + SWITCH_MARGIN, all_stripes_or_none=True)
     plan = replace(plan, warp_budgets=warpgroup_budgets(plan, programs.warps, target))
     return replace(plan, fences=tuple(fence_positions(program_units(p), held_allowances(plan, w, unit_peaks(p)))
                                       for w, p in enumerate(programs.programs)))

@@ -70,6 +70,14 @@ SPILL_HEADROOM = 8
 """Registers per thread a budget leaves above the plan's floor to count as fitting:
 one allocation granule (ptxas allocates 256 registers per warp at a time),
 so that an estimate a little short of ptxas's count does not spill."""
+SWITCH_HEADROOM = 16
+"""``SPILL_HEADROOM`` of the switch-dispatched kernels (chemistry): two granules.  Their floor is shorter of
+ptxas's no-spill count where a warp runs many global loads at once (the mass fractions of the molar density,
+issued ahead with their addresses): Cantera's Alzueta chemistry at the defaults (sm_90, 8 warps) has a floor
+of 68 and spills 8-16 B at 3 CTAs (budget 80; no spills from 88, ptxas .maxnreg); at two granules it takes
+2 CTAs (budget 128).  The other chemistry kernels at the defaults keep their CTA counts (their floors are
+within a few registers of ptxas's: H2/O2 44 against 48, Cantera's air 42/40, DME 112/112, n-heptane
+182/176, n-dodecane 244/240)."""
 WARPGROUP = 4  # warps of a warpgroup: setmaxnreg changes the registers of 4 consecutive warps, from a multiple of 4
 SETMAXNREG_RANGE = (24, 256)  # PTX ISA 8.0: the count of setmaxnreg, a multiple of 8
 REGISTER_GRANULE = 8  # registers per thread of one allocation granule (256 per warp)
@@ -88,6 +96,7 @@ class RegisterPlan:
     hoisted: int = 0
     fewer_ctas_budgets: tuple[int, ...] = ()  # the budget at 1, 2, ... ctas_per_sm - 1 CTAs per SM
     fences: tuple[frozenset[int], ...] = ()  # per warp, the units a forwarding fence precedes (``forwarding``)
+    headroom: int = SPILL_HEADROOM  # registers over a warp's floor for it to count as fitting
     all_stripes_or_none: bool = False
     """The switch-dispatched kernels keep every constant stripe in registers, with ``SPILL_HEADROOM`` to
     spare, or none: a budget that holds only some leaves ptxas, which takes every free register for the
@@ -103,8 +112,9 @@ class RegisterPlan:
         """Registers per thread below which ``warp``'s code spills (``floor`` for one warp)."""
         return self.hoisted + self.per_warp[warp] - 2 * self.constant_stripes[warp]
 
-    def fits(self, headroom: int = SPILL_HEADROOM) -> bool:
-        """Every warp's floor plus ``headroom`` within the registers it may use."""
+    def fits(self, headroom: int | None = None) -> bool:
+        """Every warp's floor plus ``headroom`` (default the plan's) within the registers it may use."""
+        headroom = self.headroom if headroom is None else headroom
         if not self.warp_budgets:
             return self.floor + headroom <= self.budget
         return all(self.warp_floor(w) + headroom <= self.budget_of(w) for w in range(len(self.per_warp)))
@@ -140,7 +150,7 @@ class RegisterPlan:
         else:
             room = (self.budget - max(self.per_warp, default=self.overhead) + 2 * self.stripes - self.margin) // 2
         if self.all_stripes_or_none:
-            return stripes if room - SPILL_HEADROOM // 2 >= stripes else 0
+            return stripes if room - self.headroom // 2 >= stripes else 0
         return max(0, min(stripes, room))
 
     def slots_in_registers(self, slots: int) -> int:
@@ -258,7 +268,7 @@ def plan_registers(programs, target, ctas_per_sm: int) -> RegisterPlan:
                         ctas_per_sm=ctas_per_sm, hoisted=hoisted, fewer_ctas_budgets=budgets[:-1])
     if kernel_spec(programs.kernel).dispatch != "switch":
         return plan
-    plan = replace(plan, margin=REGISTER_MARGIN + SWITCH_MARGIN, all_stripes_or_none=True)
+    plan = replace(plan, margin=REGISTER_MARGIN + SWITCH_MARGIN, headroom=SWITCH_HEADROOM, all_stripes_or_none=True)
     plan = replace(plan, warp_budgets=warpgroup_budgets(plan, programs.warps, target))
     return replace(plan, fences=tuple(fence_positions(program_units(p), held_allowances(plan, w, unit_peaks(p)))
                                       for w, p in enumerate(programs.programs)))
@@ -323,7 +333,7 @@ def warpgroup_budgets(plan: RegisterPlan, warps: int, target) -> tuple[int, ...]
     floors = [max(plan.warp_floor(w) for w in group) for group in groups]
     cap = min(SETMAXNREG_RANGE[1], target.max_registers_per_thread - target.max_registers_per_thread % 8)
     pool = launch_pool(plan.budget, warps)
-    for headroom in (SPILL_HEADROOM, 0):
+    for headroom in (plan.headroom, 0):
         counts = [max(SETMAXNREG_RANGE[0], _granules(f + headroom)) for f in floors]
         if max(counts) <= cap and sum(counts) <= pool:
             break

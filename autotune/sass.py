@@ -616,9 +616,10 @@ def walk(listing: Listing, entry: str, machine: Machine) -> Walk:
             if base == "RET":
                 address = calls.pop()
                 continue
-            if base == "CALL":
+            target = _branch_target(listing, lane, ins, following)
+            if base == "CALL" and not _reaches_exit(listing, target):  # a call of code that exits: a jump
                 calls.append(following)
-            address = _branch_target(listing, lane, ins, following)
+            address = target
             continue
         lane.execute(ins)
         address = following
@@ -675,6 +676,19 @@ def _branch_condition(lane: _Lane, ins: Instruction) -> bool | None:
     if False in conditions:
         return False
     return None if None in conditions else True
+
+
+def _reaches_exit(listing: Listing, address: int) -> bool:
+    """Does the code from ``address`` reach an EXIT before any branch?  ptxas (sm_80) ends a slab loop
+    whose back-edge is unconditional with a predicated ``CALL`` of such code (``BSYNC; EXIT``)."""
+    while address in listing.instructions:
+        base = listing.instructions[address].base
+        if base == "EXIT":
+            return True
+        if base in ("BRA", "BRX", "CALL", "RET", "JMP", "JMX"):
+            return False
+        address = listing.next_address(address)
+    return False
 
 
 def _falls_into_call(listing: Listing, address: int) -> bool:

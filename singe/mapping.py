@@ -10,6 +10,7 @@ exchanged through reused slots when needed ('buffer').
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from dataclasses import dataclass, field
 from itertools import zip_longest
@@ -51,6 +52,8 @@ class Mapping:
     phases: dict[str, int] = field(default_factory=dict)
     layout: tuple[str, ...] = ()
     info: dict = field(default_factory=dict, compare=False, hash=False)
+    planned: dict[str, float] = field(default_factory=dict, compare=False, hash=False)
+    """The time-aware assignment's planned start of each operation [issue slots] (chemistry; else empty)."""
 
     @property
     def warps(self) -> int:
@@ -144,16 +147,13 @@ def assign_warps(graph: DataflowGraph, options: CompileOptions) -> dict[str, int
     affinity (data edges, shared reductions) with operations already on
     other warps.  Ties go to the least loaded warp, so with no locality to
     gain the operations spread evenly, and with locality they fill warps in
-    contiguous blocks (adjacent diffusion columns share rows).
+    contiguous blocks (adjacent diffusion columns share rows).  The kernels
+    balanced by issued instructions (chemistry) are mapped by
+    ``timed_assignment`` instead.
 
     A kernel may fix the warps of some operations first
     (``KernelSpec.fixed_warps``: the diffusion columns in blocks of adjacent
     columns, paper §3.3); the others are placed around them.
-
-    Chemistry (paper §3.4): operations feeding the QSSA phase are placed
-    first, spread over all warps; the QSSA operations themselves (kind
-    'qssa...') go to the first ``qssa_warps`` warps only, so those warps take
-    the QSSA computation while the others finish the remaining reactions.
     """
     warps = options.warps
     w_flops, w_regs, w_local = options.weights
@@ -172,12 +172,9 @@ def assign_warps(graph: DataflowGraph, options: CompileOptions) -> dict[str, int
         warp_of[name] = warp
         flops[warp] += cost_of[name]
         values[warp] += len(graph.by_name[name].outputs)
-    feeds_qssa = feeding_qssa(graph)
-    for op in sorted((op for op in ops if op.name not in warp_of),
-                     key=lambda o: (o.name not in feeds_qssa, -cost_of[o.name], position[o.name])):
+    for op in sorted((op for op in ops if op.name not in warp_of), key=lambda o: (-cost_of[o.name], position[o.name])):
         near = affinity.get(op.name, {})
         total = sum(near.values()) or 1.0
-        allowed = range(options.qssa_warps) if op.kind.startswith("qssa") else range(warps)
 
         def cost(warp: int) -> tuple[float, int, int]:
             remote = sum(a for other, a in near.items() if other in warp_of and warp_of[other] != warp)
@@ -186,95 +183,149 @@ def assign_warps(graph: DataflowGraph, options: CompileOptions) -> dict[str, int
                      + w_local * remote / total)
             return round(value, 12), flops[warp], warp
 
-        best = min(allowed, key=cost)
+        best = min(range(warps), key=cost)
         warp_of[op.name] = best
         flops[best] += cost_of[op.name]
         values[best] += len(op.outputs)
-    if kernel_spec(graph.kernel).balance == "issue":
-        _rebalance(ops, warp_of, cost_of, affinity, options)
     return warp_of
 
 
-REBALANCE_TOLERANCE = 1.15  # the heaviest warp's load over the mean that rebalancing accepts (the issue goal)
+CROSS_WARP_DELAY = 128
+"""Issue slots from a producer's result to a consumer on another warp (store, barrier, load): what the
+time-aware assignment and the scheduler's list schedule (``schedule._timed_order``) charge a crossing edge."""
+BALANCE_CAP = 1.08
+"""The time-aware assignment keeps each warp's load within this factor of the mean issue cost where a warp
+allows it (the slowest warp sets the time; the imbalance goal is 1.15 of issued instructions, and the
+compiled kernel's warps differ more than the issue costs say: n-heptane chemistry at the paper's setting,
+sm_90, SASS walk: 1.166 at 1.1, 1.141 at 1.08)."""
+FOLLOW_THE_REACTION = ("stiffness_scale",)
+"""Kinds of operations the time-aware assignment puts on the warp of the reaction whose rates they read
+(owner computes): the work after the stiff species' factors then spreads over the warps as the reactions
+do, where the earliest finish would gather these small operations on the warps holding their other inputs."""
 
 
-def _rebalance(ops: list[Operation], warp_of: dict[str, int], cost_of: dict[str, int], affinity: dict,
-               options: CompileOptions) -> None:
-    """Move operations off the most loaded warp onto the least loaded one it
-    may run on, while that lowers the larger of the two loads and the most
-    loaded warp is above ``REBALANCE_TOLERANCE`` times the mean; of those
-    moves, the one that cuts fewest data edges and shared reductions
-    (``_affinities``) with operations staying behind.  (The greedy pass
-    trades balance for locality; the slowest warp sets the time.)"""
-    warps = options.warps
-    load = [0] * warps
-    for op in ops:
-        load[warp_of[op.name]] += cost_of[op.name]
-    mean = sum(load) / warps
-    qssa = {op.name for op in ops if op.kind.startswith("qssa")}
-    for _ in range(len(ops)):
-        heavy = max(range(warps), key=lambda w: (load[w], -w))
-        if load[heavy] <= REBALANCE_TOLERANCE * mean:
-            return
-        move = _best_move(ops, warp_of, cost_of, load, heavy, qssa, options.qssa_warps, affinity)
-        if move is None:
-            return
-        name, light = move
-        warp_of[name] = light
-        load[heavy] -= cost_of[name]
-        load[light] += cost_of[name]
+@dataclass
+class _Plan:
+    """The time-aware assignment so far: per warp its clock and load [issue slots], per operation its warp and
+    planned finish."""
+
+    clock: list[float]
+    load: list[float]
+    warp_of: dict[str, int] = field(default_factory=dict)
+    finish: dict[str, float] = field(default_factory=dict)
 
 
-def _best_move(ops, warp_of, cost_of, load, heavy: int, qssa: set, qssa_warps: int, affinity: dict):
-    """(operation, warp): of the moves off ``heavy`` that leave both warps'
-    loads below ``heavy``'s, the one losing least affinity (net of what it
-    gains on the new warp), then leaving the smaller peak."""
-    best, best_key = None, None
-    for op in ops:
-        if warp_of[op.name] != heavy or cost_of[op.name] == 0:
-            continue
-        allowed = range(qssa_warps) if op.name in qssa else range(len(load))
-        light = min((w for w in allowed if w != heavy), key=lambda w: (load[w], w), default=None)
-        if light is None:
-            continue
-        peak = max(load[heavy] - cost_of[op.name], load[light] + cost_of[op.name])
-        if peak >= load[heavy]:
-            continue
-        near = affinity.get(op.name, {})
-        lost = sum(a for other, a in near.items() if warp_of.get(other) == heavy and other != op.name) - \
-            sum(a for other, a in near.items() if warp_of.get(other) == light)
-        key = (round(lost, 12), peak)
-        if best_key is None or key < best_key:
-            best, best_key = (op.name, light), key
-    return best
+def timed_assignment(graph: DataflowGraph, options: CompileOptions) -> tuple[dict[str, int], dict[str, float]]:
+    """(warp of each operation, its planned start [issue slots]): a list
+    schedule that maps as it goes (HEFT, Topcuoglu et al. 2002), for the
+    kernels balanced by issued instructions (chemistry).
 
-
-def feeding_qssa(graph: DataflowGraph) -> set[str]:
-    """Operations whose results the QSSA operations read, directly or not."""
+    Operations are taken by decreasing upward rank (their issue cost plus the
+    longest path below them, half a ``CROSS_WARP_DELAY`` per edge), each onto
+    the warp where it would finish first: not before the warp is free, nor
+    before its inputs are, ``CROSS_WARP_DELAY`` later from another warp.  A
+    warp whose load (issue cost plus one shared read per input from another
+    warp) would pass ``BALANCE_CAP`` times the mean is taken only when every
+    warp would; ties go to the warp holding more of the inputs, then the
+    lighter one.  The QSSA operations (kind 'qssa...') go to the first
+    ``qssa_warps`` warps (paper §3.4): the rank puts the reactions they read
+    first, so those warps start the QSSA computation as soon as its inputs
+    are made while the others finish the remaining reactions.  Unlike the
+    greedy mapper, which balances load and locality without time, this keeps
+    warps from idling at barriers while a late producer finishes (the model's
+    waits at the end of a slab: stiffness and output sums held up by
+    reactions computed after the QSSA).  The kinds of ``FOLLOW_THE_REACTION``
+    go where their reaction went."""
+    ops = [op for op in graph.operations if not op.replicated]
     producers = graph.producers()
+    mapped = {op.name for op in ops}
+    inputs = {op.name: sorted({producers[v] for v in op.inputs if producers[v] in mapped}) for op in ops}
+    cost = {op.name: issue_cost(op) for op in ops}
+    cap = BALANCE_CAP * sum(cost.values()) / options.warps
+    plan = _Plan([0.0] * options.warps, [0.0] * options.warps)
     by_name = graph.by_name
-    todo = [op.name for op in graph.operations if op.kind.startswith("qssa")]
-    seen: set[str] = set()
-    while todo:
-        for value in by_name[todo.pop()].inputs:
-            source = producers[value]
-            if source not in seen and not by_name[source].kind.startswith("qssa"):
-                seen.add(source)
-                todo.append(source)
-    return seen
+    for op in _by_rank(graph, ops, inputs, cost):
+        allowed = range(options.qssa_warps) if op.kind.startswith("qssa") else range(options.warps)
+        if __import__("os").environ.get("PTNQ") and op.kind in ("point", "mixture") and options.qssa_warps < options.warps:
+            allowed = range(options.qssa_warps, options.warps)
+        reaction = _reaction_of(op, by_name, producers) if op.kind in FOLLOW_THE_REACTION else None
+        if reaction in plan.warp_of:
+            allowed = (plan.warp_of[reaction],)
+        _, warp, start, remote = min(_placement(plan, op.name, inputs[op.name], cost[op.name], cap, w)
+                                     for w in allowed)
+        plan.warp_of[op.name] = warp
+        plan.finish[op.name] = plan.clock[warp] = start + cost[op.name]
+        plan.load[warp] += cost[op.name] + remote
+    return plan.warp_of, {name: plan.finish[name] - cost[name] for name in plan.finish}
+
+
+def shared_point_values(graph: DataflowGraph, warps: int) -> DataflowGraph:
+    """``graph``, or, when its replicated operations (point values, the molar
+    density) copied on every other warp would cost more issue slots than one
+    warp's share of the rest, ``graph`` with them mapped like any operation:
+    computed once and read through shared memory.  A copy saves a barrier at
+    the start of a slab; many copies cost issue slots and code (n-heptane at
+    16 warps: 15 copies of 285 slots against a share of 1,493)."""
+    replicated = sum(issue_cost(op) for op in graph.operations if op.replicated)
+    share = sum(issue_cost(op) for op in graph.operations if not op.replicated) / warps
+    if (warps - 1) * replicated <= share:
+        return graph
+    operations = tuple(dataclasses.replace(op, replicated=False) for op in graph.operations)
+    return DataflowGraph(graph.kernel, graph.mechanism, operations, graph.n_species)
+
+
+def _reaction_of(op: Operation, by_name: dict, producers: dict) -> str | None:
+    """The reaction operation whose rates ``op`` reads, directly or through their QSSA scaling."""
+    for value in op.inputs:
+        source = by_name[producers[value]]
+        if source.kind == "reaction":
+            return source.name
+        if source.kind == "qssa_scale":
+            return _reaction_of(source, by_name, producers)
+    return None
+
+
+def _by_rank(graph: DataflowGraph, ops: list[Operation], inputs: dict, cost: dict) -> list[Operation]:
+    """``ops`` by decreasing upward rank (a topological order: every edge adds to the rank)."""
+    below: dict[str, list[str]] = defaultdict(list)
+    for name, sources in inputs.items():
+        for source in sources:
+            below[source].append(name)
+    rank: dict[str, float] = {}
+    for op in reversed(graph.topological_order()):
+        if op.name in cost:
+            rank[op.name] = cost[op.name] + max((rank[s] + CROSS_WARP_DELAY / 2 for s in below[op.name]), default=0.0)
+    position = {op.name: i for i, op in enumerate(ops)}
+    return sorted(ops, key=lambda op: (-rank[op.name], position[op.name]))
+
+
+def _placement(plan: _Plan, name: str, sources: list[str], cost: float, cap: float, warp: int) -> tuple:
+    """(sort key, warp, start, inputs read from other warps) of operation ``name`` on ``warp``."""
+    start = plan.clock[warp]
+    remote = 0
+    for source in sources:
+        crossing = plan.warp_of[source] != warp
+        remote += crossing
+        start = max(start, plan.finish[source] + CROSS_WARP_DELAY * crossing)
+    over = plan.load[warp] + cost + remote > cap
+    return (over, start + cost, remote, plan.load[warp], warp), warp, start, remote
 
 
 # -- per-warp partial sums ----------------------------------------------------
 
-def split_reductions(graph: DataflowGraph, warp_of: dict[str, int]) -> tuple[DataflowGraph, dict[str, str]]:
+def split_reductions(graph: DataflowGraph, warp_of: dict[str, int],
+                     planned: dict[str, float] | None = None) -> tuple[DataflowGraph, dict[str, str]]:
     """Rewrite each reduction so that every warp adds the terms it makes into
-    one running partial sum (inside the producing operations, in graph order),
-    and the reduction adds the per-warp partials.  Returns the new graph and
-    the chain (reduction@warp) of every running partial."""
+    one running partial sum (inside the producing operations, in the order of
+    their ``planned`` start, else in graph order: the chain then follows the
+    warp's program rather than holding an operation back until one placed
+    later in the graph is done), and the reduction adds the per-warp partials.
+    Returns the new graph and the chain (reduction@warp) of every running partial."""
     producers = graph.producers()
     consumers = graph.consumers()
     ops = {op.name: op for op in graph.operations}
-    order = [op.name for op in graph.operations]
+    position = {op.name: i for i, op in enumerate(graph.operations)}
+    planned = planned or {}
     appended: dict[str, list[Instr]] = defaultdict(list)
     extra_inputs: dict[str, list[str]] = defaultdict(list)
     extra_outputs: dict[str, list[str]] = defaultdict(list)
@@ -285,7 +336,7 @@ def split_reductions(graph: DataflowGraph, warp_of: dict[str, int]) -> tuple[Dat
     for reduction in (op for op in graph.operations if op.reduction):
         partials = []
         by_warp: dict[int, list[str]] = defaultdict(list)
-        for term in sorted(reduction.inputs, key=lambda v: order.index(producers[v])):
+        for term in sorted(reduction.inputs, key=lambda v: (planned.get(producers[v], 0.0), position[producers[v]])):
             by_warp[warp_of[producers[term]]].append(term)
         for warp, terms in sorted(by_warp.items()):
             previous = previous_producer = None
@@ -453,11 +504,15 @@ def map_graph(graph: DataflowGraph, options: CompileOptions) -> Mapping:
     """Assign operations to warps, split reductions, place values (at
     ``options.planned()``'s CTAs per SM)."""
     options = options.planned()
-    warp_of = assign_warps(graph, options)
+    if kernel_spec(graph.kernel).balance == "issue":
+        graph = shared_point_values(graph, options.warps)
+        warp_of, planned = timed_assignment(graph, options)
+    else:
+        warp_of, planned = assign_warps(graph, options), {}
     regroup = kernel_spec(graph.kernel).regroup
     regrouped = regroup(graph, warp_of, options.warps) if regroup else Regrouping(graph, warp_of, {}, {})
     warp_of = regrouped.warp_of
-    lowered, chains = split_reductions(regrouped.graph, warp_of)
+    lowered, chains = split_reductions(regrouped.graph, warp_of, planned)
     chains.update(regrouped.chains)
     shared_chains = frozenset(regrouped.chains.values())
     budget = options.target.shared_budget(options.ctas_per_sm) // SLOT_BYTES
@@ -473,7 +528,8 @@ def map_graph(graph: DataflowGraph, options: CompileOptions) -> Mapping:
             + (" or --placement buffer" if mode != "buffer" else ""))
     in_slots = {chains.get(v, v) for v, where in placement.items() if where != "register"}
     layout = tuple(name for name in regrouped.layout if name in in_slots)
-    return Mapping(lowered, options, warp_of, placement, mode, budget, chains, regrouped.phases, layout)
+    return Mapping(lowered, options, warp_of, placement, mode, budget, chains, regrouped.phases, layout,
+                   planned=planned)
 
 
 def _slots_needed(graph: DataflowGraph, placement: dict[str, str], chains: dict[str, str]) -> int:

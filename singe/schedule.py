@@ -2,10 +2,10 @@
 
 Operations are taken in one global order consistent with the data
 dependences: most critical first (longest remaining FLOP path), or, for
-the kernels balanced by issued instructions (chemistry), a list schedule in
-time that orders them by their modeled start on their warp
-(``_timed_order``), so that producers and consumers reach each sync point
-at about the same time and warps wait less.  Each warp's
+the kernels balanced by issued instructions (chemistry, mapped by
+``mapping.timed_assignment``), a list schedule in time that orders them by
+their modeled start on their warp (``_timed_order``), so that producers and
+consumers reach each sync point at about the same time and warps wait less.  Each warp's
 program is that order restricted to the warp, with the items communication
 needs appended *at the same point of the global order* for every warp
 involved: the producer's store and ``bar.arrive``, the consumer's
@@ -14,7 +14,9 @@ total order that every warp follows, so any warp count is deadlock-free
 (Theorem 1); arrivals happen as late as that order allows, so one barrier
 covers every value a warp has produced so far (grouping), and with
 ``group_barriers`` every warp that will need those values joins the same
-barrier.
+barrier (in the list-scheduled kernels, only a warp that reads them within
+``GROUP_WINDOW`` of the list schedule, bringing along only producers it
+waits for that are due by then, ``ARRIVAL_SLACK``).
 
 Happens-before knowledge is tracked with vector clocks.  It decides when a
 consumer already knows a value is written (no new barrier), when a reused
@@ -35,12 +37,19 @@ from singe.errors import SingeInternalError
 from singe.graphs import topological_order
 from singe.kernels.ir import DataflowGraph, Operation
 from singe.kernels.registry import kernel_spec
-from singe.mapping import Mapping, feeding_qssa, issue_cost
+from singe.mapping import CROSS_WARP_DELAY, Mapping, issue_cost
 from singe.programs import (Arrive, Compute, FullSync, SharedLoad, SharedStore, Sync, SyncPoint, WarpProgram,
                             WarpPrograms)
 from singe.programs.plan import plan_registers
 
 EXCHANGE_BATCH = 64  # buffered values one pass through shared memory may carry
+GROUP_WINDOW = 300
+"""In the list-scheduled kernels, a warp joins another's barrier (``group_barriers``) only if it reads one of
+the values that barrier orders within this many issue slots of the list schedule: joining earlier would hold
+it at the barrier while it still has work of its own."""
+ARRIVAL_SLACK = 100
+"""... and a warp joining brings the other producers it waits for into the barrier only if they end what
+they run before it within this many issue slots: a late one would hold every participant."""
 
 
 def _edges(graph: DataflowGraph, warp_of: dict[str, int]) -> tuple[list[Operation], dict, dict]:
@@ -73,6 +82,12 @@ def global_order(graph: DataflowGraph, warp_of: dict[str, int], cost=None, phase
     operations of one phase after those of the phases before it (the
     operations of none first).  With ``cost`` (an operation's issue time on
     its warp): a list schedule in time (``_timed_order``)."""
+    return timed_order(graph, warp_of, cost, phases)[0]
+
+
+def timed_order(graph: DataflowGraph, warp_of: dict[str, int], cost=None,
+                phases=None) -> tuple[list[Operation], dict]:
+    """(``global_order``, each operation's modeled start [issue slots]: empty without ``cost``)."""
     ops, successors, predecessors = _edges(graph, warp_of)
     if cost is not None:
         return _timed_order(graph, warp_of, cost, ops, successors, predecessors)
@@ -85,43 +100,34 @@ def global_order(graph: DataflowGraph, warp_of: dict[str, int], cost=None, phase
     order = [by_name[name] for name in names]
     if len(order) != len(ops):
         raise SingeInternalError("mapped graph has a cycle")
-    return order
+    return order, {}
 
 
-CROSS_WARP_DELAY = 128  # issue slots from a producer's result to a consumer on another warp (store, barrier, load)
-
-
-def _timed_order(graph, warp_of, cost, ops, successors, predecessors) -> list[Operation]:
+def _timed_order(graph, warp_of, cost, ops, successors, predecessors) -> tuple[list[Operation], dict]:
     """A list schedule: each warp has a clock (the issue cost of what it has
     run); the next operation is the one that can start earliest on its warp
     (its inputs done, plus ``CROSS_WARP_DELAY`` for another warp's), longest
     remaining path first among those that can start by their warp's clock.
     Operations are ordered by start, so the warps' programs meet at the sync
-    points about when each side gets there.  On a warp with QSSA operations,
-    the operations that neither are one nor feed one wait until the warp's
-    QSSA operations are placed: made earlier, their results would only sit in
-    registers through the QSSA solve, the warp's peak (``_after_qssa``)."""
+    points about when each side gets there.  Returns the order and each
+    operation's start."""
     by_name = graph.by_name
     level = _levels(graph, warp_of, successors, cost)
     index = {op.name: i for i, op in enumerate(ops)}
     waiting = {op.name: len(predecessors[op.name]) for op in ops}
     available = {op.name: 0.0 for op in ops}
-    qssa_left, after = _after_qssa(graph, warp_of)
     ready: dict[int, list[str]] = defaultdict(list)
     for op in ops:
         if not waiting[op.name]:
             ready[warp_of[op.name]].append(op.name)
     clock: dict[int, float] = defaultdict(float)
-    order = []
+    order, starts = [], {}
     while any(ready.values()):
-        choices = [_next_on(w, [n for n in names if not (qssa_left[w] and n in after)], clock[w], available, level,
-                            index) for w, names in ready.items()]
-        choices = [c for c in choices if c] or [_next_on(w, names, clock[w], available, level, index)
-                                                for w, names in ready.items()]
-        start, warp, name = min(c for c in choices if c)
+        start, warp, name = min(c for c in (_next_on(w, names, clock[w], available, level, index)
+                                            for w, names in ready.items()) if c)
         ready[warp].remove(name)
+        starts[name] = start
         clock[warp] = start + cost(by_name[name])
-        qssa_left[warp] -= by_name[name].kind.startswith("qssa")
         order.append(by_name[name])
         for successor in successors[name]:
             delay = 0 if warp_of[successor] == warp else CROSS_WARP_DELAY
@@ -131,18 +137,7 @@ def _timed_order(graph, warp_of, cost, ops, successors, predecessors) -> list[Op
                 ready[warp_of[successor]].append(successor)
     if len(order) != len(ops):
         raise SingeInternalError("mapped graph has a cycle")
-    return order
-
-
-def _after_qssa(graph: DataflowGraph, warp_of: dict[str, int]) -> tuple[Counter, set[str]]:
-    """(QSSA operations per warp, the operations on those warps that neither
-    are QSSA operations nor feed one)."""
-    qssa = Counter(warp_of[op.name] for op in graph.operations
-                   if op.name in warp_of and op.kind.startswith("qssa"))
-    feeding = feeding_qssa(graph)
-    after = {op.name for op in graph.operations if op.name in warp_of and warp_of[op.name] in qssa
-             and not op.kind.startswith("qssa") and op.name not in feeding}
-    return qssa, after
+    return order, starts
 
 
 def _next_on(warp: int, names: list[str], clock: float, available: dict, level: dict, index: dict):
@@ -207,6 +202,10 @@ class _Scheduler:
         for name in mapping.layout:
             self.reserved[name] = len(self.slots)
             self.slots.append(_Slot())
+        self.order: list[Operation] = []
+        self.starts: dict[str, float] = {}  # the list schedule's start of each operation (timed kernels)
+        self.reads_at: list[dict[str, list[int]]] = [defaultdict(list) for _ in range(self.warps)]
+        self.finish = [0.0] * self.warps  # the list schedule's end of each warp's last operation so far
 
     # -- knowledge ---------------------------------------------------------
 
@@ -335,10 +334,12 @@ class _Scheduler:
 
     # -- the walk ----------------------------------------------------------
 
-    def run(self, order: list[Operation]) -> None:
+    def run(self, order: list[Operation], starts: dict[str, float] | None = None) -> None:
+        self.order, self.starts = order, starts or {}
         for position, op in enumerate(order):
             warp = self.warp_of[op.name]
             for value in self._shared_inputs(op, warp):
+                self.reads_at[warp][value].append(position)
                 self.pending[warp][value] += 1
                 if self.placement[value] == "buffer":
                     self.needed_at[value].append(position)
@@ -376,6 +377,8 @@ class _Scheduler:
         for value in shared:
             self.load(warp, value)
         self._append(warp, Compute(op))
+        if self.starts:
+            self.finish[warp] = self.starts[op.name] + issue_cost(op)
         self.in_registers[warp].update(op.outputs)
         for value in op.outputs:
             if self.placement.get(value) in ("store", "accumulate") or self._store_early(value):
@@ -425,6 +428,25 @@ class _Scheduler:
                 result[writer].append(value)
         return result
 
+    def _reads_soon(self, warp: int, writers: dict[int, list[str]]) -> bool:
+        """Does ``warp`` read one of ``writers``' values within ``GROUP_WINDOW`` of now (always, unless timed)?"""
+        if not self.starts:
+            return True
+        now = self.starts[self.order[self.position].name]
+        for values in writers.values():
+            for value in values:
+                later = [p for p in self.reads_at[warp][value] if p >= self.position]
+                if later and self.starts[self.order[later[0]].name] - now <= GROUP_WINDOW:
+                    return True
+        return False
+
+    def _on_time(self, warp: int) -> bool:
+        """Does ``warp``, in the list schedule, end what it runs before this point within ``ARRIVAL_SLACK``
+        of now (always, unless timed)?"""
+        if not self.starts:
+            return True
+        return self.finish[warp] - self.starts[self.order[self.position].name] <= ARRIVAL_SLACK
+
     def _wait_for(self, warp: int, values: list[str]) -> None:
         writers = self._unknown_writers(warp, values)
         if not writers:
@@ -435,18 +457,19 @@ class _Scheduler:
             for other in range(self.warps):
                 needed = [v for v in self.pending[other] if self.pending[other][v] > 0]
                 theirs = self._unknown_writers(other, needed)
-                if other != warp and set(theirs) & arrivers:
+                if other != warp and set(theirs) & arrivers and self._reads_soon(other, theirs):
                     syncers.add(other)
                     for writer, vs in theirs.items():
-                        arrivers.add(writer)
-                        ordered.extend(vs)
+                        if writer in arrivers or self._on_time(writer):
+                            arrivers.add(writer)
+                            ordered.extend(vs)
         self.synchronize(arrivers, syncers, ordered)
 
 
 def schedule(mapping: Mapping) -> WarpPrograms:
     """Warp programs for a mapped graph (see the module docstring)."""
     scheduler = _Scheduler(mapping)
-    scheduler.run(global_order(mapping.graph, mapping.warp_of, issue_cost if scheduler.timed else None,
+    scheduler.run(*timed_order(mapping.graph, mapping.warp_of, issue_cost if scheduler.timed else None,
                                mapping.phases))
     options = mapping.options
     programs = WarpPrograms(

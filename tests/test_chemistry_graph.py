@@ -33,7 +33,7 @@ POINTS = 256
 MECHANISMS = ["h2o2", "gri30", "dme", "heptane", "dodecane"]
 DT_RANGE = (1e-9, 1e-5)  # s
 DIFFUSION_SCALE = 1e3  # kg/m^3/s: large enough that the source moves the stiff factors past the tolerance
-POINT_KINDS = {"point"}
+POINT_KINDS = {"point", "mixture"}  # the replicated operations: point values and the molar density
 
 
 @functools.lru_cache(maxsize=None)
@@ -132,7 +132,8 @@ def test_gibbs_selects_the_range_once_per_species(name):
 def test_graph_has_the_phases_of_the_paper(name):
     """Verified graph; one operation per computed reaction, per QSSA species
     and step, per stiff species; replicated operations are the point values
-    only; global fields as the kernel's interface says."""
+    and the molar density only (every warp sums the mass fractions itself);
+    global fields as the kernel's interface says."""
     mech = load(name)
     graph = chemistry_graph(mech)
     graph.verify()
@@ -140,6 +141,7 @@ def test_graph_has_the_phases_of_the_paper(name):
     kinds = Counter(op.kind for op in graph.operations)
     assert {op.kind for op in graph.operations if op.replicated} <= POINT_KINDS
     assert all(op.replicated for op in graph.operations if op.kind in POINT_KINDS)
+    assert kinds["mixture"] == 1 and not any(op.reduction for op in graph.operations if op.kind != "reduction")
     assert all(instr.opcode in OPCODES for op in graph.operations for instr in op.instrs)
     system = build_qssa_system(mech) if mech.qss_species else None
     dropped = set(system.dropped) if system else set()
@@ -274,3 +276,21 @@ def test_comparison_fails_for_a_wrong_graph(name, operation, change):
     wrong = recompiled(compiled(name), mutated(graph, operation, change))
     theirs = net_production_rates(mech, T, P, Y, dt=dt if mech.stiff_species else None, diffusion_source=source)
     assert worst_error(simulate(wrong, mech, T, P, Y, dt, source), theirs) > TOLERANCE
+
+
+def test_total_concentration_is_the_ideal_gas_value_not_a_sum_over_warps():
+    """GRI-Mech's third bodies read sum_k C_k = P/(R T) (the density's
+    definition makes it exact): one replicated operation from P and 1/T, no
+    reduction over the concentrations; the kernel matches Cantera with it
+    (test_compiler_chemistry), and the reference's [M] sums the C_k."""
+    from singe.constants import GAS_CONSTANT
+    from singe.reference.kinetics import molar_concentrations
+
+    graph = chemistry_graph(load("gri30"))
+    total = graph.by_name["total_concentration"]
+    assert total.replicated and set(total.inputs) == {"P", "invT"} and total.outputs == ("total_concentration",)
+    assert not any(op.reduction and "C0" in op.inputs for op in graph.operations)
+    mech = load("gri30")
+    T, P = np.array([1200.0]), np.array([3e5])
+    Y = np.full((len(mech.transported_species), 1), 1.0 / len(mech.transported_species))
+    assert molar_concentrations(mech, T, P, Y).sum() == pytest.approx(P[0] / (GAS_CONSTANT * T[0]), rel=1e-14)

@@ -191,15 +191,16 @@ def test_form_choice(reitz):
 def test_form_choice_from_the_register_plan(reitz):
     """A small mechanism takes the table form when its unrolled kernel's register plan (default
     configuration) predicts more than FORM_SPILL_MARGIN registers of spills, the unrolled form otherwise
-    (the QSSA n-dodecane: 11 predicted, ptxas fits it); the size alone decides for a large mechanism (its
-    unrolled kernel is never built)."""
+    (a borderline plan: 11 predicted, as the QSSA n-dodecane's was under the greedy mapping, where ptxas
+    fitted it; mapped in time its floor is 244 of 255 and none are predicted); the size alone decides for
+    a large mechanism (its unrolled kernel is never built)."""
     from singe.compiler import default_unrolled
     from singe.kernels.table_form import FORM_SPILL_MARGIN
     from singe.options import CompileOptions
     from singe.programs.plan import RegisterPlan
 
     mech = load("dodecane")
-    assert 0 < default_unrolled(mech, "chemistry", CompileOptions(form="unrolled")).programs.plan.spilled \
+    assert default_unrolled(mech, "chemistry", CompileOptions(form="unrolled")).programs.plan.spilled \
         <= FORM_SPILL_MARGIN
     assert compile_kernel(mech, "chemistry").form == "unrolled"
     fits, borderline, spills = (RegisterPlan(255, (60,), (0,)), RegisterPlan(255, (121,), (0,)),

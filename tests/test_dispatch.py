@@ -13,13 +13,13 @@ from singe import host
 from singe.codegen import generate
 from singe.codegen.nvcc import compile_cuda, find_nvcc
 from singe.compiler import compile_kernel
-from singe.mapping import REBALANCE_TOLERANCE, issue_cost
+from singe.mapping import issue_cost
 from singe.reference.kinetics import net_production_rates
 from cantera_reference import random_states
 from conftest import load
 
 TOLERANCE = 1e-9  # x max|wdot| per point, as tests/test_host_runtime.py
-BALANCED = REBALANCE_TOLERANCE + 0.02  # the rebalancing stops when no single move helps
+BALANCED = 1.15  # issue goal: the slowest warp's load over the mean (mapping.BALANCE_CAP keeps it lower)
 CASE = re.compile(r"^    case (\d+): \{$(\n      const int warp_id = \d+;.*$)?", re.M)  # the body: after its warp's constant
 
 
@@ -85,20 +85,27 @@ def constant_case_warps(cu: str) -> str:
 
 @pytest.mark.skipif(find_nvcc() is None, reason="nvcc (CUDA toolkit) not installed")
 def test_constant_warp_ids_avoid_cantera_air_spills(tmp_path):
-    """Cantera's air chemistry at the defaults (8 warps, 4 CTAs per SM), sm_90,
-    ptxas: no spills; companion: with the runtime warp id, ptxas hoists the
-    warp's constant loads out of the slab loop into registers and spills."""
+    """Cantera's air chemistry, sm_90, ptxas: no spills at the defaults (8
+    warps, 4 CTAs per SM chosen) nor at 7 warps x 5 CTAs; companion: there,
+    with the runtime warp id, ptxas hoists the warp's constant loads out of
+    the slab loop into registers and spills (at the defaults it did too before
+    the time-aware mapping lowered the warps' register peaks)."""
     from autotune.spills import load as load_named
 
-    compiled = compile_kernel(load_named("cantera:air", tmp_path), "chemistry", arch="sm_90", warps=8)
-    assert compiled.options.ctas_per_sm == 4
-    generated = generate(compiled)
+    mech = load_named("cantera:air", tmp_path)
     spills = []
-    for name, cu in (("constant", generated.cu), ("runtime", constant_case_warps(generated.cu))):
-        folder = tmp_path / name
-        entry = compile_cuda(dataclasses.replace(generated, cu=cu).write(folder)[0], "sm_90").entry(generated.name)
-        spills.append(entry.spill_stores + entry.spill_loads)
-    assert spills[0] == 0 and spills[1] > 0
+    for warps, ctas in ((8, None), (7, 5)):
+        compiled = compile_kernel(mech, "chemistry", arch="sm_90", warps=warps, ctas_per_sm=ctas)
+        assert ctas or compiled.options.ctas_per_sm == 4
+        generated = generate(compiled)
+        variants = (("constant", generated.cu),) + ((("runtime", constant_case_warps(generated.cu)),) if ctas
+                                                    else ())
+        for name, cu in variants:
+            folder = tmp_path / f"{name}{warps}"
+            entry = compile_cuda(dataclasses.replace(generated, cu=cu).write(folder)[0], "sm_90").entry(
+                generated.name)
+            spills.append(entry.spill_stores + entry.spill_loads)
+    assert spills[0] == 0 and spills[1] == 0 and spills[2] > 0, spills
 
 
 def test_switch_kernel_runs_right_and_misdispatch_is_caught():
@@ -128,7 +135,7 @@ def imbalance(loads: list[int]) -> float:
 @pytest.mark.parametrize("name, warps, qssa", [("gri30", 8, 1), ("dme", 8, 4), ("heptane", 16, 2)])
 def test_mapping_balances_issued_instructions(name, warps, qssa):
     """Chemistry operations (before the per-warp partial sums) are spread so
-    that no warp issues more than about REBALANCE_TOLERANCE x the mean."""
+    that no warp issues more than BALANCED x the mean."""
     loads = warp_loads(chemistry(name, warps, qssa_warps=qssa))
     assert imbalance(loads) <= BALANCED, loads
 

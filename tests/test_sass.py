@@ -308,3 +308,41 @@ def test_each_case_of_a_switch_outside_the_slab_loop_loops_on_its_own(tmp_path):
     assert all(walk.counts["ldg"] == 1 and walk.counts["stg"] == 1 for walk in view.warps)
     listing = sass.parse_listing((tmp_path / "unswitched.sass").read_text())
     assert len(sass.slab_back_edges(listing, "u_kernel")) == 3  # one per case, none enclosing another
+
+
+CALLED_EXIT = """
+        .type           c_kernel,@function
+c_kernel:
+        /*0000*/                   MOV R1, RZ ;
+        /*0010*/                   ULDC UR4, c[0x0][0x218] ;
+        /*0020*/                   UIADD3 UR4, UR4, 0x1f, URZ ;
+        /*0030*/                   USHF.R.S32.HI UR4, URZ, 0x5, UR4 ;
+.L_x_0:
+        /*0040*/                   DMUL R2, R4, R4 ;
+        /*0050*/                   CALL.REL.NOINC `($__internal_0_$slowpath) ;
+        /*0060*/                   IADD3 R1, R1, 0x1, RZ ;
+        /*0070*/                   ISETP.GE.AND P5, PT, R1, UR4, PT ;
+        /*0080*/               @P5 CALL.REL.NOINC `(.L_x_1) ;
+        /*0090*/                   BRA `(.L_x_0) ;
+.L_x_1:
+        /*00a0*/                   BSYNC B0 ;
+        /*00b0*/                   EXIT ;
+        .type           $__internal_0_$slowpath,@function
+$__internal_0_$slowpath:
+        /*00c0*/                   DADD R2, R2, R2 ;
+        /*00d0*/                   RET.REL.NODEC R20 `(c_kernel) ;
+"""
+
+
+def test_a_predicated_call_of_an_exit_ends_the_slab_loop():
+    """ptxas (sm_80) may end a slab loop whose back-edge is unconditional with
+    ``@P CALL`` of a block that exits (``BSYNC; EXIT``): the walk takes it as
+    the exit (two slabs: the body twice, then BSYNC and EXIT), while a call of
+    a subroutine that returns is still followed and returned from (the
+    companion: the DADD of the slow path is counted once per slab)."""
+    listing = sass.parse_listing(CALLED_EXIT)
+    banks = sass._banks(ELF, "c_kernel", "sm_90", {1: 64, 2: 64}, 32)
+    walk = sass.walk(listing, "c_kernel", sass.Machine(tid=0, block_dim=32, banks=banks))
+    assert walk.opcodes["DMUL"] == walk.opcodes["DADD"] == 2
+    assert walk.opcodes["BSYNC"] == walk.opcodes["EXIT"] == 1
+    assert walk.total == 4 + 8 + 7 + 2  # prologue, a trip, the last trip (no back-edge), BSYNC and EXIT

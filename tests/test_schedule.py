@@ -73,3 +73,18 @@ def test_timed_order_meets_at_fewer_barriers_and_waits_less_than_the_level_order
     timed = _modeled(mapping, global_order(mapping.graph, mapping.warp_of, issue_cost))
     level = _modeled(mapping, global_order(mapping.graph, mapping.warp_of))
     assert timed[0] < level[0] and timed[1] < level[1] and timed[2] < 0.9 * level[2], (timed, level)
+
+
+@pytest.mark.parametrize("name, warps, qssa", [("dme", 8, 4), ("gri30", 8, 1)])
+def test_grouping_only_warps_due_soon_shortens_the_modeled_slab(monkeypatch, name, warps, qssa):
+    """Chemistry: a warp joins another's barrier only if it reads one of its
+    values within GROUP_WINDOW, bringing only producers due within
+    ARRIVAL_SLACK; the timing model (H100, one CTA) gives a shorter slab than
+    grouping every warp that will ever need the values (the companion)."""
+    mapping = map_graph(build_graph(load(name), "chemistry"), CompileOptions(warps=warps, qssa_warps=qssa,
+                                                                             ctas_per_sm=2))
+    bounded = cta_timing(warp_steps(schedule(mapping), H100), H100, ctas=1).cycles
+    monkeypatch.setattr(schedule_module, "GROUP_WINDOW", float("inf"))
+    monkeypatch.setattr(schedule_module, "ARRIVAL_SLACK", float("inf"))
+    unbounded = cta_timing(warp_steps(schedule(mapping), H100), H100, ctas=1).cycles
+    assert bounded < 0.97 * unbounded, (bounded, unbounded)

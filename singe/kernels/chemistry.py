@@ -11,9 +11,10 @@ The operations, in the order of the paper's phases:
 
 * point values (replicated: each warp that needs them computes them): T,
   ln T, 1/T, T^-1/3 and T^-2/3 (Landau–Teller), ln P and log10 P (PLOG,
-  Chebyshev), ln(P_atm/(R T)) (equilibrium constants), 1/dt and 2/dt;
-* mixture: Y_k/W_k per species, their sum (a reduction), the molar density
-  P/(R T sum_k Y_k/W_k), and C_k per species;
+  Chebyshev), ln(P_atm/(R T)) (equilibrium constants), 1/dt and 2/dt, the
+  total concentration P/(R T) (third bodies);
+* mixture: the molar density P/(R T sum_k Y_k/W_k) (replicated too), and
+  C_k per species;
 * one third-body concentration per distinct efficiency vector (a
   ``(+SPECIES)`` collider's [M] is its C, no operation);
 * g_k/RT per species entering an equilibrium constant (NASA7, range chosen
@@ -313,19 +314,19 @@ def point_drafts(mech: Mechanism) -> list[_Draft]:
 
 
 def mixture_items(mech: Mechanism) -> list:
-    """Y_k/W_k per transported species, their sum, the molar density
-    P / (R T sum_k Y_k/W_k) [kmol/m^3] and C_k = (Y_k/W_k) density."""
+    """The molar density P / (R T sum_k Y_k/W_k) [kmol/m^3], one replicated
+    operation (every warp that needs it sums the mass fractions itself: no
+    warp waits for another's partial sum at the start of a slab), and
+    C_k = (Y_k/W_k) density per transported species."""
     weights = mech.molecular_weights[mech.transported_indices]
-    items: list = []
-    for t, w in enumerate(weights):
-        b = _Builder(f"mol{t}")
-        b.emit("mul", b.load("mass_fractions", t), Const(1.0 / w), dst=f"moles{t}")
-        items.append(_Draft(f"moles_{t}", "species", b))
-    items.append(reduction_op("moles_sum", [f"moles{t}" for t in range(len(weights))], "total_moles"))
     b = _Builder("dens")
+    total: Operand | None = None
+    for t, w in enumerate(weights):
+        y = b.load("mass_fractions", t)
+        total = b.emit("mul", y, Const(1.0 / w)) if total is None else b.emit("fma", y, Const(1.0 / w), total)
     scaled = b.emit("mul", b.emit("mul", P, INVT), Imm(1.0 / GAS_CONSTANT))
-    b.emit("div", scaled, Reg("total_moles"), dst="density")
-    items.append(_Draft("density", "mixture", b))
+    b.emit("div", scaled, total, dst="density")
+    items: list = [_Draft("density", "mixture", b, replicated=True)]
     for t, w in enumerate(weights):
         b = _Builder(f"conc{t}")
         moles = b.emit("mul", b.load("mass_fractions", t), Const(1.0 / w))
@@ -354,9 +355,17 @@ def third_body_items(plan: _Plan) -> list:
             use_total |= total
         plan.third_body[r.index] = vectors[vector]
     if use_total:
-        items.insert(0, reduction_op("concentration_sum", [f"C{t}" for t in range(efficiencies.shape[1])],
-                                     "total_concentration"))
+        items.insert(0, total_concentration_draft())
     return items
+
+
+def total_concentration_draft() -> _Draft:
+    """sum_k C_k = density sum_k Y_k/W_k = P / (R T), exactly (the density's
+    definition): a replicated point value, not a reduction over every warp's
+    concentrations."""
+    b = _Builder("ctot")
+    b.emit("mul", b.emit("mul", P, INVT), Imm(1.0 / GAS_CONSTANT), dst="total_concentration")
+    return _Draft("total_concentration", "point", b, replicated=True)
 
 
 def _third_body_draft(n: int, vector: tuple[float, ...]) -> tuple[_Draft, str, bool]:

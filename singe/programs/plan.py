@@ -24,7 +24,7 @@ its warpgroup's register count after the kernel's ``setmaxnreg``
 warpgroup short, and the warpgroups' counts fit the launch's registers).
 
 From them: how many constant stripes stay in registers (codegen emits the
-rest as warp-uniform loads), the registers the kernel asks of ptxas, the
+rest as warp-uniform loads; in the switch-dispatched kernels all or none), the registers the kernel asks of ptxas, the
 registers ptxas is predicted to use (capped by the launch bounds), and the
 spill warning.  Codegen, the command's printed estimate and the timing
 model all read this plan.
@@ -36,17 +36,35 @@ from dataclasses import dataclass, replace
 
 REGISTER_OVERHEAD = 24  # indices, pointers, lane and warp id, loop counter
 REGISTER_MARGIN = 32  # registers ptxas takes beyond the estimate (scheduling, addresses); measured on the paper kernels
-HELD_RESERVE = 0
+SWITCH_MARGIN = 24
+"""Registers ptxas takes beyond ``REGISTER_MARGIN`` in the switch-dispatched kernels (chemistry): their long
+straight-line code takes every register the launch bounds leave for its schedule, so constant stripes stay
+in registers only where the budget leaves room beyond this margin too (a constant loaded where used is then
+one uniform load instead of two shuffles, and holds no register).  Measured: DME chemistry at the paper's
+setting (sm_90, mapped in time, ptxas and the SASS walk): with 7 stripes in registers (margin 32) 24 B of
+spills and 29,122 instructions issued per point, 2,610 of them SHFL; with none (margin 56) no spills and
+26,315; the printed estimate 108 -> 128 = ptxas; the chemistry column of autotune.spills (16 kernels at the
+defaults, sm_80 and sm_90): the plan's mean error against ptxas 20 % with the margin at 32 and no stripes,
+12 % at 56."""
+HELD_RESERVE = 8
 """Doubles of the budget left to ptxas beside the held shared values.  Measured on
-Alzueta's chemistry at 8 warps x 3 CTAs (sm_90), SASS walk: at 0, 23 fences, 28 B of
-spills, 41,224 instructions issued per point (41,331 with no fence and 760 B of spills);
-at 4, 45 fences, 12 B, 41,673.  The 12 B stay at any reserve (the slab stride and a
-global address, not held values); 0 issues the fewest."""
+Alzueta's chemistry at 8 warps x 3 CTAs (sm_90, ptxas and the SASS walk), with the chemistry
+kernel mapped in time and its constants loaded where used: 53 fences and 8 B of spills at 0,
+85 and 4 B at 4, 125 and none at 8 (44,574 -> 44,909 instructions issued per point);
+before (greedy mapping, stripes in registers): 28 B at 0 and 12 B at 4."""
 WARP_SIZE = 32
 SPILL_HEADROOM = 8
 """Registers per thread a budget leaves above the plan's floor to count as fitting:
 one allocation granule (ptxas allocates 256 registers per warp at a time),
 so that an estimate a little short of ptxas's count does not spill."""
+SWITCH_HEADROOM = 16
+"""``SPILL_HEADROOM`` of the switch-dispatched kernels (chemistry): two granules.  Their floor is shorter of
+ptxas's no-spill count where a warp runs many global loads at once (the mass fractions of the molar density,
+issued ahead with their addresses): Cantera's Alzueta chemistry at the defaults (sm_90, 8 warps) has a floor
+of 68 and spills 8-16 B at 3 CTAs (budget 80; no spills from 88, ptxas .maxnreg); at two granules it takes
+2 CTAs (budget 128).  The other chemistry kernels at the defaults keep their CTA counts (their floors are
+within a few registers of ptxas's: H2/O2 44 against 48, Cantera's air 42/40, DME 112/112, n-heptane
+182/176, n-dodecane 244/240)."""
 WARPGROUP = 4  # warps of a warpgroup: setmaxnreg changes the registers of 4 consecutive warps, from a multiple of 4
 SETMAXNREG_RANGE = (24, 256)  # PTX ISA 8.0: the count of setmaxnreg, a multiple of 8
 REGISTER_GRANULE = 8  # registers per thread of one allocation granule (256 per warp)
@@ -64,6 +82,12 @@ class RegisterPlan:
     ctas_per_sm: int = 1
     fewer_ctas_budgets: tuple[int, ...] = ()  # the budget at 1, 2, ... ctas_per_sm - 1 CTAs per SM
     fences: tuple[frozenset[int], ...] = ()  # per warp, the units a forwarding fence precedes (``forwarding``)
+    headroom: int = SPILL_HEADROOM  # registers over a warp's floor for it to count as fitting
+    all_stripes_or_none: bool = False
+    """The switch-dispatched kernels keep every constant stripe in registers, with ``SPILL_HEADROOM`` to
+    spare, or none: a budget that holds only some leaves ptxas, which takes every free register for the
+    schedule of their straight-line code, nothing to spare (GRI-Mech chemistry at the defaults, sm_90:
+    8 of 10 stripes kept, 40 B of spills; none, no spills)."""
     warp_budgets: tuple[int, ...] = ()  # per warp, its warpgroup's setmaxnreg count (sm_90a; () for none)
 
     def budget_of(self, warp: int) -> int:
@@ -74,8 +98,9 @@ class RegisterPlan:
         """Registers per thread below which ``warp``'s code spills (``floor`` for one warp)."""
         return self.per_warp[warp] - 2 * self.constant_stripes[warp]
 
-    def fits(self, headroom: int = SPILL_HEADROOM) -> bool:
-        """Every warp's floor plus ``headroom`` within the registers it may use."""
+    def fits(self, headroom: int | None = None) -> bool:
+        """Every warp's floor plus ``headroom`` (default the plan's) within the registers it may use."""
+        headroom = self.headroom if headroom is None else headroom
         if not self.warp_budgets:
             return self.floor + headroom <= self.budget
         return all(self.warp_floor(w) + headroom <= self.budget_of(w) for w in range(len(self.per_warp)))
@@ -108,9 +133,11 @@ class RegisterPlan:
         if self.warp_budgets:  # every warp holds the kept stripes within its own warpgroup's count
             room = min((self.warp_budgets[w] - r + 2 * s - self.margin) // 2
                        for w, (r, s) in enumerate(zip(self.per_warp, self.constant_stripes)))
-            return max(0, min(stripes, room))
-        others = max(self.per_warp, default=self.overhead) - 2 * self.stripes
-        return max(0, min(stripes, (self.budget - others - self.margin) // 2))
+        else:
+            room = (self.budget - max(self.per_warp, default=self.overhead) + 2 * self.stripes - self.margin) // 2
+        if self.all_stripes_or_none:
+            return stripes if room - self.headroom // 2 >= stripes else 0
+        return max(0, min(stripes, room))
 
     def slots_in_registers(self, slots: int) -> int:
         """How many of a per-warp constant table's ``slots`` codegen keeps in
@@ -247,6 +274,7 @@ def plan_registers(programs, target, ctas_per_sm: int) -> RegisterPlan:
                         ctas_per_sm=ctas_per_sm, fewer_ctas_budgets=budgets[:-1])
     if kernel_spec(programs.kernel).dispatch != "switch":
         return plan
+    plan = replace(plan, margin=REGISTER_MARGIN + SWITCH_MARGIN, headroom=SWITCH_HEADROOM, all_stripes_or_none=True)
     plan = replace(plan, warp_budgets=warpgroup_budgets(plan, programs.warps, target))
     return replace(plan, fences=tuple(fence_positions(program_units(p), held_allowances(plan, w, unit_peaks(p)))
                                       for w, p in enumerate(programs.programs)))
@@ -295,7 +323,7 @@ def warpgroup_budgets(plan: RegisterPlan, warps: int, target) -> tuple[int, ...]
     floors = [max(plan.warp_floor(w) for w in group) for group in groups]
     cap = min(SETMAXNREG_RANGE[1], target.max_registers_per_thread - target.max_registers_per_thread % 8)
     pool = launch_pool(plan.budget, warps)
-    for headroom in (SPILL_HEADROOM, 0):
+    for headroom in (plan.headroom, 0):
         counts = [max(SETMAXNREG_RANGE[0], _granules(f + headroom)) for f in floors]
         if max(counts) <= cap and sum(counts) <= pool:
             break

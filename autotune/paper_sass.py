@@ -5,7 +5,8 @@
 Per kernel at the paper's settings (``autotune.bench.PAPER_SETTINGS``): the
 lane-instructions issued per point (total, FP64, barriers), the slowest warp
 over the mean, the static SASS, ptxas's registers and spill stores on sm_90
-and sm_80, and the nvcc time (sm_90; autotune/sass.py's walk), beside the
+and sm_80, the nvcc time (sm_90; autotune/sass.py's walk) and the timing
+model's per-warp issued count against the walk's (the largest error), beside the
 kernels the original Singe published (``ORIGINAL``) and the ratios singe /
 original.  nvcc takes seconds per kernel.
 """
@@ -23,6 +24,7 @@ from autotune.bench import PAPER_SETTINGS, mechanism_path
 from singe import compile_kernel, load_mechanism
 from singe.codegen import generate
 from singe.codegen.nvcc import compile_cuda
+from singe.timing import issued_per_warp
 
 ORIGINAL = {
     # The original Singe's kernels (lightsighter/Weft, examples/DME and examples/Heptane, the Kepler versions
@@ -49,16 +51,20 @@ def measure(mechanism: str, kernel: str) -> dict:
     """The kernel at the paper's setting: the SASS view on sm_90, ptxas's spills on sm_80."""
     warps, qssa, ctas = PAPER_SETTINGS[mechanism][kernel]
     mech = load_mechanism(str(mechanism_path(mechanism)))
-    row = {"mechanism": mechanism, "kernel": kernel, "setting": f"{warps}x{ctas}" + (f"q{qssa}" if kernel == "chemistry" else "")}
+    row = {"mechanism": mechanism, "kernel": kernel,
+           "setting": f"{warps}x{ctas}" + (f"q{qssa}" if kernel == "chemistry" else "")}
     for arch in ARCHS:
-        generated = generate(compile_kernel(mech, kernel, warps=warps, qssa_warps=qssa, ctas_per_sm=ctas, arch=arch))
+        compiled = compile_kernel(mech, kernel, warps=warps, qssa_warps=qssa, ctas_per_sm=ctas, arch=arch)
+        generated = generate(compiled)
         with tempfile.TemporaryDirectory() as scratch:
             path = generated.write(scratch)[0]
             if arch == ARCHS[0]:
                 view = sass.analyse(path, arch, warps)
+                modeled = [sum(m.values()) for m in issued_per_warp(compiled.programs)]
                 row.update(issued=view.total, fp64=view.per_point["fp64"], bar=view.per_point["bar"],
                            imbalance=round(view.imbalance, 3), static=view.static, registers=view.registers,
-                           nvcc_s=round(view.nvcc_s, 1), spills={arch: view.spill_stores})
+                           nvcc_s=round(view.nvcc_s, 1), spills={arch: view.spill_stores},
+                           model_error=round(max(abs(m - w.total) / w.total for m, w in zip(modeled, view.warps)), 4))
             else:
                 row["spills"][arch] = compile_cuda(path, arch).entry(generated.name).spill_stores
     return row
@@ -67,7 +73,7 @@ def measure(mechanism: str, kernel: str) -> dict:
 def format_rows(rows: list[dict]) -> list[str]:
     head = (f"{'kernel':18} {'setting':8} {'issued/pt':>9} {'orig':>7} {'ratio':>5} {'FP64/pt':>7} {'orig':>6} "
             f"{'fast':>6} {'ratio':>5} {'BAR/pt':>6} {'imbal':>5} {'static':>6} {'orig':>6} {'ratio':>5} "
-            f"{'spills 90/80 B':>14} {'regs':>4} {'nvcc s':>6}")
+            f"{'spills 90/80 B':>14} {'regs':>4} {'nvcc s':>6} {'model':>6}")
     lines = ["The paper's kernels against the original Singe's, sm_90 SASS walk per point (autotune/sass.py)",
              head, "-" * len(head)]
     for r in rows:
@@ -77,9 +83,10 @@ def format_rows(rows: list[dict]) -> list[str]:
                      f"{r['issued'] / o['issued']:5.2f} {r['fp64']:7,} {o['fp64']:6,} {o['fp64_fast']:6,} "
                      f"{r['fp64'] / o['fp64_fast']:5.2f} {r['bar']:6} {r['imbalance']:5.2f} {r['static']:6,} "
                      f"{o['static']:6,} {r['static'] / o['static']:5.2f} {spills:>14} {r['registers']:4} "
-                     f"{r['nvcc_s']:6.1f}")
+                     f"{r['nvcc_s']:6.1f} {r['model_error']:6.1%}")
     lines.append("orig: the original Singe's (ORIGINAL: FP64 'orig' as issue 12's walk took the branches, 'fast' "
-                 "on the library's fast paths as singe's are walked; ratio against 'fast')")
+                 "on the library's fast paths as singe's are walked; ratio against 'fast'); model: the timing "
+                 "model's issued count per warp against the walk's, the largest difference over the warps")
     return lines
 
 

@@ -29,6 +29,7 @@ generations never mix.  When no id is free, every warp meets at
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -40,7 +41,7 @@ from singe.kernels.registry import kernel_spec
 from singe.mapping import CROSS_WARP_DELAY, Mapping, issue_cost
 from singe.programs import (Arrive, Compute, FullSync, SharedLoad, SharedStore, Sync, SyncPoint, WarpProgram,
                             WarpPrograms)
-from singe.programs.plan import plan_registers
+from singe.programs.plan import max_live_doubles, plan_registers
 
 EXCHANGE_BATCH = 64  # buffered values one pass through shared memory may carry
 GROUP_WINDOW = 300
@@ -206,6 +207,13 @@ class _Scheduler:
         self.starts: dict[str, float] = {}  # the list schedule's start of each operation (timed kernels)
         self.reads_at: list[dict[str, list[int]]] = [defaultdict(list) for _ in range(self.warps)]
         self.finish = [0.0] * self.warps  # the list schedule's end of each warp's last operation so far
+        options = mapping.options
+        self.live_limit = max_live_doubles(options.target.register_budget(self.warps * 32, options.ctas_per_sm)) \
+            if self.timed else None  # doubles a warp may hold in registers (``_relieve``)
+        self.own_reads: list[dict[str, list[int]]] = [defaultdict(list) for _ in range(self.warps)]
+        self.held: list[set[str]] = [set() for _ in range(self.warps)]  # values a warp holds in registers
+        self.spilled: set[str] = set()  # values moved out of their producer's registers (``_spill``)
+        self.reloaded: list[set[str]] = [set() for _ in range(self.warps)]  # ... that the producer reads from a slot
 
     # -- knowledge ---------------------------------------------------------
 
@@ -284,6 +292,17 @@ class _Scheduler:
         self._order_before_write(warp, slot)
         return slot
 
+    def _writable_now(self, warp: int) -> bool:
+        """Can ``warp`` store one more value now without a barrier or an eviction: a
+        new slot within the budget, or a free one whose readers it knows are done?
+        (Optional stores take only such a slot: each write-after-read barrier is a
+        sync point, and where named barrier ids run out every warp meets.)"""
+        if len(self.slots) < self.budget:
+            return True
+        taken = set(self.reserved.values())
+        return any(slot.value is None and s not in taken and self._slot_known(warp, s)
+                   for s, slot in enumerate(self.slots))
+
     def _slot_known(self, warp: int, slot: int) -> bool:
         state = self.slots[slot]
         touches = state.readers + ([state.writer] if state.writer else [])
@@ -305,7 +324,8 @@ class _Scheduler:
         if not candidates:
             raise SingeInternalError(f"{self.budget} shared slots cannot hold the stored values of "
                                      f"{self.graph.kernel}: use placement 'buffer' or fewer CTAs per SM")
-        slot = min(candidates, key=lambda s: sum(p[self.slots[s].value] for p in self.pending))
+        slot = min(candidates, key=lambda s: (self.slots[s].value in self.spilled,
+                                              sum(p[self.slots[s].value] for p in self.pending)))
         del self.slot_of[self.slots[slot].value]
         self.slots[slot].value = None
         return slot
@@ -328,7 +348,7 @@ class _Scheduler:
         position = self._append(warp, SharedLoad(value, slot))
         self.slots[slot].readers.append((warp, position))
         self.pending[warp][value] -= 1
-        if self.placement[value] == "buffer" and not any(p[value] for p in self.pending):
+        if (self.placement[value] == "buffer" or value in self.spilled) and not any(p[value] for p in self.pending):
             self.slots[slot].value = None
             del self.slot_of[value]
 
@@ -338,11 +358,14 @@ class _Scheduler:
         self.order, self.starts = order, starts or {}
         for position, op in enumerate(order):
             warp = self.warp_of[op.name]
-            for value in self._shared_inputs(op, warp):
+            shared = self._shared_inputs(op, warp)
+            for value in shared:
                 self.reads_at[warp][value].append(position)
                 self.pending[warp][value] += 1
                 if self.placement[value] == "buffer":
                     self.needed_at[value].append(position)
+            for value in set(op.inputs) - set(shared):
+                self.own_reads[warp][value].append(position)
         phase = -1
         for position, op in enumerate(order):
             self.position = position
@@ -361,13 +384,15 @@ class _Scheduler:
             producer = self.producers[value]
             if producer not in self.warp_of:
                 continue  # replicated: recomputed locally
-            if self.placement[value] in ("store", "accumulate") or self.warp_of[producer] != warp:
+            if self.placement[value] in ("store", "accumulate") or self.warp_of[producer] != warp \
+                    or value in self.reloaded[warp]:
                 result.append(value)
         return result
 
     def schedule(self, op: Operation) -> None:
         warp = self.warp_of[op.name]
         self._replicated_inputs(op, warp)
+        self._relieve(warp, op)
         shared = self._shared_inputs(op, warp)
         self.protected = set(shared)  # must stay in shared memory until this operation has loaded them
         missing = [value for value in shared if value not in self.slot_of]
@@ -380,6 +405,7 @@ class _Scheduler:
         if self.starts:
             self.finish[warp] = self.starts[op.name] + issue_cost(op)
         self.in_registers[warp].update(op.outputs)
+        self.held[warp].update(op.outputs)
         for value in op.outputs:
             if self.placement.get(value) in ("store", "accumulate") or self._store_early(value):
                 self.store(warp, value)
@@ -392,21 +418,96 @@ class _Scheduler:
         if not self.timed or self.placement.get(value) != "buffer" or not any(p[value] for p in self.pending):
             return False
         occupied = sum(1 for slot in self.slots if slot.value is not None)
-        return occupied + EXCHANGE_BATCH < self.budget
+        return occupied + EXCHANGE_BATCH < self.budget and self._writable_now(self.warp_of[self.producers[value]])
 
     def _exchange(self, missing: list[str]) -> None:
         """A pass through the buffer: store the values ``missing`` now, and with
         them the computed buffered values other warps will need soonest (as
-        many as free slots allow, up to ``EXCHANGE_BATCH``), so that one
-        barrier serves many consumers."""
+        many as free slots allow, up to ``EXCHANGE_BATCH``, each only where its
+        producer can write a slot without a barrier: ``_writable_now``), so
+        that one barrier serves many consumers."""
         occupied = sum(1 for slot in self.slots if slot.value is not None)
         room = min(EXCHANGE_BATCH, self.budget - occupied - len(missing))
         waiting = [v for v, positions in self.needed_at.items()
                    if v in self.computed and v not in self.slot_of and v not in missing
                    and any(p > self.position for p in positions)]
         waiting.sort(key=lambda v: min(p for p in self.needed_at[v] if p > self.position))
-        for value in missing + waiting[:max(room, 0)]:
+        for value in missing:
             self.store(self.warp_of[self.producers[value]], value)
+        for value in waiting[:max(room, 0)]:
+            producer = self.warp_of[self.producers[value]]
+            if self._writable_now(producer):
+                self.store(producer, value)
+
+    # -- register pressure (the list-scheduled kernels) ---------------------------------
+
+    def _relieve(self, warp: int, op: Operation) -> None:
+        """Keep the values ``warp`` holds in registers while ``op`` runs within
+        ``live_limit``: before it, move out the held values it does not read
+        (``_spill``), cheapest first (``_spill_rank``), as many as exceed the
+        limit.  A value leaves the registers only where shared memory has room
+        for it (or holds it already)."""
+        if self.live_limit is None:
+            return
+        self.held[warp] = {v for v in self.held[warp] if self._needed(warp, v)}
+        shared = self._shared_inputs(op, warp)
+        reads = set(op.inputs) - set(shared)
+        streamed = min(len(shared), 1)  # a shared input read in place (``plan.unit_peaks``)
+        excess = len(self.held[warp] | reads | set(op.outputs)) + op.temporaries + streamed - self.live_limit
+        if excess <= 0:
+            return
+        movable = [v for v in self.held[warp] - reads if self.placement.get(v) == "buffer"
+                   and not self.ops[self.producers[v]].replicated]
+        for value in sorted(movable, key=lambda v: self._spill_rank(warp, v)):
+            if excess <= 0:
+                break
+            excess -= self._spill(warp, value)
+
+    def _next_own_read(self, warp: int, value: str) -> int | None:
+        """The position of ``warp``'s next read of ``value`` from its register (None: no more)."""
+        reads = self.own_reads[warp][value]
+        i = bisect.bisect_left(reads, self.position)
+        return reads[i] if i < len(reads) else None
+
+    def _needed(self, warp: int, value: str) -> bool:
+        """Must ``warp`` still hold ``value`` in a register: it reads it there later, or
+        must store it for other warps (buffered, not in a slot, readers pending)?"""
+        if self._next_own_read(warp, value) is not None:
+            return True
+        return self.placement.get(value) == "buffer" and value not in self.slot_of \
+            and any(p[value] for p in self.pending)
+
+    def _spill_rank(self, warp: int, value: str) -> tuple:
+        """Which held value leaves the registers first: one only waiting to be
+        stored for other warps (stored now rather than at an exchange: no
+        extra work), then one already in a slot (one shared read per later
+        use), then one to store and read back; within each, the one read
+        again last first (Belady)."""
+        following = self._next_own_read(warp, value)
+        if following is None:
+            return 0, 0
+        return (1 if value in self.slot_of else 2), -following
+
+    def _spill(self, warp: int, value: str) -> int:
+        """Move ``value`` out of ``warp``'s registers: stored now if no slot
+        holds it (only where a free slot takes it without an eviction), its
+        later reads on ``warp`` from the slot.  Returns 1 if it moved, 0 if
+        shared memory had no room."""
+        if value not in self.slot_of:
+            if not self._writable_now(warp):
+                return 0
+            self.store(warp, value)
+        later = [p for p in self.own_reads[warp][value] if p >= self.position]
+        if later:
+            self.own_reads[warp][value] = [p for p in self.own_reads[warp][value] if p < self.position]
+            self.reloaded[warp].add(value)
+            self.pending[warp][value] += len(later)
+            for p in later:
+                bisect.insort(self.reads_at[warp][value], p)
+        self.spilled.add(value)
+        self.held[warp].discard(value)
+        return 1
+
 
     def _replicated_inputs(self, op: Operation, warp: int) -> None:
         for value in op.inputs:
@@ -415,6 +516,7 @@ class _Scheduler:
                 self._replicated_inputs(producer, warp)
                 self._append(warp, Compute(producer))
                 self.in_registers[warp].update(producer.outputs)
+                self.held[warp].update(producer.outputs)
 
     def _unknown_writers(self, warp: int, values) -> dict[int, list[str]]:
         """Writers of ``values`` whose stores ``warp`` has not seen -> those values."""

@@ -88,3 +88,48 @@ def test_grouping_only_warps_due_soon_shortens_the_modeled_slab(monkeypatch, nam
     monkeypatch.setattr(schedule_module, "ARRIVAL_SLACK", float("inf"))
     unbounded = cta_timing(warp_steps(schedule(mapping), H100), H100, ctas=1).cycles
     assert bounded < 0.97 * unbounded, (bounded, unbounded)
+
+
+def _paper_dme_on_the_a100():
+    """DME chemistry mapped at the paper's setting (8 warps, 4 QSSA, 2 CTAs) for sm_80: 324 shared
+    slots, so its crossing values are buffered (exchanged through reused slots) and 128 registers."""
+    return map_graph(build_graph(load("dme"), "chemistry"), CompileOptions(warps=8, qssa_warps=4, ctas_per_sm=2,
+                                                                           arch="sm_80", form="unrolled"))
+
+
+def test_warps_hold_no_more_values_than_their_registers_allow():
+    """The scheduler moves the values a warp would hold beyond ``max_live_doubles`` of its budget out
+    to their slots (``_relieve``): every warp's peak within it, the plan without a spill warning."""
+    plan = schedule(_paper_dme_on_the_a100()).plan
+    assert max(plan.live_doubles) <= schedule_module.max_live_doubles(plan.budget) and not plan.spilled
+
+
+def test_without_the_relief_a_warp_holds_more_than_its_registers(monkeypatch):
+    """Companion: with no limit a QSSA warp holds its raw and QSSA-scaled rates until it or an
+    exchange reads them (72 doubles measured, a floor of 168 registers against 128) and the plan warns."""
+    limit = schedule_module.max_live_doubles(128)
+    monkeypatch.setattr(schedule_module, "max_live_doubles", lambda budget: 10 ** 6)
+    plan = schedule(_paper_dme_on_the_a100()).plan
+    assert plan.budget == 128 and max(plan.live_doubles) > limit + 10 and plan.spilled
+
+
+def _write_after_read_points(programs) -> int:
+    return sum(1 for p in programs.sync_points if any(v.startswith("reads of slot") for v in p.values))
+
+
+def test_optional_stores_wait_for_no_reader():
+    """A store the scheduler makes ahead of need (an exchange's batch, an early store, a relief) takes
+    only a slot its warp may write without a barrier (``_writable_now``): DME at the paper's setting on
+    sm_80 has at most one write-after-read point, and no full barrier for want of barrier ids."""
+    programs = schedule(_paper_dme_on_the_a100())
+    reasons = [i.reason for i in programs.programs[0].items if type(i).__name__ == "FullSync"]
+    assert _write_after_read_points(programs) <= 1 and len(reasons) <= 2, reasons
+
+
+def test_stores_ahead_of_need_into_read_slots_wait_for_their_readers(monkeypatch):
+    """Companion: letting those stores take any free slot gives a write-after-read barrier each
+    (27 measured before), and the named barrier ids run out."""
+    monkeypatch.setattr(schedule_module._Scheduler, "_writable_now", lambda self, warp: True)
+    programs = schedule(_paper_dme_on_the_a100())
+    reasons = [i.reason for i in programs.programs[0].items if type(i).__name__ == "FullSync"]
+    assert _write_after_read_points(programs) > 10 and len(reasons) > 2, reasons

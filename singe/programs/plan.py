@@ -388,3 +388,9 @@ def check_budgets(plan: RegisterPlan | None, warps: int, target) -> None:
     problems = budget_problems(plan, warps, target) if plan is not None else []
     if problems:
         raise SingeInternalError("register plan fails the setmaxnreg check:\n  " + "\n  ".join(problems))
+
+
+def max_live_doubles(budget: int, headroom: int = SWITCH_HEADROOM) -> int:
+    """The most doubles a warp may hold live in ``budget`` registers per thread with ``headroom``
+    to spare (a floor ``REGISTER_OVERHEAD`` + 2 x live + ``headroom`` within the budget: ``RegisterPlan.fits``)."""
+    return max(0, (budget - REGISTER_OVERHEAD - headroom) // 2)

@@ -56,11 +56,11 @@ def _chain_places(mapping) -> dict[str, set[str]]:
 
 
 def test_running_sums_that_do_not_all_fit_are_accumulated_chain_by_chain():
-    """n-heptane chemistry at 8 warps x 2 CTAs: its (species, warp) running sums and the
-    other crossing values exceed the shared slots, so part of the sums are accumulated in
-    shared memory and the rest stay in registers, a chain whole or not at all."""
-    options = CompileOptions(warps=8, ctas_per_sm=2, form="unrolled")
-    mapping = map_graph(build_graph(load("heptane"), "chemistry"), options)
+    """DME chemistry at 6 warps x 2 CTAs: its (species, warp) running sums and the other
+    crossing values exceed the shared slots, so part of the sums are accumulated in shared
+    memory and the rest stay in registers, a chain whole or not at all."""
+    options = CompileOptions(warps=6, ctas_per_sm=2, form="unrolled")
+    mapping = map_graph(build_graph(load("dme"), "chemistry"), options)
     where = _chain_places(mapping)
     assert all(places == {"accumulate"} or "accumulate" not in places for places in where.values())
     assert 0 < sum(places == {"accumulate"} for places in where.values()) < len(where)

@@ -119,7 +119,7 @@ def all_opcodes_op() -> Operation:
             Instr("ldg", "c", (), "temperature", 0),
             Instr("mov", "r0", (a,)), Instr("add", "r1", (a, b)), Instr("sub", "r2", (a, Const(0.5))),
             Instr("mul", "r3", (a, b)), Instr("fma", "r4", (a, b, c)), Instr("div", "r5", (a, b)),
-            Instr("rcp", "r6", (b,)), Instr("max", "r7", (a, Imm(0.1))), Instr("min", "r8", (a, b)),
+            Instr("rcp", "r6", (b,)), Instr("max", "r7", (a, Imm(0.1))), Instr("min", "r8", (a, Imm(0.25))),
             Instr("exp", "r9", (a,)), Instr("log", "r10", (b,)), Instr("sqrt", "r11", (b,))]
     body += [Instr("stg", None, (Reg(f"r{k}"),), "viscosity", k) for k in range(12)]
     return op("all", body)
@@ -138,7 +138,7 @@ def test_every_opcode_matches_numpy_without_warnings():
     a, b, c = y[0], y[1], t[0]
     with np.errstate(all="ignore"):
         expected = [a, a + b, a - 0.5, a * b, a * b + c, a / b, 1 / b, np.maximum(a, 0.1),
-                    np.minimum(a, b), np.exp(a), np.log(b), np.sqrt(b)]
+                    np.minimum(a, 0.25), np.exp(a), np.log(b), np.sqrt(b)]
     assert set(ARITHMETIC) | {"ldg", "stg"} == set(OPCODES)
     for k, e in enumerate(expected):
         np.testing.assert_allclose(out[k], e, rtol=RTOL, equal_nan=True, err_msg=f"viscosity[{k}]")

@@ -36,7 +36,7 @@ __global__ void __launch_bounds__(128) math_kernel(const double *x, double *y, c
 
 def rendered_header(**uses: bool) -> str:
     """templates/common.cuh.j2 with the helpers named in ``uses`` (``uses_exp=True``, ...)."""
-    flags = {"uses_select": False, "uses_exp": False, "uses_log": False, **uses}
+    flags = {"uses_select": False, "uses_exp": False, "uses_log": False, "uses_max": False, "uses_min": False, **uses}
     return environment().get_template("common.cuh.j2").render(**flags)
 
 
@@ -64,9 +64,10 @@ class Cost:
         return sum(count for opcode, count in self.per_call.items() if sass.classify(opcode) == name)
 
 
-def issued_per_call(directory: pathlib.Path, header: str, function: str, arch: str = "sm_90") -> Cost:
-    """The cost of ``function`` in kernels summing it over FEW and MANY multiples of x."""
-    called, plain = function + "({})", "({})"
+def issued_per_call(directory: pathlib.Path, header: str, call: str, arch: str = "sm_90") -> Cost:
+    """The cost of ``call`` (a function's call with ``{}`` for its argument: 'singe_log({})') in kernels
+    summing it over FEW and MANY multiples of x."""
+    called, plain = call, "({})"
     counts = {(wrap, n): _issued(directory, header, wrap, n, arch) for wrap in (called, plain) for n in (FEW, MANY)}
     difference = Counter()
     for key, sign in (((called, MANY), 1), ((plain, MANY), -1), ((called, FEW), -1), ((plain, FEW), 1)):
@@ -107,7 +108,8 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as scratch:
         for arch in args.archs.split(","):
             for function in FUNCTIONS:
-                print(format_cost(function, arch, issued_per_call(pathlib.Path(scratch), header, function, arch)))
+                print(format_cost(function, arch, issued_per_call(pathlib.Path(scratch), header, function + "({})",
+                                                                  arch)))
     return 0
 
 

@@ -678,30 +678,29 @@ def _branch_condition(lane: _Lane, ins: Instruction) -> bool | None:
     return None if None in conditions else True
 
 
+CONTROL = ("BRA", "BRX", "CALL", "EXIT", "RET", "JMP", "JMX")
+
+
+def _first_control(listing: Listing, address: int) -> str | None:
+    """The opcode of the first control-flow instruction from ``address`` on (None: none)."""
+    while address in listing.instructions:
+        base = listing.instructions[address].base
+        if base in CONTROL:
+            return base
+        address = listing.next_address(address)
+    return None
+
+
 def _reaches_exit(listing: Listing, address: int) -> bool:
     """Does the code from ``address`` reach an EXIT before any branch?  ptxas (sm_80) ends a slab loop
     whose back-edge is unconditional with a predicated ``CALL`` of such code (``BSYNC; EXIT``)."""
-    while address in listing.instructions:
-        base = listing.instructions[address].base
-        if base == "EXIT":
-            return True
-        if base in ("BRA", "BRX", "CALL", "RET", "JMP", "JMX"):
-            return False
-        address = listing.next_address(address)
-    return False
+    return _first_control(listing, address) == "EXIT"
 
 
 def _falls_into_call(listing: Listing, address: int) -> bool:
     """Does the code from ``address`` reach a CALL (a library slow path) before any other branch?
     An unknown branch is resolved toward the path without the call."""
-    while address in listing.instructions:
-        base = listing.instructions[address].base
-        if base == "CALL":
-            return True
-        if base in ("BRA", "BRX", "EXIT", "RET", "JMP", "JMX"):
-            return False
-        address = listing.next_address(address)
-    return False
+    return _first_control(listing, address) == "CALL"
 
 
 def _branch_target(listing: Listing, lane: _Lane, ins: Instruction, following: int) -> int:

@@ -246,8 +246,6 @@ def timed_assignment(graph: DataflowGraph, options: CompileOptions) -> tuple[dic
     by_name = graph.by_name
     for op in _by_rank(graph, ops, inputs, cost):
         allowed = range(options.qssa_warps) if op.kind.startswith("qssa") else range(options.warps)
-        if __import__("os").environ.get("PTNQ") and op.kind in ("point", "mixture") and options.qssa_warps < options.warps:
-            allowed = range(options.qssa_warps, options.warps)
         reaction = _reaction_of(op, by_name, producers) if op.kind in FOLLOW_THE_REACTION else None
         if reaction in plan.warp_of:
             allowed = (plan.warp_of[reaction],)

@@ -207,9 +207,11 @@ class Expansion:
 EXPANSIONS: dict[str, Expansion] = {
     "mov": Expansion(alu=1),
     "add": Expansion(fp64=1), "sub": Expansion(fp64=1), "mul": Expansion(fp64=1), "fma": Expansion(fp64=1),
-    # Measured (autotune/sass.py's walk, sm_90): kernels of 8 and 16 independent calls on loaded values,
-    # the difference over 8 per call.  max, min: DSETP and the FSEL of both words, NaN tests on the ALU
-    "max": Expansion(fp64=1, alu=5, chain=(1, 1, 0)), "min": Expansion(fp64=1, alu=5, chain=(1, 1, 0)),
+    # Measured (autotune/sass.py's walk, sm_90): kernels of 3 and 11 calls on loaded values, the difference
+    # over 8 per call.  max, min against a positive constant (singe_max, singe_min: a signed comparison of
+    # the bit patterns): two ISETP (the low words, then the high words with the carry) and two SEL, in
+    # sequence ISETP, ISETP, SEL; no FP64 instruction (fmax was DSETP, 6.6 others: 1 FP64 + 6.6)
+    "max": Expansion(alu=4, chain=(0, 3, 0)), "min": Expansion(alu=4, chain=(0, 3, 0)),
     # sel: DSETP, then FSEL of both words
     "sel": Expansion(fp64=1, alu=2, chain=(1, 1, 0)),
     # div: RCP64H, Newton steps, correction; the fast path's range test (FFMA, FSETP) and its branch

@@ -74,7 +74,7 @@ def test_singe_exp_issues_at_most_25_instructions(tmp_path):
     (set once per sequence, reloaded where ptxas runs out; bounded apart); no branch."""
     if sass.missing_tools():
         pytest.skip(f"SASS view needs {', '.join(sass.missing_tools())}")
-    cost = issued_per_call(tmp_path, rendered_header(uses_exp=True), "singe_exp")
+    cost = issued_per_call(tmp_path, rendered_header(uses_exp=True), "singe_exp({})")
     assert 0 < cost.issued() <= MAX_ISSUED
     assert cost.umov <= 4
     assert cost.branches == 0  # branch-free

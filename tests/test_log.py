@@ -110,7 +110,7 @@ def test_singe_log_issues_at_most_37_instructions(tmp_path):
     MUFU (the reciprocal), no branch."""
     if sass.missing_tools():
         pytest.skip(f"SASS view needs {', '.join(sass.missing_tools())}")
-    cost = issued_per_call(tmp_path, rendered_header(uses_log=True), "singe_log")
+    cost = issued_per_call(tmp_path, rendered_header(uses_log=True), "singe_log({})")
     assert 0 < cost.issued() <= MAX_ISSUED
     assert cost.of_class("fp64") <= MAX_FP64
     assert cost.of_class("mufu") == 1

@@ -346,3 +346,18 @@ def test_a_predicated_call_of_an_exit_ends_the_slab_loop():
     assert walk.opcodes["DMUL"] == walk.opcodes["DADD"] == 2
     assert walk.opcodes["BSYNC"] == walk.opcodes["EXIT"] == 1
     assert walk.total == 4 + 8 + 7 + 2  # prologue, a trip, the last trip (no back-edge), BSYNC and EXIT
+
+
+def test_paper_table_covers_the_paper_kernels_and_compares_with_the_original():
+    """autotune.paper_sass: an original Singe row for each of the paper's kernels, and the
+    table's ratios are singe's over the original's (a row twice the original reads 2.00)."""
+    from autotune.bench import PAPER_SETTINGS
+    from autotune.paper_sass import ORIGINAL, format_rows
+
+    assert set(ORIGINAL) == {(m, k) for m, kernels in PAPER_SETTINGS.items() for k in kernels}
+    o = ORIGINAL["dme", "viscosity"]
+    row = {"mechanism": "dme", "kernel": "viscosity", "setting": "15x3", "issued": 2 * o["issued"],
+           "fp64": 2 * o["fp64_fast"], "bar": 60, "imbalance": 1.1, "static": 2 * o["static"], "registers": 40,
+           "nvcc_s": 0.4, "spills": {"sm_90": 0, "sm_80": 0}, "model_error": 0.05}
+    line = format_rows([row])[3]
+    assert line.count(" 2.00") == 3 and "5.0%" in line and "0/0" in line

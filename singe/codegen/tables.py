@@ -265,7 +265,7 @@ def _context(compiled, name: str, shared_bytes: int) -> dict:
         qss_modes={"EXTERNAL": ct.EXTERNAL, "OFF_DIAGONAL": ct.OFF_DIAGONAL, "DIAGONAL": ct.DIAGONAL},
         qss_ops={"ADD_PRODUCT": ct.ADD_PRODUCT, "SUBTRACT_PRODUCT": ct.SUBTRACT_PRODUCT, "DIVIDE": ct.DIVIDE},
         dropped=ct.DROPPED, d_floor=number(D_FLOOR), c_floor=number(C_FLOOR),
-        uses_select=False, uses_exp=True, uses_log=False, species=compiled.mechanism.transported_species)
+        uses_select=False, uses_exp=True, species=compiled.mechanism.transported_species)
 
 
 def generate_tables(compiled) -> GeneratedKernel:

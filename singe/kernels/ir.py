@@ -14,6 +14,7 @@ The meaning of every opcode is defined once, by the simulator
 from __future__ import annotations
 
 import functools
+import math
 from collections import Counter
 from dataclasses import dataclass
 from typing import Union
@@ -76,8 +77,8 @@ OPCODES: dict[str, OpcodeInfo] = {
     "fma": OpcodeInfo(3, "dfma", 2),
     "div": OpcodeInfo(2, "ddiv", 8),   # Newton iterations on DFMA units
     "rcp": OpcodeInfo(1, "ddiv", 6),
-    "max": OpcodeInfo(2, "dmax", 1),
-    "min": OpcodeInfo(2, "dmax", 1),
+    "max": OpcodeInfo(2, "dmax", 1),  # max(x, c), c a positive constant (a floor): Instr.verify
+    "min": OpcodeInfo(2, "dmax", 1),  # min(x, c), c a positive constant (a cap)
     "exp": OpcodeInfo(1, "special", 20),  # ~10 DFMA in CUDA's exp
     "log": OpcodeInfo(1, "special", 20),
     "sqrt": OpcodeInfo(1, "special", 8),
@@ -122,6 +123,10 @@ class Instr:
             raise SingeInternalError(f"{self}: only stg has no destination")
         if self.opcode in ("ldg", "stg") and self.field is None:
             raise SingeInternalError(f"{self}: global access without a field")
+        if self.opcode in ("max", "min") and not (isinstance(self.srcs[1], (Const, Imm))
+                                                  and 0.0 < float(self.srcs[1].value) < math.inf):
+            raise SingeInternalError(f"{self}: {self.opcode} takes a positive finite constant second operand "
+                                     f"(codegen compares bit patterns: singe_{self.opcode})")
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,19 @@
 
 
 
+// max(x, c) and min(x, c) for a positive constant c (the only use singe makes of
+// them: floors and caps, Instr.verify) as a signed 64-bit comparison of the bit
+// patterns: positive doubles order as their patterns do, and a negative x (sign
+// bit set) is a negative integer, below c.  Two ISETP and two SEL with c's words
+// as immediates, no FP64 instruction (fmax/fmin: DSETP and NaN handling).  Equal
+// to fmax/fmin for every non-NaN x; a NaN with the sign bit clear is above c
+// (kept by singe_max), one with it set below (kept by singe_min).
+static __device__ __forceinline__ double singe_max(double x, double c)
+{
+  return __double_as_longlong(x) > __double_as_longlong(c) ? x : c;
+}
+
+
 // e^x without the slow-path branch of the CUDA library's exp, so that ptxas
 // schedules and allocates registers across long sequences of exponentials as
 // across any straight-line code: 25 instructions on sm_90, within 1 ulp of
@@ -235,7 +248,7 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
       {  // species operation
         const double t0 = __ldg(&mass_fractions[(5 + 2 * warp_id) * species_stride + point]);
         const double t1 = t0 * SINGE_CONST(0);
-        const double t2 = fmax(t1, 1e-100);
+        const double t2 = singe_max(t1, 1e-100);
         const double t3 = sqrt(t2);
         shared[(9 + -4 * warp_id)][lane] = t3;
         const double t4 = fma(SINGE_CONST(1), shared[0][lane], SINGE_CONST(2));
@@ -249,7 +262,7 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
       {  // species operation
         const double t0 = __ldg(&mass_fractions[(2 + 3 * warp_id) * species_stride + point]);
         const double t1 = t0 * SINGE_CONST(5);
-        const double t2 = fmax(t1, 1e-100);
+        const double t2 = singe_max(t1, 1e-100);
         const double t3 = sqrt(t2);
         shared[(17 + -7 * warp_id)][lane] = t3;
         const double t4 = fma(SINGE_CONST(6), shared[0][lane], SINGE_CONST(7));
@@ -265,7 +278,7 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
       {  // species operation
         const double t0 = __ldg(&mass_fractions[(6 + -1 * warp_id) * species_stride + point]);
         const double t1 = t0 * SINGE_CONST(10);
-        const double t2 = fmax(t1, 1e-100);
+        const double t2 = singe_max(t1, 1e-100);
         const double t3 = sqrt(t2);
         shared[(singe_index[0][warp_id] + 7)][lane] = t3;
         const double t4 = fma(SINGE_CONST(11), shared[0][lane], SINGE_CONST(12));
@@ -285,7 +298,7 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
       {  // species operation
         const double t0 = __ldg(&mass_fractions[3 * species_stride + point]);
         const double t1 = t0 * SINGE_CONST(15);
-        const double t2 = fmax(t1, 1e-100);
+        const double t2 = singe_max(t1, 1e-100);
         const double t3 = sqrt(t2);
         shared[15][lane] = t3;
         const double t4 = fma(SINGE_CONST(16), shared[0][lane], SINGE_CONST(17));
@@ -516,7 +529,7 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
       {  // species operation
         const double t0 = __ldg(&mass_fractions[2 * species_stride + point]);
         const double t1 = t0 * SINGE_CONST(0);
-        const double t2 = fmax(t1, 1e-100);
+        const double t2 = singe_max(t1, 1e-100);
         const double t3 = sqrt(t2);
         shared[17][lane] = t3;
         const double t4 = fma(SINGE_CONST(1), shared[0][lane], SINGE_CONST(2));
@@ -530,7 +543,7 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
       {  // species operation
         const double t0 = __ldg(&mass_fractions[1 * species_stride + point]);
         const double t1 = t0 * SINGE_CONST(5);
-        const double t2 = fmax(t1, 1e-100);
+        const double t2 = singe_max(t1, 1e-100);
         const double t3 = sqrt(t2);
         shared[20][lane] = t3;
         const double t4 = fma(SINGE_CONST(6), shared[0][lane], SINGE_CONST(7));
@@ -544,7 +557,7 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
       {  // species operation
         const double t0 = __ldg(&mass_fractions[0 * species_stride + point]);
         const double t1 = t0 * SINGE_CONST(10);
-        const double t2 = fmax(t1, 1e-100);
+        const double t2 = singe_max(t1, 1e-100);
         const double t3 = sqrt(t2);
         shared[23][lane] = t3;
         const double t4 = fma(SINGE_CONST(11), shared[0][lane], SINGE_CONST(12));

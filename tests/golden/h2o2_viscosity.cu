@@ -92,7 +92,7 @@ static __device__ __forceinline__ double singe_rcp_approx(double d)
 #endif
 
 // ln x without the branch of the CUDA library's log: 20 FP64, 1 MUFU and about 15 other instructions on
-// sm_90 (the library's: 30, 1, 31 and a branch; autotune/math_cost.py), within 1 ulp of glibc's log
+// sm_90 (the library's: 30, 1, 30 and a branch; autotune/math_cost.py), within 1 ulp of glibc's log
 // (tests/test_log.py).  A subnormal x is first scaled by 2^54 (x times 2^54 or 1).  x = 2^k m with m in
 // [0.70710659, 1.41421318): the split at high word 0x3fe6a09e, on the integer pipe (u's top 12 bits are
 // k + 1076, its low 20 bits m's).  f = m - 1 (exact), s = f / (2 + f), |s| <= 0.171573, and

@@ -220,9 +220,15 @@ EXPANSIONS: dict[str, Expansion] = {
     # singe_exp (templates/common.cuh.j2), as ptxas emits it for sm_90 (tests/test_exp.py): DSETP, the
     # k and reduction DFMA/DADD, 11 DFMA of the polynomial, the final DMUL; clamp and exponent bits on the ALU
     "exp": Expansion(fp64=17, alu=8, chain=(17, 2, 0)),
-    # log: the library's (measured as max and min above): exponent and mantissa split on the ALU, the
-    # polynomial and the reconstruction on the FP64 pipe
-    "log": Expansion(fp64=30, alu=50, mufu=1, branch=1, chain=(15, 2, 1)),
+    # singe_log (templates/common.cuh.j2), as ptxas emits it for sm_90 (autotune/math_cost.py: 36.25 per
+    # further call of 3 and 11, tests/test_log.py): the subnormal scaling DMUL, m - 1, m + 1, MUFU.RCP64H and
+    # 3 DFMA (the reciprocal), s, z, 6 DFMA of the polynomial, 5 of the reconstruction (k's magic-number DADD
+    # among them); the split, k and the special values' selects on the ALU (15.25); and the 16 UMOV of its 8
+    # non-immediate constants where ptxas sets them again: in the six paper kernels at the paper's settings
+    # (sm_90 SASS) at each of the 25 calls per slab of the transport kernels (one per warp that computes ln T)
+    # and at 18 of DME chemistry's 28 and 9 of n-heptane chemistry's 17: 52 of 70 calls, 12 per call.  The
+    # chain: 17 of the FP64, the test and select of the scale and the split before m + 1, the MUFU
+    "log": Expansion(fp64=20, alu=27, mufu=1, chain=(17, 5, 1)),
     "sqrt": Expansion(fp64=8, alu=8, mufu=1, branch=1, chain=(6, 1, 1)),  # RSQ64H and Newton steps (measured)
     "ldg": Expansion(memory="load"),
     "stg": Expansion(memory="store"),

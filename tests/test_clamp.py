@@ -128,22 +128,10 @@ def test_each_clamp_issues_no_fp64_instruction(tmp_path):
     """Issued SASS per further call (3 and 11 calls, as tests/test_exp.py measures
     singe_exp): 4 instructions (two ISETP, two SEL), none of them FP64."""
     from autotune import sass
-    from test_exp import KERNEL
+    from autotune.math_cost import issued_per_call
 
     if sass.missing_tools():
         pytest.skip(f"SASS view needs {', '.join(sass.missing_tools())}")
-    header = rendered_header()
-
-    def issued(wrap: str, calls: int):
-        terms = "0.0"
-        for j in range(calls):  # rounded operations: nothing fuses across the calls
-            terms = f"__dadd_rn({terms}, {wrap.format(f'__dmul_rn(x[i], {1.0 + 0.1 * j})')})"
-        source = tmp_path / f"{'clamp' if 'singe' in wrap else 'plain'}{calls}.cu"
-        source.write_text(KERNEL.format(header=header, call=terms))
-        return sass.analyse(source, "sm_90", data_parallel=True).warps[0].counts
-
-    few, many = 3, 11
-    for wrap in ("singe_max({}, 1e-20)", "singe_min({}, 1e300)"):
-        extra = {k: (issued(wrap, many)[k] - issued("({})", many)[k]) - (issued(wrap, few)[k] - issued("({})", few)[k])
-                 for k in ("fp64", "other")}
-        assert extra["fp64"] == 0 and extra["other"] / (many - few) == 4, extra
+    for call in ("singe_max({}, 1e-20)", "singe_min({}, 1e300)"):
+        cost = issued_per_call(tmp_path, rendered_header(), call)
+        assert cost.of_class("fp64") == 0 and cost.of_class("other") == 4, cost

@@ -138,6 +138,7 @@ def _parameters(graph: DataflowGraph, expressions: dict[str, str]) -> dict:
     return {
         "uses_select": "sel" in opcodes and "singe_select" in expressions["sel"],
         "uses_exp": "exp" in opcodes and "singe_exp" in expressions["exp"],
+        "uses_log": "log" in opcodes and "singe_log" in expressions["log"],
         "uses_max": "max" in opcodes, "uses_min": "min" in opcodes,
         **field_parameters(inputs, outputs),
     }

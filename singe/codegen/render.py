@@ -21,7 +21,7 @@ from singe.programs import Arrive, FullSync, Sync
 EXPRESSIONS = {
     "mov": "{0}", "add": "{0} + {1}", "sub": "{0} - {1}", "mul": "{0} * {1}", "fma": "fma({0}, {1}, {2})",
     "div": "{0} / {1}", "rcp": "1.0 / {0}", "max": "singe_max({0}, {1})", "min": "singe_min({0}, {1})",
-    "exp": "singe_exp({0})", "log": "log({0})", "sqrt": "sqrt({0})", "sel": "singe_select({0}, {1}, {2}, {3})",
+    "exp": "singe_exp({0})", "log": "singe_log({0})", "sqrt": "sqrt({0})", "sel": "singe_select({0}, {1}, {2}, {3})",
 }
 # The data-parallel baseline keeps the CUDA library's exp: there ptxas spills
 # less with it than with the branch-free singe_exp (DME diffusion at sm_90:

@@ -974,6 +974,16 @@ inline double __dmul_rn(double a, double b) { return a * b; }
 inline double __ddiv_rn(double a, double b) { return a / b; }
 inline double __drcp_rn(double a) { return 1.0 / a; }
 inline double __dsqrt_rn(double a) { return sqrt(a); }
+// singe_rcp_approx (templates/common.cuh.j2; PTX rcp.approx.ftz.f64, MUFU.RCP64H on the GPU), modeled:
+// the reciprocal of d's high word, kept to SINGE_HOST_RCP_BITS bits of mantissa (20: the high word;
+// relative error below 2^-19).  tests/test_log.py also runs singe_log with fewer.
+#ifndef SINGE_HOST_RCP_BITS
+#define SINGE_HOST_RCP_BITS 20
+#endif
+inline double singe_rcp_approx(double d) {
+  const double r = 1.0 / __hiloint2double(__double2hiint(d), 0);
+  return __longlong_as_double(__double_as_longlong(r) & ~((1LL << (52 - SINGE_HOST_RCP_BITS)) - 1));
+}
 
 // ---------------------------------------------------------------------------------------------
 // The macros of templates/common.cuh.j2.

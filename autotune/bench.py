@@ -71,6 +71,14 @@ def mechanism_path(name: str) -> pathlib.Path:
     return next(p for p in candidates if p is not None and p.is_file())
 
 
+def report(lines: list[str], rows: list, json_path: str | None) -> int:
+    """Print a script's table; with ``--json``, also write its rows there.  The exit status: 0."""
+    print("\n".join(lines))
+    if json_path:
+        pathlib.Path(json_path).write_text(json.dumps(rows, indent=1))
+    return 0
+
+
 def compile_for(mech, kernel: str, config: dict, arch: str):
     """(compiled, note): the configuration, or the first fallback that compiles."""
     attempts = [dict(config), dict(config, ctas_per_sm=1), dict(config, placement="buffer")]

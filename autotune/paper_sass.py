@@ -14,13 +14,11 @@ original.  nvcc takes seconds per kernel.
 from __future__ import annotations
 
 import argparse
-import json
-import pathlib
 import sys
 import tempfile
 
 from autotune import sass
-from autotune.bench import PAPER_SETTINGS, mechanism_path
+from autotune.bench import PAPER_SETTINGS, mechanism_path, report
 from singe import compile_kernel, load_mechanism
 from singe.codegen import generate
 from singe.codegen.nvcc import compile_cuda
@@ -99,10 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"skipped: the SASS view needs {', '.join(sass.missing_tools())} (pip install -e '.[sass]')")
         return 0
     rows = [measure(*part.split(":")) for part in args.kernels.split(",")]
-    print("\n".join(format_rows(rows)))
-    if args.json:
-        pathlib.Path(args.json).write_text(json.dumps(rows, indent=1))
-    return 0
+    return report(format_rows(rows), rows, args.json)
 
 
 if __name__ == "__main__":

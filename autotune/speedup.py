@@ -17,8 +17,6 @@ model gives it, not fitted.
 from __future__ import annotations
 
 import argparse
-import json
-import pathlib
 import sys
 import tempfile
 
@@ -26,7 +24,7 @@ import singe
 from singe import compile_kernel
 from singe.timing import PRESETS, model, model_baseline
 
-from autotune.bench import PAPER_SETTINGS, PAPER_SPEEDUP, mechanism_path
+from autotune.bench import PAPER_SETTINGS, PAPER_SPEEDUP, mechanism_path, report
 
 
 def _ptxas(compiled, arch: str) -> tuple:
@@ -87,10 +85,7 @@ def main(argv: list[str] | None = None) -> int:
             for kernel in args.kernels.split(","):
                 rows.append(speedup_row(name, mech, kernel, preset, args.ptxas))
     rows.sort(key=lambda r: (r["preset"], r["mechanism"]))
-    print("\n".join(format_rows(rows)))
-    if args.json:
-        pathlib.Path(args.json).write_text(json.dumps(rows, indent=1))
-    return 0
+    return report(format_rows(rows), rows, args.json)
 
 
 if __name__ == "__main__":

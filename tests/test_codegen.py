@@ -10,6 +10,7 @@ import sys
 
 import pytest
 
+import singe
 from singe.cli import main
 from singe.codegen import generate, generate_baseline
 from singe.codegen.nvcc import compile_cuda, find_nvcc
@@ -192,6 +193,23 @@ def test_every_warp_count_compiles_on_both_archs(tmp_path, name, kernel):
         entry = result.entries[0]
         print(f"\n{generated_name} {arch}: {entry.registers} registers, {entry.spill_stores} B spill stores")
         assert not result.warnings, (generated_name, arch, result.warnings)
+
+
+@needs_nvcc
+def test_a_mechanism_without_reactions_compiles_to_zero_rates(tmp_path):
+    """A gas phase whose chemistry is all on surfaces (Cantera's ammonia-Ru-Ba-YSZ gas, converted by
+    yaml2ck) has no reactions and so no constants: its chemistry kernel, and the data-parallel one,
+    compile on both archs (the constant table is left out, and nothing reads it) and write zeros."""
+    from mechanism_text import write_mechanism
+    from cantera_reference import random_states
+
+    mech = singe.load_mechanism(write_mechanism(tmp_path, ""))
+    compiled = compile_kernel(mech, "chemistry", warps=4)
+    kernels = [generate(compiled), generate_baseline(compiled)]
+    for name, arch, result in compile_all(kernels, tmp_path, ["sm_80", "sm_90"]):
+        assert result.entries and not result.warnings, (name, arch, result.warnings)
+    T, P, Y = random_states(8, len(mech.transported_species), seed=5)
+    assert not compiled.run_host(T, P, Y).any()
 
 
 CHEMISTRY_PAPER = [("dme", 8, 4, 2), ("heptane", 16, 2, 1)]  # warps, QSSA warps, CTAs per SM

@@ -110,7 +110,7 @@ def test_codegen_emits_setmaxnreg_on_sm_90a_only():
     assert cu.count("SINGE_SETMAXNREG_INC(72);") == 1 and cu.count("SINGE_SETMAXNREG_DEC(56);") == 1
     warp = [cu.index(f"const int warp_id = {w};") for w in range(8)]  # each warp's case
     assert cu.index("SINGE_SETMAXNREG_INC(72);") < warp[0] < warp[3] < cu.index("SINGE_SETMAXNREG_DEC(56);") < warp[4]
-    assert cu.index("cs[s] = SINGE_TABLE") > cu.index("SINGE_SETMAXNREG_INC(72);")  # after, in its branch
+    assert cu.index("const int n_slabs") > cu.index("SINGE_SETMAXNREG_INC(72);")  # the body after, in its branch
     plain = generate(h2o2("sm_90")).cu
     assert "SINGE_SETMAXNREG_INC(" not in plain.replace("#define SINGE_SETMAXNREG_INC(n)", "")
     assert "warp_id >> 2" not in plain and h2o2("sm_90").programs.plan.warp_budgets == ()

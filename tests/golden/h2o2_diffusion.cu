@@ -134,7 +134,6 @@ static __device__ __forceinline__ double singe_log(double x)
 }
 
 
-
 // Constant slot s of this warp: broadcast from lane s % 32 of register stripe s / 32 for the first
 // 96 slots, a warp-uniform cached load beyond them.
 #define SINGE_CONST(slot) ((slot) < 96 ? __shfl_sync(0xffffffffu, cs[((slot) >> 5) % 3], (slot) & 31) \
@@ -241,7 +240,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
   double (*shared)[32] = reinterpret_cast<double (*)[32]>(singe_shared);
   const int warp_id = threadIdx.x >> 5;
   const int lane = threadIdx.x & 31;
-  double cs[3];
+  double cs[3];  // this warp's register stripes of constants (SINGE_CONST)
 #pragma unroll
   for (int s = 0; s < 3; s++)
     cs[s] = SINGE_TABLE((warp_id * 3 + s) * 32 + lane);

@@ -134,7 +134,6 @@ static __device__ __forceinline__ double singe_log(double x)
 }
 
 
-
 // Constant slot s of this warp: broadcast from lane s % 32 of register stripe s / 32 for the first
 // 64 slots, a warp-uniform cached load beyond them.
 #define SINGE_CONST(slot) ((slot) < 64 ? __shfl_sync(0xffffffffu, cs[((slot) >> 5) % 2], (slot) & 31) \
@@ -231,7 +230,7 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
   double (*shared)[32] = reinterpret_cast<double (*)[32]>(singe_shared);
   const int warp_id = threadIdx.x >> 5;
   const int lane = threadIdx.x & 31;
-  double cs[2];
+  double cs[2];  // this warp's register stripes of constants (SINGE_CONST)
 #pragma unroll
   for (int s = 0; s < 2; s++)
     cs[s] = SINGE_TABLE((warp_id * 2 + s) * 32 + lane);

@@ -132,4 +132,4 @@ def test_stores_ahead_of_need_into_read_slots_wait_for_their_readers(monkeypatch
     monkeypatch.setattr(schedule_module._Scheduler, "_writable_now", lambda self, warp: True)
     programs = schedule(_paper_dme_on_the_a100())
     reasons = [i.reason for i in programs.programs[0].items if type(i).__name__ == "FullSync"]
-    assert _write_after_read_points(programs) > 10 and len(reasons) > 2, reasons
+    assert _write_after_read_points(programs) > 10 and "every named barrier id is in use" in reasons, reasons

@@ -8,8 +8,8 @@ of one input here:
   (``singe.programs.lowering``): a value loaded from shared memory right
   before the one operation that reads it is read in place, an output stored
   right after it is written where it is computed, so neither occupies a
-  register across the operation; while an operation runs, the values its
-  instructions hold at once count (liveness over its instructions).
+  register across the operation; an operation's own temporaries count while
+  it runs.
 * ``constant_stripes``: per warp, the stripes (32 constants, one per lane) of
   its constant table.
 * ``overhead``: registers of every kernel (indices, pointers, lane and warp
@@ -158,12 +158,12 @@ class RegisterPlan:
         margin (ptxas gives up its scheduling registers before it spills, and
         on sm_90 the 20 registers in which it keeps singe_exp's constants
         across the slab loop where there is room).
-        Measured (sm_90): DME viscosity at 15 warps x 3 CTAs per SM has a floor
-        of 40 and ptxas fits it in the budget of 40 without spills (the need
-        with the margin is 72); DME chemistry at 8 warps (4 QSSA) x 2 CTAs has
-        a floor of 78 and ptxas fits it in 128 without spills (with a floor of
+        Measured (sm_90): DME chemistry at 8 warps (4 QSSA) x 2 CTAs has a
+        floor of 78 and ptxas fits it in its budget of 128 (with a floor of
         148, before the scheduler kept held values within the budget, it
-        spilled 264 B)."""
+        spilled 264 B); DME viscosity at 15 warps x 3 CTAs has a floor of 42
+        and ptxas fits it in 40 without spills (``unit_peaks``' bound, a false
+        warning)."""
         return max((r - 2 * s for r, s in zip(self.per_warp, self.constant_stripes)), default=self.overhead)
 
     @property
@@ -224,9 +224,8 @@ def live_doubles(program) -> int:
 def unit_peaks(program) -> list[int]:
     """Per unit of one warp's program, the doubles live at once while it runs
     in the code codegen emits: backward liveness over its units
-    (``lowering.program_units``); while an operation runs, the values its
-    instructions hold at once (``_instruction_peak``) and one register each
-    for its in-place loads and stores count too."""
+    (``lowering.program_units``); while an operation runs, its temporaries
+    and one register each for its in-place loads and stores count too."""
     from singe.programs.lowering import ComputeUnit, program_units
 
     live: set[str] = set()
@@ -235,7 +234,9 @@ def unit_peaks(program) -> list[int]:
         if isinstance(unit, ComputeUnit):
             reads = unit.reads()
             streamed = min(len(unit.loads), 1) + min(len(set(unit.stores) - unit.keep), 1)
-            peaks.append(_instruction_peak(unit, live) + streamed)
+            inside = _turn_peak(unit, live) if unit.op.kind == "turn" else \
+                len(live | unit.writes() | reads) + unit.op.temporaries
+            peaks.append(inside + streamed)
             live = (live - set(unit.op.outputs)) | reads
         else:
             live = (live - unit.writes()) | unit.reads()
@@ -243,19 +244,22 @@ def unit_peaks(program) -> list[int]:
     return peaks[::-1]
 
 
-def _instruction_peak(unit, live: set[str]) -> int:
-    """Doubles live at once while ``unit``'s operation runs, by liveness over
-    the instructions codegen emits (``live``: what later units read): an
-    output is written by the operation's last instructions, when most of its
-    temporaries are dead, and the diffusion kernel's turns carry their column
-    sums from inputs to outputs through temporaries
-    (``transport.skew_diffusion``), so the bound with inputs, outputs and
-    temporaries all live at once over-counts.  Measured (sm_90, ptxas,
-    ``autotune.spills --threshold``): GRI-Mech 3.0, DME and n-heptane
-    diffusion at 8 warps compile without spills from 72 registers, where that
-    bound put the floor at 98, 80 and ~96; DME viscosity at the paper's 15
-    warps x 3 CTAs in its budget of 40, where it put the floor at 42 (a
-    warning of spills that ptxas did not make)."""
+def _turn_peak(unit, live: set[str]) -> int:
+    """Doubles live at once while a turn of the diffusion kernel runs
+    (``transport.skew_diffusion``), by liveness over the instructions codegen
+    emits: its column sums continue from its inputs into its outputs through
+    its temporaries, which the bound of the other operations (inputs, outputs
+    and temporaries all live at once) counts three times.  Measured (sm_90,
+    ptxas, ``autotune.spills --threshold``): GRI-Mech 3.0, DME and n-heptane at
+    8 warps compile without spills from 72 registers, where that bound put
+    the floor at 98, 80 and ~96.  The other operations keep the bound: by
+    liveness over their instructions the defaults' floors were 0-10
+    registers lower and the CTAs per SM chosen from them spilled (8 warps,
+    sm_90: conductivity at 5 CTAs for GRI-Mech 3.0, n-dodecane and Alzueta,
+    4-40 B; Alzueta chemistry at 3, 24 B), ptxas's schedule holding more than
+    the instruction order; the bound's cost is DME viscosity at the paper's
+    15 warps x 3 CTAs, a floor of 42 against the 40 in which ptxas compiles
+    it, and a spill warning it does not bear out."""
     registers = unit.reads() | {instr.dst for instr in unit.instructions}
     current = set(live)
     peak = len(current)

@@ -3,7 +3,7 @@
 //
 // Launch: 4 warps (128 threads) per CTA, 2 CTAs per SM (sm_90);
 // each CTA handles 32 points at a time (one per lane) and loops over slabs of 32 points.
-// Expected: ~44 registers per thread (255 available), 7168 B shared memory,
+// Expected: ~46 registers per thread (255 available), 7168 B shared memory,
 // 3 synchronization points on named barriers [0, 1, 2, 3], 64 constants per warp
 // (2 per thread after striping, 2 of them kept in registers).
 // Species: 10, species-major arrays (stride species_stride); their rows and names: h2o2_viscosity.h

@@ -458,7 +458,7 @@ class _Scheduler:
             return
         movable = [v for v in self.held[warp] - reads if self.placement.get(v) == "buffer"
                    and not self.ops[self.producers[v]].replicated]
-        for value in sorted(movable, key=lambda v: self._spill_rank(warp, v)):
+        for value in sorted(movable, key=lambda v: self._spill_order(warp, v)):
             if excess <= 0:
                 break
             excess -= self._spill(warp, value)
@@ -487,6 +487,11 @@ class _Scheduler:
         if following is None:
             return 0, 0
         return (1 if value in self.slot_of else 2), -following
+
+    def _spill_order(self, warp: int, value: str) -> tuple:
+        """``_spill_rank``, then the name: ties broken the same way in every run (a set's
+        order changes with Python's hash seed, and with it the emitted code)."""
+        return self._spill_rank(warp, value), value
 
     def _spill(self, warp: int, value: str) -> int:
         """Move ``value`` out of ``warp``'s registers: stored now if no slot

@@ -157,6 +157,7 @@ def _emitted_digests(order: str, seeds=(1, 2, 3, 4)) -> set[str]:
     import subprocess
     import sys
 
+    load("dme")  # skips here, not in the child, without ../shared
     root = pathlib.Path(__file__).resolve().parent.parent
     runs = [subprocess.run([sys.executable, "-c", _EMITTED_DIGEST, order], cwd=root, capture_output=True, text=True,
                            env={**os.environ, "PYTHONHASHSEED": str(seed)}, check=True) for seed in seeds]

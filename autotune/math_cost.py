@@ -21,7 +21,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from autotune import sass
-from singe.codegen import environment
+from singe.codegen import environment, helper_flags
 
 FEW, MANY = 3, 11  # calls in the two kernels whose difference is the cost of MANY - FEW calls
 KERNEL = """
@@ -34,10 +34,9 @@ __global__ void __launch_bounds__(128) math_kernel(const double *x, double *y, c
 """
 
 
-def rendered_header(**uses: bool) -> str:
-    """templates/common.cuh.j2 with the helpers named in ``uses`` (``uses_exp=True``, ...)."""
-    flags = {"uses_select": False, "uses_exp": False, "uses_log": False, "uses_max": False, "uses_min": False, **uses}
-    return environment().get_template("common.cuh.j2").render(**flags)
+def rendered_header(*opcodes: str) -> str:
+    """templates/common.cuh.j2 with the helpers of ``opcodes`` ('exp', 'log', ...: ``singe.codegen.HELPERS``)."""
+    return environment().get_template("common.cuh.j2").render(**helper_flags(opcodes))
 
 
 def _issued(directory: pathlib.Path, header: str, wrap: str, calls: int, arch: str) -> Counter:
@@ -104,7 +103,7 @@ def main(argv=None) -> int:
     if sass.missing_tools():
         print(f"skipped: SASS view needs {', '.join(sass.missing_tools())}")
         return 0
-    header = rendered_header(uses_exp=True, uses_log=True) + LIBRARY
+    header = rendered_header("exp", "log") + LIBRARY
     with tempfile.TemporaryDirectory() as scratch:
         for arch in args.archs.split(","):
             for function in FUNCTIONS:

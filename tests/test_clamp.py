@@ -16,8 +16,8 @@ import subprocess
 import numpy as np
 import pytest
 
+from autotune.math_cost import rendered_header
 from singe import host
-from singe.codegen import environment
 from singe.errors import SingeInternalError
 from singe.kernels.ir import Const, Imm, Instr, Reg
 
@@ -32,11 +32,6 @@ extern "C" void clamp_many(const double *x, double *lower, double *upper, double
 """
 
 needs_compiler = pytest.mark.skipif(shutil.which(host.COMPILER) is None, reason=f"no {host.COMPILER} on PATH")
-
-
-def rendered_header() -> str:
-    return environment().get_template("common.cuh.j2").render(uses_select=False, uses_exp=False, uses_max=True,
-                                                                 uses_min=True)
 
 
 def build(directory: pathlib.Path, header: str):
@@ -81,14 +76,14 @@ def worst_mismatch(clamp) -> int:
 
 @needs_compiler
 def test_clamps_equal_fmax_and_fmin_on_every_double_but_nan(tmp_path):
-    assert worst_mismatch(build(tmp_path, rendered_header())) == 0
+    assert worst_mismatch(build(tmp_path, rendered_header("max", "min"))) == 0
 
 
 @needs_compiler
 def test_an_unsigned_comparison_is_caught(tmp_path):
     """The companion: comparing the patterns as unsigned integers puts every negative x
     above c (its sign bit is the top bit): the comparison fails."""
-    header = rendered_header()
+    header = rendered_header("max", "min")
     assert header.count("__double_as_longlong(x) ") == 2
     broken = header.replace("__double_as_longlong(x) ", "(unsigned long long)__double_as_longlong(x) ")
     broken = broken.replace("__double_as_longlong(c)", "(unsigned long long)__double_as_longlong(c)")
@@ -99,7 +94,7 @@ def test_an_unsigned_comparison_is_caught(tmp_path):
 def test_nan_arguments_keep_their_sign_rule(tmp_path):
     """What NaN gives (documented beside the functions): a NaN with the sign bit clear is
     above every c, one with it set below."""
-    clamp = build(tmp_path, rendered_header())
+    clamp = build(tmp_path, rendered_header("max", "min"))
     nan, negative_nan = np.array([np.nan]), -np.array([np.nan])
     assert np.isnan(clamp(nan, 1e-20)[0][0]) and clamp(nan, 1e-20)[1][0] == 1e-20
     assert clamp(negative_nan, 1e-20)[0][0] == 1e-20 and np.isnan(clamp(negative_nan, 1e-20)[1][0])
@@ -133,5 +128,5 @@ def test_each_clamp_issues_no_fp64_instruction(tmp_path):
     if sass.missing_tools():
         pytest.skip(f"SASS view needs {', '.join(sass.missing_tools())}")
     for call in ("singe_max({}, 1e-20)", "singe_min({}, 1e300)"):
-        cost = issued_per_call(tmp_path, rendered_header(), call)
+        cost = issued_per_call(tmp_path, rendered_header("max", "min"), call)
         assert cost.of_class("fp64") == 0 and cost.of_class("other") == 4, cost

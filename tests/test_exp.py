@@ -45,12 +45,12 @@ def worst_ulp(singe_exp) -> float:
 
 @needs_compiler
 def test_singe_exp_is_within_one_ulp_of_libm(tmp_path):
-    assert worst_ulp(singe_exp_built(tmp_path, rendered_header(uses_exp=True))) <= ULP_TOLERANCE
+    assert worst_ulp(singe_exp_built(tmp_path, rendered_header("exp"))) <= ULP_TOLERANCE
 
 
 @needs_compiler
 def test_singe_exp_special_values_and_subnormals(tmp_path):
-    singe_exp = singe_exp_built(tmp_path, rendered_header(uses_exp=True))
+    singe_exp = singe_exp_built(tmp_path, rendered_header("exp"))
     special = np.array([0.0, -0.0, np.inf, -np.inf, 709.79, 710.0, 1e300, -746.0, -1e300, -744.0, -740.0])
     got = singe_exp(special)
     np.testing.assert_array_equal(got[:8], [1.0, 1.0, np.inf, 0.0, np.inf, np.inf, np.inf, 0.0])
@@ -61,7 +61,7 @@ def test_singe_exp_special_values_and_subnormals(tmp_path):
 
 @needs_compiler
 def test_dropping_the_trailing_part_of_ln2_is_caught(tmp_path):
-    header = rendered_header(uses_exp=True)
+    header = rendered_header("exp")
     assert "1.904654299957768e-09" in header
     broken = singe_exp_built(tmp_path, header.replace("1.904654299957768e-09", "0.0"))
     assert worst_ulp(broken) > ULP_TOLERANCE
@@ -74,7 +74,7 @@ def test_singe_exp_issues_at_most_25_instructions(tmp_path):
     (set once per sequence, reloaded where ptxas runs out; bounded apart); no branch."""
     if sass.missing_tools():
         pytest.skip(f"SASS view needs {', '.join(sass.missing_tools())}")
-    cost = issued_per_call(tmp_path, rendered_header(uses_exp=True), "singe_exp({})")
+    cost = issued_per_call(tmp_path, rendered_header("exp"), "singe_exp({})")
     assert 0 < cost.issued() <= MAX_ISSUED
     assert cost.umov <= 4
     assert cost.branches == 0  # branch-free

@@ -31,7 +31,7 @@ needs_compiler = pytest.mark.skipif(shutil.which(host.COMPILER) is None, reason=
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     """(singe_log, glibc's log) on the host."""
-    return build(tmp_path_factory.mktemp("log"), rendered_header(uses_log=True), "singe_log", "log")
+    return build(tmp_path_factory.mktemp("log"), rendered_header("log"), "singe_log", "log")
 
 
 def from_bits(bits: np.ndarray) -> np.ndarray:
@@ -90,14 +90,14 @@ def test_singe_log_special_values(built):
 def test_singe_log_holds_with_a_coarser_reciprocal(tmp_path):
     """The runtime models rcp.approx as the high word's reciprocal kept to the
     high word (20 bits); with 17 bits singe_log is still within 1 ulp."""
-    singe_log, libm_log = build(tmp_path, rendered_header(uses_log=True), "singe_log", "log",
+    singe_log, libm_log = build(tmp_path, rendered_header("log"), "singe_log", "log",
                                 defines=("SINGE_HOST_RCP_BITS=17",))
     assert worst_ulp(singe_log, libm_log, positive_normals()) <= ULP_TOLERANCE
 
 
 @needs_compiler
 def test_a_perturbed_coefficient_is_caught(tmp_path):
-    header = rendered_header(uses_log=True)
+    header = rendered_header("log")
     assert header.count(COEFFICIENT) == 1
     singe_log, libm_log = build(tmp_path, header.replace(COEFFICIENT, PERTURBED), "singe_log", "log")
     assert worst_ulp(singe_log, libm_log, positive_normals()) > ULP_TOLERANCE
@@ -110,7 +110,7 @@ def test_singe_log_issues_at_most_37_instructions(tmp_path):
     MUFU (the reciprocal), no branch."""
     if sass.missing_tools():
         pytest.skip(f"SASS view needs {', '.join(sass.missing_tools())}")
-    cost = issued_per_call(tmp_path, rendered_header(uses_log=True), "singe_log({})")
+    cost = issued_per_call(tmp_path, rendered_header("log"), "singe_log({})")
     assert 0 < cost.issued() <= MAX_ISSUED
     assert cost.of_class("fp64") <= MAX_FP64
     assert cost.of_class("mufu") == 1

@@ -130,18 +130,23 @@ def _fields(graph: DataflowGraph) -> tuple[list[str], list[str]]:
     return kernel_spec(graph.kernel).signature(graph)
 
 
+HELPERS = {"sel": "select", "exp": "exp", "log": "log", "max": "max", "min": "min"}
+"""Opcodes whose expressions may call a helper function of templates/common.cuh.j2 -> the helper
+(``singe_<helper>``, emitted where the template flag ``uses_<helper>`` is set)."""
+
+
+def helper_flags(used=()) -> dict[str, bool]:
+    """common.cuh.j2's flags: ``uses_<helper>`` for every helper of ``HELPERS``, set for the opcodes ``used``."""
+    return {f"uses_{helper}": opcode in used for opcode, helper in HELPERS.items()}
+
+
 def _parameters(graph: DataflowGraph, expressions: dict[str, str]) -> dict:
     """Kernel and launcher parameters, and what the shared template part needs
     (helper functions only where ``expressions`` call them)."""
     inputs, outputs = _fields(graph)
     opcodes = {i.opcode for op in graph.operations for i in op.instrs}
-    return {
-        "uses_select": "sel" in opcodes and "singe_select" in expressions["sel"],
-        "uses_exp": "exp" in opcodes and "singe_exp" in expressions["exp"],
-        "uses_log": "log" in opcodes and "singe_log" in expressions["log"],
-        "uses_max": "max" in opcodes, "uses_min": "min" in opcodes,
-        **field_parameters(inputs, outputs),
-    }
+    called = {op for op, helper in HELPERS.items() if op in opcodes and f"singe_{helper}" in expressions[op]}
+    return {**helper_flags(called), **field_parameters(inputs, outputs)}
 
 
 def field_parameters(inputs: list[str], outputs: list[str]) -> dict:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from singe.codegen import CodegenInfo, GeneratedKernel, environment, field_parameters, header_text
+from singe.codegen import CodegenInfo, GeneratedKernel, environment, field_parameters, header_text, helper_flags
 from singe.codegen.interface import kernel_name
 from singe.errors import SingeInputError, SingeInternalError
 from singe.kernels import chemistry_tables as ct
@@ -265,7 +265,7 @@ def _context(compiled, name: str, shared_bytes: int) -> dict:
         qss_modes={"EXTERNAL": ct.EXTERNAL, "OFF_DIAGONAL": ct.OFF_DIAGONAL, "DIAGONAL": ct.DIAGONAL},
         qss_ops={"ADD_PRODUCT": ct.ADD_PRODUCT, "SUBTRACT_PRODUCT": ct.SUBTRACT_PRODUCT, "DIVIDE": ct.DIVIDE},
         dropped=ct.DROPPED, d_floor=number(D_FLOOR), c_floor=number(C_FLOOR),
-        uses_select=False, uses_exp=True, species=compiled.mechanism.transported_species)
+        species=compiled.mechanism.transported_species, **helper_flags({"exp"}))
 
 
 def generate_tables(compiled) -> GeneratedKernel:

@@ -265,9 +265,8 @@ def main(argv: list[str] | None = None) -> int:
     config = parse_config(DEFAULT_CONFIG) | args.config
     from autotune import sass
 
-    if args.sass and sass.missing_tools():
-        print(f"SASS view skipped: needs {', '.join(sass.missing_tools())} "
-              f"(pip install nvidia-cuda-nvdisasm nvidia-cuda-cuobjdump)")
+    if args.sass and sass.missing_reason():
+        print(f"--sass skipped: {sass.missing_reason()}")
         args.sass = False
     rows = []
     for name in args.mechanisms.split(","):

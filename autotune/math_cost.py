@@ -60,7 +60,16 @@ class Cost:
         return sum(count for opcode, count in self.per_call.items() if opcode not in without)
 
     def of_class(self, name: str) -> float:
-        return sum(count for opcode, count in self.per_call.items() if sass.classify(opcode) == name)
+        return by_class(self.per_call)[name]
+
+
+def by_class(opcodes: Counter, without=()) -> Counter:
+    """Opcode counts summed by class (``sass.classify``), leaving out the opcodes ``without``."""
+    classes = Counter()
+    for opcode, count in opcodes.items():
+        if opcode not in without:
+            classes[sass.classify(opcode)] += count
+    return classes
 
 
 def issued_per_call(directory: pathlib.Path, header: str, call: str, arch: str = "sm_90") -> Cost:
@@ -72,8 +81,7 @@ def issued_per_call(directory: pathlib.Path, header: str, call: str, arch: str =
     for key, sign in (((called, MANY), 1), ((plain, MANY), -1), ((called, FEW), -1), ((plain, FEW), 1)):
         for opcode, count in counts[key].items():
             difference[opcode] += sign * count
-    branches = sum(count for opcode, count in counts[(called, MANY)].items() if sass.classify(opcode) == "branch")
-    branches -= sum(count for opcode, count in counts[(plain, MANY)].items() if sass.classify(opcode) == "branch")
+    branches = by_class(counts[(called, MANY)])["branch"] - by_class(counts[(plain, MANY)])["branch"]
     return Cost(Counter({opcode: count / (MANY - FEW) for opcode, count in difference.items() if count}),
                 (counts[(called, MANY)]["UMOV"] - counts[(plain, MANY)]["UMOV"]) / MANY, branches)
 
@@ -86,10 +94,7 @@ FUNCTIONS = ("singe_exp", "library_exp", "singe_log", "library_log")
 
 
 def format_cost(name: str, arch: str, cost: Cost) -> str:
-    classes = Counter()
-    for opcode, count in cost.per_call.items():
-        if opcode != "UMOV":
-            classes[sass.classify(opcode)] += count
+    classes = by_class(cost.per_call, without=("UMOV",))
     shown = " ".join(f"{c}={classes[c]:g}" for c in sass.CLASSES if classes[c])
     return (f"{name:12} {arch}: {cost.issued():6.2f} issued per call without UMOV ({shown}), "
             f"UMOV {cost.per_call['UMOV']:g} per further call, {cost.umov:.2f} per call of 11; "
@@ -100,8 +105,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--archs", default="sm_90,sm_80")
     args = parser.parse_args(argv)
-    if sass.missing_tools():
-        print(f"skipped: SASS view needs {', '.join(sass.missing_tools())}")
+    if sass.missing_reason():
+        print(f"skipped: {sass.missing_reason()}")
         return 0
     header = rendered_header("exp", "log") + LIBRARY
     with tempfile.TemporaryDirectory() as scratch:

@@ -93,8 +93,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kernels", default=",".join(f"{m}:{k}" for m, ks in PAPER_SETTINGS.items() for k in ks))
     parser.add_argument("--json", help="also write the rows as JSON here")
     args = parser.parse_args(argv)
-    if sass.missing_tools():
-        print(f"skipped: the SASS view needs {', '.join(sass.missing_tools())} (pip install -e '.[sass]')")
+    if sass.missing_reason():
+        print(f"skipped: {sass.missing_reason()}")
         return 0
     rows = [measure(*part.split(":")) for part in args.kernels.split(",")]
     return report(format_rows(rows), rows, args.json)

@@ -76,6 +76,15 @@ def missing_tools() -> list[str]:
     return [name for name in ("nvcc", "nvdisasm", "cuobjdump") if tool(name) is None]
 
 
+def missing_reason() -> str | None:
+    """Why the SASS view cannot run here, and how to install what it lacks (None: it can)."""
+    missing = missing_tools()
+    if not missing:
+        return None
+    return (f"the SASS view needs {', '.join(missing)} (pip install -e '.[sass]' for nvdisasm and cuobjdump; "
+            f"nvcc from the CUDA toolkit)")
+
+
 # -- the listing ---------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -815,10 +824,9 @@ def analyse(source: str | os.PathLike, arch: str = "sm_90", warps: int | None = 
             data_parallel: bool = False, extra: list[str] | None = None, keep: str | None = None) -> KernelSass:
     """Compile ``source`` to a cubin and return the SASS view of its kernel
     (``warps``: warps per CTA, read from the generated file when not given)."""
-    missing = missing_tools()
-    if missing:
-        raise RuntimeError(f"SASS view needs {', '.join(missing)} (pip install nvidia-cuda-nvdisasm "
-                           f"nvidia-cuda-cuobjdump; nvcc from the CUDA toolkit)")
+    reason = missing_reason()
+    if reason:
+        raise RuntimeError(reason)
     source = pathlib.Path(source)
     if warps is None:
         m = re.search(r"__launch_bounds__\((\d+)", source.read_text())

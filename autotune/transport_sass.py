@@ -70,9 +70,8 @@ def main(argv=None) -> int:
     parser.add_argument("--archs", default="sm_90,sm_80")
     parser.add_argument("--unrolled", action="store_true", help="also the fully unrolled kernels")
     args = parser.parse_args(argv)
-    missing = sass.missing_tools()
-    if missing:
-        print(f"skipped: the SASS view needs {', '.join(missing)}")
+    if sass.missing_reason():
+        print(f"skipped: {sass.missing_reason()}")
         return 0
     print(f"{'mech':8} {'kernel':10} {'setting':7} {'arch':6} {'style':8} {'issued/pt':>9} {'fp64/pt':>7} "
           f"{'static':>7} {'spill st/ld':>11} {'regs':>4} {'nvcc s':>6}")

@@ -240,13 +240,12 @@ def timed_assignment(graph: DataflowGraph, options: CompileOptions) -> tuple[dic
     ops = [op for op in graph.operations if not op.replicated]
     producers = graph.producers()
     mapped = {op.name for op in ops}
-    inputs = {op.name: sorted({producers[v] for v in op.inputs if producers[v] in mapped}) for op in ops}
     reads = {op.name: Counter(producers[v] for v in set(op.inputs) if producers[v] in mapped) for op in ops}
     cost = {op.name: issue_cost(op) for op in ops}
     cap = BALANCE_CAP * sum(cost.values()) / options.warps
     plan = _Plan([0.0] * options.warps, [0.0] * options.warps)
     by_name = graph.by_name
-    for op in _by_rank(graph, ops, inputs, cost):
+    for op in _by_rank(graph, ops, reads, cost):
         allowed = range(options.qssa_warps) if op.kind.startswith("qssa") else range(options.warps)
         reaction = _reaction_of(op, by_name, producers) if op.kind in FOLLOW_THE_REACTION else None
         if reaction in plan.warp_of:
@@ -285,10 +284,11 @@ def _reaction_of(op: Operation, by_name: dict, producers: dict) -> str | None:
     return None
 
 
-def _by_rank(graph: DataflowGraph, ops: list[Operation], inputs: dict, cost: dict) -> list[Operation]:
-    """``ops`` by decreasing upward rank (a topological order: every edge adds to the rank)."""
+def _by_rank(graph: DataflowGraph, ops: list[Operation], sources_of: dict, cost: dict) -> list[Operation]:
+    """``ops`` by decreasing upward rank (a topological order: every edge adds to the rank;
+    ``sources_of``: per operation, the mapped operations whose values it reads)."""
     below: dict[str, list[str]] = defaultdict(list)
-    for name, sources in inputs.items():
+    for name, sources in sources_of.items():
         for source in sources:
             below[source].append(name)
     rank: dict[str, float] = {}

@@ -41,7 +41,7 @@ from singe.kernels.registry import kernel_spec
 from singe.mapping import CROSS_WARP_DELAY, Mapping, issue_cost
 from singe.programs import (Arrive, Compute, FullSync, SharedLoad, SharedStore, Sync, SyncPoint, WarpProgram,
                             WarpPrograms)
-from singe.programs.plan import max_live_doubles, plan_registers
+from singe.programs.plan import max_live_doubles, operation_peak, plan_registers
 
 EXCHANGE_BATCH = 64  # buffered values one pass through shared memory may carry
 GROUP_WINDOW = 300
@@ -203,6 +203,7 @@ class _Scheduler:
         for name in mapping.layout:
             self.reserved[name] = len(self.slots)
             self.slots.append(_Slot())
+        self.reserved_slots = frozenset(self.reserved.values())
         self.order: list[Operation] = []
         self.starts: dict[str, float] = {}  # the list schedule's start of each operation (timed kernels)
         self.reads_at: list[dict[str, list[int]]] = [defaultdict(list) for _ in range(self.warps)]
@@ -278,8 +279,7 @@ class _Scheduler:
             slot = self.reserved[name]
             self._order_before_write(warp, slot)
             return slot
-        taken = set(self.reserved.values())
-        free = [s for s, slot in enumerate(self.slots) if slot.value is None and s not in taken]
+        free = [s for s, slot in enumerate(self.slots) if slot.value is None and s not in self.reserved_slots]
         safe = [s for s in free if self._slot_known(warp, s)]
         if safe:
             return safe[0]
@@ -299,8 +299,7 @@ class _Scheduler:
         sync point, and where named barrier ids run out every warp meets.)"""
         if len(self.slots) < self.budget:
             return True
-        taken = set(self.reserved.values())
-        return any(slot.value is None and s not in taken and self._slot_known(warp, s)
+        return any(slot.value is None and s not in self.reserved_slots and self._slot_known(warp, s)
                    for s, slot in enumerate(self.slots))
 
     def _slot_known(self, warp: int, slot: int) -> bool:
@@ -317,10 +316,9 @@ class _Scheduler:
 
     def _evict(self) -> int:
         """Free the buffered value whose remaining readers are fewest (it can be stored again)."""
-        taken = set(self.reserved.values())
         candidates = [s for s, slot in enumerate(self.slots)
                       if slot.value is not None and self.placement.get(slot.value) == "buffer"
-                      and slot.value not in self.protected and s not in taken]
+                      and slot.value not in self.protected and s not in self.reserved_slots]
         if not candidates:
             raise SingeInternalError(f"{self.budget} shared slots cannot hold the stored values of "
                                      f"{self.graph.kernel}: use placement 'buffer' or fewer CTAs per SM")
@@ -392,8 +390,8 @@ class _Scheduler:
     def schedule(self, op: Operation) -> None:
         warp = self.warp_of[op.name]
         self._replicated_inputs(op, warp)
-        self._relieve(warp, op)
         shared = self._shared_inputs(op, warp)
+        self._relieve(warp, op, shared)  # moves out only values ``op`` does not read: ``shared`` stays
         self.protected = set(shared)  # must stay in shared memory until this operation has loaded them
         missing = [value for value in shared if value not in self.slot_of]
         if missing:
@@ -441,7 +439,7 @@ class _Scheduler:
 
     # -- register pressure (the list-scheduled kernels) ---------------------------------
 
-    def _relieve(self, warp: int, op: Operation) -> None:
+    def _relieve(self, warp: int, op: Operation, shared: list[str]) -> None:
         """Keep the values ``warp`` holds in registers while ``op`` runs within
         ``live_limit``: before it, move out the held values it does not read
         (``_spill``), cheapest first (``_spill_rank``), as many as exceed the
@@ -450,10 +448,9 @@ class _Scheduler:
         if self.live_limit is None:
             return
         self.held[warp] = {v for v in self.held[warp] if self._needed(warp, v)}
-        shared = self._shared_inputs(op, warp)
         reads = set(op.inputs) - set(shared)
         streamed = min(len(shared), 1)  # a shared input read in place (``plan.unit_peaks``)
-        excess = len(self.held[warp] | reads | set(op.outputs)) + op.temporaries + streamed - self.live_limit
+        excess = operation_peak(self.held[warp], reads, set(op.outputs), op.temporaries) + streamed - self.live_limit
         if excess <= 0:
             return
         movable = [v for v in self.held[warp] - reads if self.placement.get(v) == "buffer"
@@ -463,11 +460,14 @@ class _Scheduler:
                 break
             excess -= self._spill(warp, value)
 
+    def _next(self, positions: list[int]) -> int | None:
+        """The first of the sorted ``positions`` at or after the walk's (None: none)."""
+        i = bisect.bisect_left(positions, self.position)
+        return positions[i] if i < len(positions) else None
+
     def _next_own_read(self, warp: int, value: str) -> int | None:
         """The position of ``warp``'s next read of ``value`` from its register (None: no more)."""
-        reads = self.own_reads[warp][value]
-        i = bisect.bisect_left(reads, self.position)
-        return reads[i] if i < len(reads) else None
+        return self._next(self.own_reads[warp][value])
 
     def _needed(self, warp: int, value: str) -> bool:
         """Must ``warp`` still hold ``value`` in a register: it reads it there later, or
@@ -502,9 +502,11 @@ class _Scheduler:
             if not self._writable_now(warp):
                 return 0
             self.store(warp, value)
-        later = [p for p in self.own_reads[warp][value] if p >= self.position]
+        reads = self.own_reads[warp][value]
+        split = bisect.bisect_left(reads, self.position)
+        later = reads[split:]
         if later:
-            self.own_reads[warp][value] = [p for p in self.own_reads[warp][value] if p < self.position]
+            self.own_reads[warp][value] = reads[:split]
             self.reloaded[warp].add(value)
             self.pending[warp][value] += len(later)
             for p in later:
@@ -542,8 +544,8 @@ class _Scheduler:
         now = self.starts[self.order[self.position].name]
         for values in writers.values():
             for value in values:
-                later = [p for p in self.reads_at[warp][value] if p >= self.position]
-                if later and self.starts[self.order[later[0]].name] - now <= GROUP_WINDOW:
+                read = self._next(self.reads_at[warp][value])
+                if read is not None and self.starts[self.order[read].name] - now <= GROUP_WINDOW:
                     return True
         return False
 

@@ -73,7 +73,6 @@ class Target:
     reorder_window: int = 32  # machine instructions the compiler may reorder over
     l2_bytes: int = 1536 * 1024  # [B]
     l2_gb_per_s: float = 500.0  # [GB/s], whole GPU
-    # (sm_80: c[0x2][..]); False: it holds every one in a register and hoists those of loops (sm_90, measured)
     setmaxnreg: bool = False  # warpgroups may change their register count (PTX setmaxnreg, sm_90a)
     instruction_cache: int = 128 * 1024  # [B] per SM: the L1 instruction cache (Jia et al. 2018 measure 128 KB
     # on Volta, behind 12 KB L0 caches per partition; NVIDIA publishes none for Ampere or Hopper, taken the same)

@@ -108,8 +108,8 @@ def test_singe_log_issues_at_most_37_instructions(tmp_path):
     tests/test_exp.py measures singe_exp: at most 37 without the moves of its
     constants into uniform registers (bounded apart), 20 of them FP64, one
     MUFU (the reciprocal), no branch."""
-    if sass.missing_tools():
-        pytest.skip(f"SASS view needs {', '.join(sass.missing_tools())}")
+    if sass.missing_reason():
+        pytest.skip(sass.missing_reason())
     cost = issued_per_call(tmp_path, rendered_header("log"), "singe_log({})")
     assert 0 < cost.issued() <= MAX_ISSUED
     assert cost.of_class("fp64") <= MAX_FP64

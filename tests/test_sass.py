@@ -123,7 +123,7 @@ extern "C" __global__ void __launch_bounds__(96) tiny_kernel(const double *x, do
 """
 
 
-@pytest.mark.skipif(bool(sass.missing_tools()), reason=f"SASS view needs {', '.join(sass.missing_tools())}")
+@pytest.mark.skipif(bool(sass.missing_tools()), reason=sass.missing_reason() or "")
 def test_compiled_kernel_issues_the_hand_counted_fp64(tmp_path):
     """Warp w runs w + 1 fused multiply-adds in a loop (a trip count known per warp only)."""
     source = tmp_path / "tiny.cu"
@@ -297,7 +297,7 @@ _Pragma("unroll 1") \
 """
 
 
-@pytest.mark.skipif(bool(sass.missing_tools()), reason=f"SASS view needs {', '.join(sass.missing_tools())}")
+@pytest.mark.skipif(bool(sass.missing_tools()), reason=sass.missing_reason() or "")
 def test_each_case_of_a_switch_outside_the_slab_loop_loops_on_its_own(tmp_path):
     """The chemistry layout (codegen.dispatch): one slab loop per case, each
     back-edge taken by trip count; warp w issues w + 1 FMAs per slab."""

@@ -15,7 +15,7 @@ from singe.kernels.ir import Const, Instr, Reg
 from singe.kernels import transport
 from singe.kernels.transport import COLUMNS_PER_PASS, diffusion_columns
 from singe.reference import transport as reference_transport
-from singe.options import CompileOptions
+from singe.options import PLACEMENTS, CompileOptions
 from singe.programs import Arrive, FullSync, SharedStore, Sync, WarpProgram
 from singe.programs.verify import check_programs
 from singe.sim import SimulationError
@@ -81,6 +81,19 @@ def test_every_warp_count_matches_cantera(name, kernel):
         worst = max(worst, error)
     print(f"\n{name} {kernel}: worst relative error {worst:.2e} over 96 compilations; barrier ids used by "
           "warp count: " + " ".join(f"{w}:{BARRIERS_USED[(name, kernel, w, WEIGHTS[0])]}" for w in range(1, 33)))
+
+
+@pytest.mark.parametrize("kernel", ["viscosity", "diffusion"])
+def test_every_placement_matches_cantera(kernel):
+    """DME at 1, 3, 8, 13 and 32 warps with each placement of the crossing values ('store',
+    'buffer', 'mixed', and 'auto'): each mapped as asked, Cantera to 1e-9
+    (``test_comparison_catches_a_wrong_operand``: the comparison sees a wrong answer)."""
+    mech, (T, P, Y), expected = reference("dme")
+    for warps, placement in itertools.product((1, 3, 8, 13, 32), PLACEMENTS):
+        compiled = compile_kernel(mech, kernel, warps=warps, placement=placement)
+        assert placement == "auto" or compiled.mapping.mode == placement
+        error = worst_error(compiled.simulate(T, P, Y), expected[kernel])
+        assert error <= TOLERANCE, f"{kernel} warps={warps} placement={placement}: {error:.2e}"
 
 
 def edge_states(mech, n: int = 48, seed: int = 5):

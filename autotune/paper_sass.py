@@ -90,9 +90,13 @@ def format_rows(rows: list[dict]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--kernels", default=",".join(f"{m}:{k}" for m, ks in PAPER_SETTINGS.items() for k in ks))
+    choices = [f"{m}:{k}" for m, ks in PAPER_SETTINGS.items() for k in ks]
+    parser.add_argument("--kernels", default=",".join(choices), help="mechanism:kernel pairs, comma-separated")
     parser.add_argument("--json", help="also write the rows as JSON here")
     args = parser.parse_args(argv)
+    unknown = [part for part in args.kernels.split(",") if part not in choices]
+    if unknown:
+        parser.error(f"--kernels: {', '.join(unknown)} not among the paper's kernels ({', '.join(choices)})")
     if sass.missing_reason():
         print(f"skipped: {sass.missing_reason()}")
         return 0

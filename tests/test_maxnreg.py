@@ -1,5 +1,5 @@
 """Per-warpgroup register budgets with setmaxnreg on sm_90a: the plan's choice,
-its rules (verify), codegen, the host runtime against Cantera, the simulator's
+its rules (verify), codegen, the host runtime against the reference, the simulator's
 check, the timing model's occupancy and an nvcc compile."""
 
 from __future__ import annotations
@@ -17,21 +17,22 @@ from singe.codegen.nvcc import compile_cuda, find_nvcc
 from singe.compiler import compile_kernel
 from singe.errors import SingeInternalError
 from singe.programs.plan import RegisterPlan, budget_problems, could_fit, launch_pool, warpgroup_budgets
+from singe.reference.kinetics import net_production_rates
 from singe.sim import SimulationError
 from singe.targets import TARGETS
 from singe.timing import model
 from conftest import load
-from cantera_reference import cantera_solution, random_states
+from cantera_reference import random_states
 
 HOPPER, H100 = TARGETS["sm_90a"], TARGETS["sm_90"]
 TOLERANCE = 1e-9  # x max|wdot| per point, as the chemistry tests
 
 
 @functools.lru_cache(maxsize=None)
-def h2o2(arch: str = "sm_90a"):
-    """H2/O2 chemistry at the defaults (8 warps, 4 CTAs per SM chosen: budget 64, the warpgroups' widest
-    floors 44 and 36)."""
-    return compile_kernel(load("h2o2"), "chemistry", warps=8, arch=arch)
+def dme(arch: str = "sm_90a"):
+    """DME chemistry at the defaults (8 warps, 2 CTAs per SM chosen: budget 128, the first warpgroup
+    holding the most values, 41 doubles in warp 0 against at most 27 in the second: 144/112)."""
+    return compile_kernel(load("dme"), "chemistry", warps=8, arch=arch)
 
 
 def with_budgets(compiled, per_group):
@@ -94,37 +95,34 @@ def test_verify_rejects_each_rule(budgets, target, problem):
 def test_verify_rejects_partial_warpgroups_and_runs_on_compiled_kernels():
     odd = dataclasses.replace(plan(live=(18,) * 6), warp_budgets=(80,) * 6)
     assert any("no whole number of warpgroups" in p for p in budget_problems(odd, 6, HOPPER))
-    compiled = h2o2()
-    assert compiled.programs.plan.warp_budgets[::4] == (72, 56)
-    assert "setmaxnreg per warpgroup 72/56" in compiled.summary()  # the IR prints them
-    assert "warp 0 (" in str(compiled.programs) and ", setmaxnreg 72" in str(compiled.programs)
-    assert ", setmaxnreg 56" in str(compiled.programs).split("warp 4 (")[1].splitlines()[0]
+    compiled = dme()
+    assert compiled.programs.plan.warp_budgets[::4] == (144, 112)
+    assert "setmaxnreg per warpgroup 144/112" in compiled.summary()  # the IR prints them
+    assert "warp 0 (" in str(compiled.programs) and ", setmaxnreg 144" in str(compiled.programs)
+    assert ", setmaxnreg 112" in str(compiled.programs).split("warp 4 (")[1].splitlines()[0]
     compiled.verify()
     with pytest.raises(SingeInternalError, match="setmaxnreg check"):
-        with_budgets(compiled, (80, 56)).verify()
+        with_budgets(compiled, (152, 112)).verify()
 
 
 def test_codegen_emits_setmaxnreg_on_sm_90a_only():
-    cu = generate(h2o2()).cu
+    cu = generate(dme()).cu
     assert "switch (warp_id >> 2)" in cu
-    assert cu.count("SINGE_SETMAXNREG_INC(72);") == 1 and cu.count("SINGE_SETMAXNREG_DEC(56);") == 1
+    assert cu.count("SINGE_SETMAXNREG_INC(144);") == 1 and cu.count("SINGE_SETMAXNREG_DEC(112);") == 1
     warp = [cu.index(f"const int warp_id = {w};") for w in range(8)]  # each warp's case
-    assert cu.index("SINGE_SETMAXNREG_INC(72);") < warp[0] < warp[3] < cu.index("SINGE_SETMAXNREG_DEC(56);") < warp[4]
-    assert cu.index("const int n_slabs") > cu.index("SINGE_SETMAXNREG_INC(72);")  # the body after, in its branch
-    plain = generate(h2o2("sm_90")).cu
+    assert cu.index("SINGE_SETMAXNREG_INC(144);") < warp[0] < warp[3] < cu.index("SINGE_SETMAXNREG_DEC(112);") < warp[4]
+    assert cu.index("const int n_slabs") > cu.index("SINGE_SETMAXNREG_INC(144);")  # the body after, in its branch
+    plain = generate(dme("sm_90")).cu
     assert "SINGE_SETMAXNREG_INC(" not in plain.replace("#define SINGE_SETMAXNREG_INC(n)", "")
-    assert "warp_id >> 2" not in plain and h2o2("sm_90").programs.plan.warp_budgets == ()
+    assert "warp_id >> 2" not in plain and dme("sm_90").programs.plan.warp_budgets == ()
 
 
-def test_host_runtime_matches_cantera_for_a_setmaxnreg_kernel():
-    compiled = h2o2()
-    mech = load("h2o2")
+def test_host_runtime_matches_the_reference_for_a_setmaxnreg_kernel():
+    """DME (QSSA species: singe.reference, which agrees with Cantera, tests/test_kinetics.py)."""
+    compiled = dme()
+    mech = load("dme")
     T, P, Y = random_states(64, len(mech.transported_species), seed=21)
-    gas = cantera_solution("h2o2")
-    expected = np.empty_like(Y)
-    for i in range(Y.shape[1]):
-        gas.TPY = T[i], P[i], Y[:, i]
-        expected[:, i] = gas.net_production_rates
+    expected = net_production_rates(mech, T, P, Y)
     ours = compiled.run_host(T, P, Y)
     error = float(np.max(np.abs(ours - expected) / np.abs(expected).max(axis=0)))
     assert error <= TOLERANCE, error
@@ -134,13 +132,13 @@ def test_host_runtime_matches_cantera_for_a_setmaxnreg_kernel():
 
 
 @pytest.mark.parametrize("budgets, kind, message", [
-    ((72, 72, 72, 64, 56, 56, 56, 56), "misuse", "must issue the same one"),
-    ((80, 56), "deadlock", "waits forever"),
-    ((40, 88), "misuse", r"warp [0-3] needs at least ~\d+ registers per thread; its warpgroup's setmaxnreg gives 40"),
+    ((144, 144, 144, 136, 112, 112, 112, 112), "misuse", "must issue the same one"),
+    ((152, 112), "deadlock", "waits forever"),
+    ((40, 216), "misuse", r"warp [0-3] needs at least ~\d+ registers per thread; its warpgroup's setmaxnreg gives 40"),
 ])
 def test_simulator_catches_a_wrong_budget(budgets, kind, message):
-    compiled = h2o2()
-    T, P, Y = random_states(32, len(load("h2o2").transported_species), seed=3)
+    compiled = dme()
+    T, P, Y = random_states(32, len(load("dme").transported_species), seed=3)
     assert np.all(np.isfinite(compiled.simulate(T, P, Y)))  # the companion: the chosen budgets run
     with pytest.raises(SimulationError, match=message) as caught:
         with_budgets(compiled, budgets).simulate(T, P, Y)
@@ -148,25 +146,25 @@ def test_simulator_catches_a_wrong_budget(budgets, kind, message):
 
 
 def test_occupancy_counts_the_launch_budget():
-    compiled = h2o2()
+    compiled = dme()
     result = model(compiled, "H100")
-    assert result.occupancy.registers == compiled.programs.plan.budget == 64
-    assert result.occupancy.ctas == compiled.options.ctas_per_sm == 4
+    assert result.occupancy.registers == compiled.programs.plan.budget == 128
+    assert result.occupancy.ctas == compiled.options.ctas_per_sm == 2
     a100 = model(compiled, "A100")  # another GPU: no setmaxnreg, the plan at its own budget
-    assert a100.occupancy.registers <= TARGETS["sm_80"].register_budget(256, 4)
+    assert a100.occupancy.registers <= TARGETS["sm_80"].register_budget(256, 2)
 
 
 @pytest.mark.skipif(find_nvcc() is None, reason="nvcc (CUDA toolkit) not installed")
 def test_nvcc_compiles_setmaxnreg_for_sm_90a(tmp_path):
-    generated = generate(h2o2())
+    generated = generate(dme())
     path = generated.write(tmp_path)[0]
     entry = compile_cuda(path, "sm_90a").entry(generated.name)
-    assert entry.registers == 64 and entry.spill_stores == 0  # ptxas reports the launch budget
+    assert entry.registers == 128 and entry.spill_stores == 0  # ptxas reports the launch budget
     ptx = tmp_path / "kernel.ptx"
     subprocess.run([find_nvcc(), "-arch=sm_90a", "-ptx", str(path), "-o", str(ptx), f"-I{path.parent}"],
                    check=True, capture_output=True)
     text = ptx.read_text()
-    assert "setmaxnreg.inc.sync.aligned.u32 72;" in text and "setmaxnreg.dec.sync.aligned.u32 56;" in text
+    assert "setmaxnreg.inc.sync.aligned.u32 144;" in text and "setmaxnreg.dec.sync.aligned.u32 112;" in text
 
 
 def test_codegen_needs_one_branch_per_warpgroup():
@@ -190,7 +188,7 @@ def test_sass_walk_steps_over_the_setmaxnreg_retry_loop(tmp_path, monkeypatch):
     the slab loop (then the inc warpgroup's issued counts per point collapse to nearly nothing)."""
     from autotune import sass
 
-    path = generate(h2o2()).write(tmp_path)[0]
+    path = generate(dme()).write(tmp_path)[0]
     view = sass.analyse(path, "sm_90a", warps=8, keep=str(tmp_path))
     listing = sass.parse_listing((tmp_path / f"{path.stem}.sass").read_text())
     assert any(listing.instructions[a].opcode.startswith("USETMAXREG") for a in listing.order)

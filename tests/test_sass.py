@@ -361,3 +361,14 @@ def test_paper_table_covers_the_paper_kernels_and_compares_with_the_original():
            "nvcc_s": 0.4, "spills": {"sm_90": 0, "sm_80": 0}, "model_error": 0.05}
     line = format_rows([row])[3]
     assert line.count(" 2.00") == 3 and "5.0%" in line and "0/0" in line
+
+
+def test_paper_table_names_an_unknown_kernel(capsys):
+    """--kernels takes mechanism:kernel pairs; another spelling is an error
+    naming it and the pairs there are (no traceback)."""
+    from autotune.paper_sass import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["--kernels", "dme:chemistry,dme_chemistry"])
+    assert exit_.value.code == 2
+    assert "dme_chemistry not among the paper's kernels (dme:viscosity" in capsys.readouterr().err

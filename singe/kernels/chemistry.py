@@ -11,14 +11,16 @@ The operations, in the order of the paper's phases:
 
 * point values (replicated: each warp that needs them computes them): T,
   ln T, 1/T, T^-1/3 and T^-2/3 (Landau–Teller), ln P and log10 P (PLOG,
-  Chebyshev), ln(P_atm/(R T)) (equilibrium constants), 1/dt and 2/dt, the
+  Chebyshev), 1/dt and 2/dt, the
   total concentration P/(R T) (third bodies);
 * mixture: the molar density P/(R T sum_k Y_k/W_k) (replicated too), and
   C_k per species;
 * one third-body concentration per distinct efficiency vector (a
   ``(+SPECIES)`` collider's [M] is its C, no operation);
-* g_k/RT per species entering an equilibrium constant (NASA7, range chosen
-  by ``sel``);
+* per species entering an equilibrium constant, its reduced potential
+  gamma_k = g_k/RT + ln(R T/P_atm) - shift (NASA7 or NASA9, range chosen by
+  ``sel``) and the factors exp(gamma_k), exp(-gamma_k) the product forms
+  of 1/Kc read (``singe.kernels.equilibrium``);
 * one operation per CHEMKIN reaction: its forward and reverse rates of
   progress (QSSA concentrations 1, directions the linearized QSSA drops not
   computed);
@@ -34,8 +36,8 @@ The operations, in the order of the paper's phases:
   per species a reduction adds them and an operation stores the sum.
 
 Graph values: ``C{t}`` and ``wdot{t}`` are indexed by the position t in
-``mech.transported_species``, ``g{i}`` by the index i in
-``mech.species_names``, the QSSA values (``qx{q}`` ...) by the position q in
+``mech.transported_species``, ``g{i}`` (gamma), ``eg{i}`` and ``fg{i}``
+(its exp and 1/exp) by the index i in ``mech.species_names``, the QSSA values (``qx{q}`` ...) by the position q in
 ``mech.qss_species``, ``rs{s}`` by the position s in ``mech.stiff_species``;
 ``qf{j}``, ``qr{j}`` are the rates of progress of reaction j (0-based) as
 computed, ``qfx{j}``, ``qrx{j}`` after the QSSA scaling.
@@ -55,6 +57,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from singe.constants import BIG_NUMBER, C_FLOOR, D_FLOOR, GAS_CONSTANT, ONE_ATM, SMALL_NUMBER
+from singe.kernels.equilibrium import ExponentForm, ProductForm, equilibrium_forms
 from singe.derived.qssa import FORWARD, REVERSE, QssaSystem, build_qssa_system
 from singe.derived.rates import THIRD_BODY_KINDS, kinetics_tables
 from singe.derived.stoichiometry import reaction_stoichiometry, stiff_stoichiometry
@@ -70,7 +73,6 @@ THIRD_BODY_CORRECTIONS_MIN = 0.1  # smallest efficiency for [M] = total + sum (e
 T, LNT, INVT = Reg("T"), Reg("lnT"), Reg("invT")
 P, LNP, LOG10P = Reg("P"), Reg("lnP"), Reg("log10P")
 TM13, TM23 = Reg("Tm13"), Reg("Tm23")
-LNC0 = Reg("lnC0")
 RDT, TWO_RDT = Reg("rdt"), Reg("two_rdt")
 
 
@@ -281,7 +283,7 @@ def _plan(mech: Mechanism) -> _Plan:
 
 def point_drafts(mech: Mechanism) -> list[_Draft]:
     """Replicated operations: T, ln T, 1/T; P; ln P and log10 P; T^-1/3, T^-2/3;
-    ln(P_atm/(R T)); 1/dt and 2/dt.  Unused ones are dropped by ``_finish``."""
+    1/dt and 2/dt.  Unused ones are dropped by ``_finish``."""
     drafts = []
     b = _Builder("temp")
     b.load("temperature", 0, dst="T")
@@ -302,9 +304,6 @@ def point_drafts(mech: Mechanism) -> list[_Draft]:
     b.emit("exp", b.emit("mul", LNT, Imm(-1.0 / 3.0)), dst="Tm13")
     b.emit("mul", TM13, TM13, dst="Tm23")
     drafts.append(_Draft("landau_teller", "point", b, replicated=True))
-    b = _Builder("c0")
-    b.emit("sub", Imm(math.log(ONE_ATM / GAS_CONSTANT)), LNT, dst="lnC0")
-    drafts.append(_Draft("standard_concentration", "point", b, replicated=True))
     if mech.stiff_species:
         b = _Builder("dt")
         b.emit("rcp", b.load("dt", 0), dst="rdt")
@@ -419,19 +418,52 @@ def _gibbs_polynomial(b: _Builder, terms: list[float]) -> Reg:
     return b.emit("add", b.emit("fma", Const(c_inv), INVT, b.emit("fma", Const(c_ln), LNT, poly)), Const(c0))
 
 
-def gibbs_draft(mech: Mechanism, i: int) -> _Draft:
-    """g_i/RT = (a1 - a7) - a1 ln T + a6/T - a2 T/2 - a3 T^2/6 - a4 T^3/12 - a5 T^4/20
-    (NASA7), with the ln T / T and 1/T^2 terms of NASA9, in the temperature
-    range T falls in: every range's polynomial, then one select of the
-    results (not a select per coefficient: each would read two constants)."""
+def _reduced_terms(a, shift_inv_T: float, shift_one: float, sign: float) -> list[float]:
+    """``sign`` gamma's coefficients (singe.kernels.equilibrium): g/RT's, plus
+    ln T + ln(R/P_atm) - H_k/T - S_k."""
+    c0, c_ln, c_inv, *rest = _gibbs_terms(a)
+    terms = [c0 + math.log(GAS_CONSTANT / ONE_ATM) - shift_one, c_ln + 1.0, c_inv - shift_inv_T, *rest]
+    return [sign * c for c in terms]
+
+
+def gibbs_draft(mech: Mechanism, i: int, factors: set[int], exponent: bool) -> _Draft:
+    """The reduced potential gamma_i of species i (docs/formulas.md §3):
+    g_i/RT = (a1 - a7) - a1 ln T + a6/T - a2 T/2 - a3 T^2/6 - a4 T^3/12 - a5 T^4/20
+    (NASA7; NASA9 adds ln T / T and 1/T^2) plus ln(R T/P_atm) and the
+    elements' shift, in the temperature range T falls in: every range's
+    polynomial, then one select of the results (not a select per
+    coefficient: each would read two constants).  ``exponent``: gamma is
+    read by an exponent-form reaction (``g{i}``); ``factors``: the product
+    forms read E = exp(gamma) (+1, ``eg{i}``) and F = 1/E (-1, ``fg{i}``);
+    F alone is exp(-gamma), the polynomial's coefficients negated."""
     thermo = mech.species[i].thermo
+    forms = equilibrium_forms(mech)
+    sign = -1.0 if factors == {-1} and not exponent else 1.0
     b = _Builder(f"gb{i}")
-    per_range = [_gibbs_terms(a) for a in thermo.pieces[1]]
+    per_range = [_reduced_terms(a, forms.shift_inv_T[i], forms.shift_one[i], sign) for a in thermo.pieces[1]]
     if all(terms == per_range[0] for terms in per_range):
         per_range = per_range[:1]
-    g = _piecewise(b, thermo, [_gibbs_polynomial(b, terms) for terms in per_range])
-    _named(b, g, f"g{i}")
+    gamma = _piecewise(b, thermo, [_gibbs_polynomial(b, terms) for terms in per_range])
+    if sign < 0.0:
+        _named(b, b.emit("exp", gamma), f"fg{i}")
+        return _Draft(f"gibbs_{i}", "gibbs", b)
+    _named(b, gamma, f"g{i}")
+    if 1 in factors:
+        _named(b, b.emit("exp", Reg(f"g{i}")), f"eg{i}")
+    if -1 in factors:
+        inverse = b.emit("rcp", Reg(f"eg{i}")) if 1 in factors else b.emit("exp", b.emit("mul", Reg(f"g{i}"), Imm(-1.0)))
+        _named(b, inverse, f"fg{i}")
     return _Draft(f"gibbs_{i}", "gibbs", b)
+
+
+def gibbs_items(plan: _Plan) -> list[_Draft]:
+    """One Gibbs operation per species, with the factors the equilibrium
+    reactions whose reverse direction is computed read."""
+    forms = equilibrium_forms(plan.mech)
+    reverse = [j for j in forms.forms if plan.alive[j][REVERSE]]
+    factors = forms.factors_needed(reverse)
+    exponent = {k for j in reverse if isinstance(forms.forms[j], ExponentForm) for k, _ in forms.forms[j].terms}
+    return [gibbs_draft(plan.mech, i, factors.get(i, set()), i in exponent) for i in range(plan.mech.n_species)]
 
 
 # --------------------------------------------------------------------------
@@ -607,17 +639,25 @@ def _forward_constant(b: _Builder, r: Reaction, M: Reg | None) -> Operand:
 
 
 def _equilibrium_reverse(b: _Builder, mech: Mechanism, j: int, k_forward: Operand) -> Operand:
-    """k_r = k_f min(1/Kc, 1e300), 1/Kc = exp(sum_k nu_k g_k/RT - dnu ln(P_atm/(R T)))."""
-    stoich = reaction_stoichiometry(mech)
-    terms = [(Reg(f"g{i}"), float(stoich.net[j, i])) for i in np.flatnonzero(stoich.net[j])]
-    delta_nu = float(stoich.delta_nu[j])
-    if delta_nu != 0.0:
-        terms.append((LNC0, -delta_nu))
-    exponent = _weighted_sum(b, terms)
-    if exponent is None:
+    """k_r = k_f min(1/Kc, 1e300) with 1/Kc in the reaction's form
+    (``singe.kernels.equilibrium``): the product of its species' E and F
+    factors in the proven order, or exp(sum_k nu_k gamma_k + R1/T + R0)."""
+    form = equilibrium_forms(mech).forms[j]
+    if isinstance(form, ProductForm):
+        reciprocal: Operand | None = None
+        for k, sign in form.factors:
+            factor = Reg(f"eg{k}" if sign > 0 else f"fg{k}")
+            reciprocal = factor if reciprocal is None else b.emit("mul", reciprocal, factor)
+    else:
+        exponent = _weighted_sum(b, [(Reg(f"g{k}"), nu) for k, nu in form.terms])
+        if form.residual_inv_T != 0.0:
+            exponent = b.emit("fma", INVT, Const(form.residual_inv_T), exponent or Imm(0.0))
+        if form.residual_one != 0.0:
+            exponent = b.emit("add", exponent or Imm(0.0), Const(form.residual_one))
+        reciprocal = None if exponent is None else b.emit("exp", exponent)
+    if reciprocal is None:
         return k_forward
-    reciprocal = b.emit("min", b.emit("exp", exponent), Imm(BIG_NUMBER))
-    return b.emit("mul", k_forward, reciprocal)
+    return b.emit("mul", k_forward, b.emit("min", reciprocal, Imm(BIG_NUMBER)))
 
 
 def _concentration_product(b: _Builder, plan: _Plan, orders: dict[str, float],
@@ -923,7 +963,7 @@ def chemistry_graph(mech: Mechanism) -> DataflowGraph:
     removal and the net production rates of the transported species."""
     plan = _plan(mech)
     items: list = point_drafts(mech) + mixture_items(mech) + third_body_items(plan)
-    items += [gibbs_draft(mech, i) for i in range(mech.n_species)]
+    items += gibbs_items(plan)
     items += [d for d in (reaction_draft(plan, r) for r in mech.reactions) if d is not None]
     system = plan.qssa
     if system is not None:

@@ -48,7 +48,8 @@ class _Point:
 
 def gibbs(tables: ct.ChemistryTables, k: int, pt: _Point) -> np.ndarray:
     """g_k/RT: the NASA9-form coefficients of the range T falls in, then the terms of
-    ``singe.kernels.chemistry.gibbs_draft``."""
+    ``singe.kernels.chemistry._gibbs_terms`` (the unrolled form adds ln(R T/P_atm) and the
+    elements' shift to them: docs/formulas.md §3)."""
     first, last = int(tables.thermo_ptr[k]), int(tables.thermo_ptr[k + 1])
     a = [np.full(pt.T.shape, c) for c in tables.thermo_coeffs[first]]
     for i in range(first + 1, last):

@@ -235,8 +235,8 @@ def timed_assignment(graph: DataflowGraph, options: CompileOptions) -> tuple[dic
     operations (kind 'qssa...') go to the first ``qssa_warps`` warps (paper
     §3.4): the rank puts the reactions they read first, so those warps start
     the QSSA computation as soon as its inputs are made while the others
-    finish the remaining reactions.  Unlike the
-    greedy mapper, which balances load and locality without time, this keeps
+    finish the remaining reactions.  Unlike the greedy mapper, which
+    balances load and locality without time, this keeps
     warps from idling at barriers while a late producer finishes (the model's
     waits at the end of a slab: stiffness and output sums held up by
     reactions computed after the QSSA).  The kinds of ``FOLLOW_THE_REACTION``
@@ -312,9 +312,9 @@ def _placement(plan: _Plan, name: str, sources: Counter, cost: float, cap: float
         crossing = plan.warp_of[source] != warp
         remote += values * crossing
         start = max(start, plan.finish[source] + CROSS_WARP_DELAY * crossing)
-    over = plan.load[warp] + cost + remote > cap
-    return (over, plan.load[warp] + cost + remote if over else start + cost, remote, plan.load[warp], warp), \
-        warp, start, remote
+    load = plan.load[warp] + cost + remote
+    over = load > cap
+    return (over, load if over else start + cost, remote, plan.load[warp], warp), warp, start, remote
 
 
 # -- per-warp partial sums ----------------------------------------------------

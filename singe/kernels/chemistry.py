@@ -11,8 +11,8 @@ The operations, in the order of the paper's phases:
 
 * point values (replicated: each warp that needs them computes them): T,
   ln T, 1/T, T^-1/3 and T^-2/3 (Landau–Teller), ln P and log10 P (PLOG,
-  Chebyshev), 1/dt and 2/dt, the
-  total concentration P/(R T) (third bodies);
+  Chebyshev), 1/dt and 2/dt, the total concentration P/(R T) (third
+  bodies);
 * mixture: the molar density P/(R T sum_k Y_k/W_k) (replicated too), and
   C_k per species;
 * one third-body concentration per distinct efficiency vector (a
@@ -37,8 +37,8 @@ The operations, in the order of the paper's phases:
 
 Graph values: ``C{t}`` and ``wdot{t}`` are indexed by the position t in
 ``mech.transported_species``, ``g{i}`` (gamma), ``eg{i}`` and ``fg{i}``
-(its exp and 1/exp) by the index i in ``mech.species_names``, the QSSA values (``qx{q}`` ...) by the position q in
-``mech.qss_species``, ``rs{s}`` by the position s in ``mech.stiff_species``;
+(its exp and 1/exp) by the index i in ``mech.species_names``, the QSSA
+values (``qx{q}`` ...) by the position q in ``mech.qss_species``, ``rs{s}`` by the position s in ``mech.stiff_species``;
 ``qf{j}``, ``qr{j}`` are the rates of progress of reaction j (0-based) as
 computed, ``qfx{j}``, ``qrx{j}`` after the QSSA scaling.
 
@@ -56,12 +56,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from singe.constants import BIG_NUMBER, C_FLOOR, D_FLOOR, GAS_CONSTANT, ONE_ATM, SMALL_NUMBER
-from singe.kernels.equilibrium import ExponentForm, ProductForm, equilibrium_forms
+from singe.constants import BIG_NUMBER, C_FLOOR, D_FLOOR, GAS_CONSTANT, SMALL_NUMBER
 from singe.derived.qssa import FORWARD, REVERSE, QssaSystem, build_qssa_system
 from singe.derived.rates import THIRD_BODY_KINDS, kinetics_tables
 from singe.derived.stoichiometry import reaction_stoichiometry, stiff_stoichiometry
 from singe.errors import SingeInternalError
+from singe.kernels.equilibrium import EquilibriumForms, ProductForm, equilibrium_forms
 from singe.kernels.ir import Const, DataflowGraph, Imm, InstrBuilder, Instr, Operand, Operation, Reg
 from singe.kernels.transport import reduction_op
 from singe.mechanism import Arrhenius, ChebyshevRate, Mechanism, Nasa7, PlogRate, Reaction
@@ -418,12 +418,11 @@ def _gibbs_polynomial(b: _Builder, terms: list[float]) -> Reg:
     return b.emit("add", b.emit("fma", Const(c_inv), INVT, b.emit("fma", Const(c_ln), LNT, poly)), Const(c0))
 
 
-def _reduced_terms(a, shift_inv_T: float, shift_one: float, sign: float) -> list[float]:
-    """``sign`` gamma's coefficients (singe.kernels.equilibrium): g/RT's, plus
-    ln T + ln(R/P_atm) - H_k/T - S_k."""
+def _reduced_terms(a, forms: EquilibriumForms, k: int, sign: float) -> list[float]:
+    """``sign`` gamma_k's coefficients: g/RT's (``_gibbs_terms``) with those
+    of 1, ln T and 1/T reduced (``EquilibriumForms.reduced``)."""
     c0, c_ln, c_inv, *rest = _gibbs_terms(a)
-    terms = [c0 + math.log(GAS_CONSTANT / ONE_ATM) - shift_one, c_ln + 1.0, c_inv - shift_inv_T, *rest]
-    return [sign * c for c in terms]
+    return [sign * float(c) for c in (*forms.reduced(k, c0, c_ln, c_inv), *rest)]
 
 
 def gibbs_draft(mech: Mechanism, i: int, factors: set[int], exponent: bool) -> _Draft:
@@ -437,10 +436,10 @@ def gibbs_draft(mech: Mechanism, i: int, factors: set[int], exponent: bool) -> _
     forms read E = exp(gamma) (+1, ``eg{i}``) and F = 1/E (-1, ``fg{i}``);
     F alone is exp(-gamma), the polynomial's coefficients negated."""
     thermo = mech.species[i].thermo
-    forms = equilibrium_forms(mech)
     sign = -1.0 if factors == {-1} and not exponent else 1.0
     b = _Builder(f"gb{i}")
-    per_range = [_reduced_terms(a, forms.shift_inv_T[i], forms.shift_one[i], sign) for a in thermo.pieces[1]]
+    forms = equilibrium_forms(mech)
+    per_range = [_reduced_terms(a, forms, i, sign) for a in thermo.pieces[1]]
     if all(terms == per_range[0] for terms in per_range):
         per_range = per_range[:1]
     gamma = _piecewise(b, thermo, [_gibbs_polynomial(b, terms) for terms in per_range])
@@ -459,11 +458,9 @@ def gibbs_draft(mech: Mechanism, i: int, factors: set[int], exponent: bool) -> _
 def gibbs_items(plan: _Plan) -> list[_Draft]:
     """One Gibbs operation per species, with the factors the equilibrium
     reactions whose reverse direction is computed read."""
-    forms = equilibrium_forms(plan.mech)
-    reverse = [j for j in forms.forms if plan.alive[j][REVERSE]]
-    factors = forms.factors_needed(reverse)
-    exponent = {k for j in reverse if isinstance(forms.forms[j], ExponentForm) for k, _ in forms.forms[j].terms}
-    return [gibbs_draft(plan.mech, i, factors.get(i, set()), i in exponent) for i in range(plan.mech.n_species)]
+    forms: EquilibriumForms = equilibrium_forms(plan.mech)
+    factors, potentials = forms.reads(j for j in forms.forms if plan.alive[j][REVERSE])
+    return [gibbs_draft(plan.mech, i, factors.get(i, set()), i in potentials) for i in range(plan.mech.n_species)]
 
 
 # --------------------------------------------------------------------------
@@ -649,11 +646,11 @@ def _equilibrium_reverse(b: _Builder, mech: Mechanism, j: int, k_forward: Operan
             factor = Reg(f"eg{k}" if sign > 0 else f"fg{k}")
             reciprocal = factor if reciprocal is None else b.emit("mul", reciprocal, factor)
     else:
-        exponent = _weighted_sum(b, [(Reg(f"g{k}"), nu) for k, nu in form.terms])
-        if form.residual_inv_T != 0.0:
-            exponent = b.emit("fma", INVT, Const(form.residual_inv_T), exponent or Imm(0.0))
-        if form.residual_one != 0.0:
-            exponent = b.emit("add", exponent or Imm(0.0), Const(form.residual_one))
+        exponent = _weighted_sum(b, [(Reg(f"g{k}"), nu) for k, nu in form.terms])  # None: no species, no residual
+        if exponent is not None and form.residual_inv_T != 0.0:
+            exponent = b.emit("fma", INVT, Const(form.residual_inv_T), exponent)
+        if exponent is not None and form.residual_one != 0.0:
+            exponent = b.emit("add", exponent, Const(form.residual_one))
         reciprocal = None if exponent is None else b.emit("exp", exponent)
     if reciprocal is None:
         return k_forward

@@ -36,6 +36,8 @@ Two forms:
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,6 +59,7 @@ MAX_PRODUCT_NU = 3
 """The largest |nu| taken as repeated factors."""
 _GRID = np.geomspace(*GUARD_TEMPERATURES, 2000)
 _FIT_GRID = np.geomspace(*GUARD_TEMPERATURES, 200)
+LN_R_OVER_P_ATM = math.log(GAS_CONSTANT / ONE_ATM)
 
 
 @dataclass(frozen=True)
@@ -86,22 +89,34 @@ class EquilibriumForms:
     shift_one: np.ndarray
     forms: dict[int, ProductForm | ExponentForm]
 
+    def reduced(self, k, one, ln_T, inv_T) -> tuple:
+        """The coefficients of 1, ln T and 1/T of species ``k``'s gamma from
+        those of its g/RT (numbers or arrays): ln(R/P_atm) - S_k, 1 and -H_k
+        added.  The kernel's Gibbs polynomials and ``gamma`` both take them
+        from here."""
+        return one + LN_R_OVER_P_ATM - self.shift_one[k], ln_T + 1.0, inv_T - self.shift_inv_T[k]
+
     def gamma(self, mech: Mechanism, T) -> np.ndarray:
         """gamma_k(T), (n_species, n): what the kernel's Gibbs operations compute."""
         T = temperatures(T)
-        return (g_RT(mech, T) + np.log(GAS_CONSTANT * T / ONE_ATM)[None, :]
-                - self.shift_inv_T[:, None] / T[None, :] - self.shift_one[:, None])
+        zero = np.zeros(len(self.shift_one))
+        one, ln_T, inv_T = (c[:, None] for c in self.reduced(slice(None), zero, zero, zero))
+        return g_RT(mech, T) + one + ln_T * np.log(T) + inv_T / T
 
-    def factors_needed(self, reactions) -> dict[int, set[int]]:
-        """Per species, the factor signs (+1 E, -1 F) the product forms of
-        ``reactions`` (indices) read."""
-        needed: dict[int, set[int]] = {}
+    def reads(self, reactions) -> tuple[dict[int, set[int]], set[int]]:
+        """What the forms of ``reactions`` (indices) read: per species the
+        factor signs of the product forms (+1 E, -1 F), and the species whose
+        gamma an exponent form sums."""
+        factors: dict[int, set[int]] = {}
+        potentials: set[int] = set()
         for j in reactions:
-            form = self.forms.get(j)
+            form = self.forms[j]
             if isinstance(form, ProductForm):
                 for k, sign in form.factors:
-                    needed.setdefault(k, set()).add(sign)
-        return needed
+                    factors.setdefault(k, set()).add(sign)
+            else:
+                potentials.update(k for k, _ in form.terms)
+        return factors, potentials
 
 
 def element_matrix(mech: Mechanism) -> np.ndarray:
@@ -220,16 +235,15 @@ def equilibrium_forms(mech: Mechanism) -> EquilibriumForms:
     """The shift and the form of every equilibrium reaction of ``mech``."""
     elements = element_matrix(mech)
     H, S = _element_constants(mech, elements)
-    shifts = EquilibriumForms(elements @ H, elements @ S, {})
-    gamma = shifts.gamma(mech, _GRID)
+    shifted = EquilibriumForms(elements @ H, elements @ S, {})
+    gamma = shifted.gamma(mech, _GRID)
     net = reaction_stoichiometry(mech).net
     products, exponents = {}, {}
-    for r in mech.reactions:
-        if r.reversible and r.reverse_rate is None:
-            balance = net[r.index] @ elements
-            exponents[r.index] = ExponentForm(tuple((int(k), float(net[r.index, k])) for k in np.flatnonzero(net[r.index])),
-                                              float(balance @ H), float(balance @ S))
-            product = _product_form(net[r.index], balance, gamma)
-            if product is not None:
-                products[r.index] = product
-    return EquilibriumForms(shifts.shift_inv_T, shifts.shift_one, _choose(products, exponents))
+    for j in (r.index for r in mech.reactions if r.reversible and r.reverse_rate is None):
+        balance = net[j] @ elements
+        terms = tuple((int(k), float(net[j, k])) for k in np.flatnonzero(net[j]))
+        exponents[j] = ExponentForm(terms, float(balance @ H), float(balance @ S))
+        product = _product_form(net[j], balance, gamma)
+        if product is not None:
+            products[j] = product
+    return dataclasses.replace(shifted, forms=_choose(products, exponents))

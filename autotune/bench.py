@@ -51,6 +51,15 @@ PAPER_SETTINGS = {"dme": {"viscosity": (15, 1, 3), "diffusion": (10, 1, 3), "che
                   "heptane": {"viscosity": (13, 1, 3), "diffusion": (13, 1, 3), "chemistry": (16, 2, 1)}}
 
 
+def paper_options(mechanism: str, kernel: str) -> dict:
+    """CompileOptions fields of the paper's setting of a kernel (PAPER_SETTINGS;
+    DEFAULT_CONFIG for a mechanism the paper did not run)."""
+    if kernel in PAPER_SETTINGS.get(mechanism, {}):
+        warps, qssa, ctas = PAPER_SETTINGS[mechanism][kernel]
+        return {"warps": warps, "ctas_per_sm": ctas} | ({"qssa_warps": qssa} if kernel == "chemistry" else {})
+    return parse_config(DEFAULT_CONFIG)[kernel]
+
+
 def parse_config(text: str) -> dict[str, dict]:
     """'viscosity=15x2,chemistry=8x2q4' -> {kernel: {warps, ctas_per_sm, qssa_warps}}."""
     result = {}

@@ -14,7 +14,7 @@ point for species-major outputs), and print Mpoints/s, GFLOP/s by the graph's
 FLOP count and the fraction of the device's FP64 peak.  Where
 ``compute-sanitizer`` is on PATH, racecheck and synccheck run once per kernel
 (a small launch in a child process).  Settings: 'paper' (the paper's command
-lines, ``bench.DEFAULT_CONFIG``), 'defaults' (``singe``'s defaults), and the
+settings, ``bench.PAPER_SETTINGS``), 'defaults' (``singe``'s defaults), and the
 command line of each ``--sweep-best`` file (``sweep.py`` writes
 ``*.best.txt``).  Without a GPU (or with ``--compile-only``) everything is
 compiled, nothing is timed, and the script says so and exits 0.
@@ -41,7 +41,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 import numpy as np  # noqa: E402
 
 import singe  # noqa: E402
-from autotune.bench import DEFAULT_CONFIG, mechanism_path, parse_config  # noqa: E402
+from autotune.bench import mechanism_path, paper_options  # noqa: E402
 from singe import CompileOptions, SingeError, compile_kernel, generate, generate_baseline, gpu  # noqa: E402
 from singe.host import compiled_fields  # noqa: E402
 from singe.statefile import draw_states, reference_values  # noqa: E402
@@ -54,6 +54,7 @@ TOLERANCE = 1e-9
 STYLES = ("warp-specialized", "baseline")
 SETTINGS = ("paper", "defaults")
 SANITIZER_TOOLS = ("racecheck", "synccheck")
+SANITIZER_REPORT_LINES = 12  # kept of a tool's report when it finds something
 
 
 @dataclasses.dataclass
@@ -65,7 +66,7 @@ class Config:
 
     def label(self) -> str:
         o = self.options
-        return f"{self.mechanism} {self.kernel} {self.setting} ({o.warps}x{o.ctas_per_sm}" + \
+        return f"{self.mechanism} {self.kernel} {self.setting} ({o.warps}x{o.ctas_per_sm or 'auto'}" + \
             (f"q{o.qssa_warps})" if self.kernel == "chemistry" else ")")
 
 
@@ -82,14 +83,13 @@ def settings_from_sweep(path: str) -> tuple[str, str, dict]:
 
 
 def configurations(args, arch: str) -> list[Config]:
-    paper = parse_config(DEFAULT_CONFIG)
     result = []
     for name in args.mechanisms.split(","):
         mech = singe.load_mechanism(mechanism_path(name))
         kernels = [k for k in args.kernels.split(",") if k == "chemistry" or mech.has_transport]
         for kernel in kernels:
             for setting in filter(None, args.settings.split(",")):
-                options = paper[kernel] if setting == "paper" else {}
+                options = paper_options(name, kernel) if setting == "paper" else {}
                 result.append(Config(name, kernel, setting, CompileOptions(arch=arch, **options)))
     for path in args.sweep_best or []:
         name, kernel, options = settings_from_sweep(path)
@@ -182,10 +182,17 @@ def sanitize(config: Config, style: str) -> dict:
     for tool in SANITIZER_TOOLS:
         done = subprocess.run(["compute-sanitizer", "--tool", tool, "--error-exitcode", "97", *child],
                               capture_output=True, text=True)
-        summary = re.findall(r"ERROR SUMMARY: .*|RACECHECK SUMMARY: .*", done.stdout + done.stderr)
-        results[tool] = {"clean": done.returncode == 0, "summary": summary[-1] if summary else
-                         (done.stdout + done.stderr).strip()[-300:]}
+        text = done.stdout + done.stderr
+        summary = re.findall(r"ERROR SUMMARY: .*|RACECHECK SUMMARY: .*", text)
+        results[tool] = {"clean": done.returncode == 0, "summary": summary[-1] if summary else text.strip()[-300:],
+                         "first_report": first_report(text)}
     return results
+
+
+def first_report(text: str, lines: int = SANITIZER_REPORT_LINES) -> list[str]:
+    """The first lines compute-sanitizer reported (its '========= ' lines, blank ones left out)."""
+    return [line[len("========= "):].strip() for line in text.splitlines()
+            if line.startswith("========= ") and line[len("========= "):].strip()][:lines]
 
 
 # -- reporting -------------------------------------------------------------------------------
@@ -314,6 +321,9 @@ def main(argv=None) -> int:
             continue
         for record in new:
             print(row_line(record))
+            for tool, result in record.get("sanitizer", {}).items():
+                if not result["clean"]:
+                    print("\n".join(f"    {tool}: {line}" for line in result["first_report"]))
         records.extend(new)
     if device is None:
         print(f"compiled {len(records)} kernels; nothing was timed (no GPU: {why})")

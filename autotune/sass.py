@@ -347,6 +347,15 @@ def _mov(lane: _Lane, ins: Instruction) -> None:
     lane.set(ins.operands[0], lane.value(ins.operands[1]))
 
 
+def _shfl(lane: _Lane, ins: Instruction) -> None:
+    """SHFL.IDX from lane 0 (``SHFL.IDX PT, Rd, Ra, RZ, 0x1f``: the emitted warp id) gives lane 0's value,
+    which is what the walk follows; any other shuffle's value is unknown."""
+    if ins.opcode.startswith("SHFL.IDX") and len(ins.operands) >= 4 and lane.value(ins.operands[3]) == 0:
+        lane.set(ins.operands[1], lane.value(ins.operands[2]))
+    else:
+        lane.set(ins.operands[1], None)
+
+
 def _special(lane: _Lane, ins: Instruction) -> None:
     m = lane.machine
     values = {"SR_TID.X": m.tid, "SR_CTAID.X": m.ctaid, "SR_LANEID": m.tid & 31, "SR_TID.Y": 0, "SR_TID.Z": 0,
@@ -586,7 +595,8 @@ def _hfma2_constant(lane: _Lane, ins: Instruction) -> None:
 
 _HANDLERS = {"MOV": _mov, "R2UR": _mov, "HFMA2": _hfma2_constant, "S2R": _special, "S2UR": _special, "CS2R": None, "IMAD": _imad, "IADD3": _iadd3,
              "VIADD": _viadd, "IADD": _viadd, "LOP3": _lop3, "SHF": _shf, "LEA": _lea, "ISETP": _isetp,
-             "SEL": _sel, "VIMNMX": _minmax, "IMNMX": _minmax, "VIADDMNMX": _viaddmnmx, "STL": _stl, "LDL": _ldl, "LDC": _ldc, "PLOP3": _plop3}
+             "SEL": _sel, "VIMNMX": _minmax, "IMNMX": _minmax, "VIADDMNMX": _viaddmnmx, "STL": _stl, "LDL": _ldl, "LDC": _ldc, "PLOP3": _plop3,
+             "SHFL": _shfl}
 _HANDLERS = {k: v for k, v in _HANDLERS.items() if v is not None}
 
 

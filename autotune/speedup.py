@@ -1,6 +1,7 @@
 """Modeled speedup of the warp-specialized kernels over the data-parallel baseline.
 
     python -m autotune.speedup [--mechanisms dme,heptane] [--presets H100,A100] [--json FILE]
+        [--measured GPU_BENCH_JSON] [--plot FILE]
 
 The six kernels of the paper (DME and n-heptane viscosity, diffusion,
 chemistry) at the paper's settings (``autotune.bench.PAPER_SETTINGS``), each
@@ -12,17 +13,26 @@ kernel, beside the paper's measured speedup ranges.  Registers are the
 register plan's (``--ptxas``: ptxas's for sm_90 / sm_80, one nvcc run per
 kernel and style; the n-heptane baselines take minutes).  Reported as the
 model gives it, not fitted.
+
+``--measured`` puts a GPU's measurements beside the model: the records of
+``autotune/gpu_bench.py`` at the paper's settings (its JSON; the ones kept in
+``docs/measurements/``), each kernel's measured speedup next to the modeled one
+for the preset of the device's architecture, and how far the model is from
+the measured throughput of each style.  ``--plot`` draws modeled and measured
+speedups against the paper's ranges.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import pathlib
 import sys
 import tempfile
 
 import singe
 from singe import compile_kernel
-from singe.timing import PRESETS, model, model_baseline
+from singe.timing import PRESET_OF_ARCH, PRESETS, model, model_baseline
 
 from autotune.bench import PAPER_SETTINGS, PAPER_SPEEDUP, mechanism_path, report
 
@@ -70,6 +80,77 @@ def format_rows(rows: list[dict]) -> list[str]:
     return lines
 
 
+def measured_pairs(path: str) -> dict[tuple[str, str], dict]:
+    """(mechanism, kernel) -> the measured pair at the paper's setting of a gpu_bench JSON:
+    {device, arch, 'warp-specialized': Mpoints/s, 'baseline': Mpoints/s, speedup}."""
+    pairs: dict[tuple[str, str], dict] = {}
+    for record in json.loads(pathlib.Path(path).read_text()):
+        if record.get("setting") != "paper" or "mpoints_per_s" not in record:
+            continue
+        pair = pairs.setdefault((record["mechanism"], record["kernel"]),
+                                {"device": record["device"], "arch": record["arch"]})
+        pair[record["style"]] = record["mpoints_per_s"]
+    for pair in pairs.values():
+        if "warp-specialized" in pair and "baseline" in pair:
+            pair["speedup"] = pair["warp-specialized"] / pair["baseline"]
+    return pairs
+
+
+def measured_lines(rows: list[dict], pairs: dict) -> list[str]:
+    """The model (preset of the device's arch) beside the measured pairs."""
+    head = (f"{'mechanism':9} {'kernel':9} {'device':12} {'preset':6} {'WS meas':>8} {'base meas':>9} "
+            f"{'speedup meas':>12} {'model':>6} {'paper':>10} {'WS model/meas':>13} {'base model/meas':>15}")
+    lines = ["", "Measured (autotune/gpu_bench.py, Mpoints/s) beside the model, at the paper's settings", head,
+             "-" * len(head)]
+    for (mechanism, kernel), pair in sorted(pairs.items()):
+        preset = PRESET_OF_ARCH.get(pair["arch"].rstrip("a"))
+        row = next((r for r in rows if (r["mechanism"], r["kernel"], r["preset"]) == (mechanism, kernel, preset)),
+                   None)
+        if row is None or "speedup" not in pair:
+            continue
+        low, high = PAPER_SPEEDUP[kernel]
+        ws, base = row["ws"]["points_per_second"] / 1e6, row["baseline"]["points_per_second"] / 1e6
+        lines.append(f"{mechanism:9} {kernel:9} {pair['device'].replace('NVIDIA ', ''):12.12} {preset:6} "
+                     f"{pair['warp-specialized']:8.1f} {pair['baseline']:9.1f} {pair['speedup']:12.2f} "
+                     f"{row['speedup']:6.2f} {f'{low}-{high}':>10} {ws / pair['warp-specialized']:13.2f} "
+                     f"{base / pair['baseline']:15.2f}")
+    return lines
+
+
+def write_plot(rows: list[dict], pairs: dict, path: str) -> str:
+    """Bars: the modeled speedup per preset and the measured one, the paper's range shaded."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "no plot: matplotlib is not installed (pip install 'singe[plots]')"
+    kernels = sorted({(r["mechanism"], r["kernel"]) for r in rows})
+    presets = sorted({r["preset"] for r in rows})
+    series = [(f"model {p}", {(r["mechanism"], r["kernel"]): r["speedup"] for r in rows if r["preset"] == p})
+              for p in presets]
+    devices = sorted({pair["device"] for pair in pairs.values()})
+    series += [(f"measured {d}", {k: pair["speedup"] for k, pair in pairs.items()
+                                  if pair["device"] == d and "speedup" in pair}) for d in devices]
+    figure, axes = plt.subplots(figsize=(9, 4))
+    width = 0.8 / len(series)
+    for i, (mechanism, kernel) in enumerate(kernels):
+        low, high = PAPER_SPEEDUP[kernel]
+        axes.fill_between([i - 0.45, i + 0.45], low, high, color="0.9", zorder=0)
+    for j, (label, values) in enumerate(series):
+        axes.bar([i - 0.4 + (j + 0.5) * width for i in range(len(kernels))],
+                 [values.get(k, float("nan")) for k in kernels], width, label=label, zorder=2)
+    axes.axhline(1.0, color="black", linewidth=0.8)
+    axes.set_xticks(range(len(kernels)), [f"{m}\n{k}" for m, k in kernels])
+    axes.set_ylabel("warp-specialized / data-parallel")
+    axes.set_title("Speedup at the paper's settings (gray: the paper's measured range)")
+    axes.legend(fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path, dpi=150)
+    return f"wrote {path}"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mechanisms", default="dme,heptane")
@@ -77,6 +158,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--presets", default="H100,A100")
     parser.add_argument("--ptxas", action="store_true", help="registers and spills from ptxas (nvcc)")
     parser.add_argument("--json", help="also write the rows as JSON here")
+    parser.add_argument("--measured", metavar="GPU_BENCH_JSON", help="measurements to put beside the model")
+    parser.add_argument("--plot", metavar="FILE", help="draw modeled (and measured) speedups")
     args = parser.parse_args(argv)
     rows = []
     for name in args.mechanisms.split(","):
@@ -85,7 +168,13 @@ def main(argv: list[str] | None = None) -> int:
             for kernel in args.kernels.split(","):
                 rows.append(speedup_row(name, mech, kernel, preset, args.ptxas))
     rows.sort(key=lambda r: (r["preset"], r["mechanism"]))
-    return report(format_rows(rows), rows, args.json)
+    lines = format_rows(rows)
+    pairs = measured_pairs(args.measured) if args.measured else {}
+    if args.measured:
+        lines += measured_lines(rows, pairs)
+    if args.plot:
+        lines.append(write_plot(rows, pairs, args.plot))
+    return report(lines, rows, args.json)
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import concurrent.futures
 import os
 import pathlib
@@ -23,6 +24,12 @@ sys.path.insert(0, str(GOLDEN))
 import regenerate  # noqa: E402
 
 BARRIER_CALL = re.compile(r"SINGE_BAR_(SYNC|ARRIVE)\((\d+), (\d+)\)")
+def sass_tools_missing() -> list[str]:
+    from autotune import sass
+
+    return sass.missing_tools()
+
+
 needs_nvcc = pytest.mark.skipif(find_nvcc() is None, reason="nvcc (CUDA toolkit) not installed")
 JOBS = max(1, min(2, os.cpu_count() or 1))
 
@@ -229,3 +236,31 @@ def test_paper_chemistry_kernels_compile_on_both_archs(tmp_path):
         print(f"\n{name} {arch}: {entry.registers} registers, {entry.spill_stores} B spill stores, "
               f"{entry.spill_loads} B spill loads")
         assert not result.warnings, (name, arch, result.warnings)
+
+
+
+def convergence_code(generated, cu: str, folder: pathlib.Path) -> dict[str, int]:
+    """ptxas's divergence handling in ``generated`` compiled with ``cu`` as its text: the BRA.DIV and WARPSYNC
+    instructions it issues per slab."""
+    from autotune import sass
+
+    source = generated.write(folder)[0]
+    source.write_text(cu)
+    issued = sum((walk.opcodes for walk in sass.analyse(source, "sm_90").warps), start=collections.Counter())
+    return {op: n for op, n in issued.items() if op.startswith(("BRA.DIV", "WARPSYNC"))}
+
+
+@pytest.mark.skipif(find_nvcc() is None or bool(sass_tools_missing()), reason="needs nvcc and nvdisasm "
+                    "(pip install -e '.[sass]')")
+def test_warp_branches_compile_without_convergence_code(tmp_path):
+    """The named barriers are PTX's unaligned barrier.sync / barrier.arrive (the warps meeting at one come from
+    different warps' code: the aligned forms would be undefined), and the warp index reaches ptxas as warp-uniform
+    (SINGE_WARP_ID): ptxas adds no divergence path around the barriers.  Companion: with the index read straight
+    from threadIdx, ptxas adds one."""
+    generated = generate(compile_kernel(load("gri30"), "viscosity", warps=8))
+    assert "barrier.sync %0, %1" in generated.cu and "barrier.arrive %0, %1" in generated.cu
+    assert not re.search(r'asm volatile\("bar\.', generated.cu)
+    assert convergence_code(generated, generated.cu, tmp_path) == {}
+    divergent = generated.cu.replace("const int warp_id = SINGE_WARP_ID();", "const int warp_id = threadIdx.x >> 5;")
+    assert divergent != generated.cu
+    assert convergence_code(generated, divergent, tmp_path).get("BRA.DIV", 0) > 0

@@ -372,3 +372,29 @@ def test_paper_table_names_an_unknown_kernel(capsys):
         main(["--kernels", "dme:chemistry,dme_chemistry"])
     assert exit_.value.code == 2
     assert "dme_chemistry not among the paper's kernels (dme:viscosity" in capsys.readouterr().err
+
+
+SHUFFLED = """
+        .type           u_kernel,@function
+u_kernel:
+        /*0000*/                   S2R R0, SR_TID.X ;
+        /*0010*/                   SHF.R.U32.HI R0, RZ, 0x5, R0 ;
+        /*0020*/                   SHFL.IDX PT, R0, R0, {lane}, 0x1f ;
+        /*0030*/                   ISETP.NE.AND P0, PT, R0, RZ, PT ;
+        /*0040*/               @P0 EXIT ;
+        /*0050*/                   DMUL R2, R2, R2 ;
+        /*0060*/                   EXIT ;
+"""
+
+
+def test_a_warp_id_shuffled_from_lane_0_decides_the_branch():
+    """The emitted warp id is read from lane 0 with SHFL.IDX (SINGE_WARP_ID): warp 0 runs the DMUL, warp 1 exits.
+    Companion: a shuffle from another lane gives a value the walk cannot know (an unknown branch)."""
+    def walks(lane: str):
+        listing = sass.parse_listing(SHUFFLED.format(lane=lane))
+        banks = sass._banks(ELF, "u_kernel", "sm_90", {}, 64)
+        return [sass.walk(listing, "u_kernel", sass.Machine(tid=32 * w, block_dim=64, banks=banks)) for w in (0, 1)]
+
+    assert [w.opcodes["DMUL"] for w in walks("RZ")] == [1, 0]
+    assert all(w.unknown_branches == 0 for w in walks("RZ"))
+    assert all(w.unknown_branches == 1 for w in walks("0x1"))

@@ -15,7 +15,6 @@ import re
 import warnings
 from dataclasses import dataclass
 
-import cantera as ct
 import yaml
 
 from singe.constants import BOLTZMANN, GAS_CONSTANT, LIGHT_SPEED
@@ -33,12 +32,20 @@ DEBYE = 1e-21 / LIGHT_SPEED  # C m
 FALLOFF_FUNCTIONS = {"LindemannRate": "lindemann", "TroeRate": "troe", "SriRate": "sri"}
 
 
+def _cantera():
+    """Cantera, imported when a YAML file is read: CHEMKIN input and the kernels
+    built from it (the GPU benchmark's machines, say) do not need it."""
+    import cantera
+
+    return cantera
+
+
 def resolve_yaml(path: pathlib.Path) -> pathlib.Path:
     """``path`` as given, or a file of Cantera's data directories (``gri30.yaml``)."""
     if path.is_file():
         return path
     if not path.is_absolute():
-        for folder in ct.get_data_directories():
+        for folder in _cantera().get_data_directories():
             candidate = pathlib.Path(folder) / path
             if candidate.is_file():
                 return candidate
@@ -291,6 +298,7 @@ def load_yaml(path: pathlib.Path, phase: str | None = None, qss_file: QssFile | 
     chosen = choose_phase(path, document, phase)
     source = SourceText.read(path)
     problems = ProblemCollector()
+    ct = _cantera()
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -388,6 +396,7 @@ def _thermo(spec, where: Location, problems: ProblemCollector):
         problems.add(where, f"species {spec.name!r} has no thermo entry", "give it NASA7 or NASA9 polynomials")
         return None
     c = list(thermo.coeffs)
+    ct = _cantera()
     if isinstance(thermo, ct.NasaPoly2):
         return Nasa7(thermo.min_temp, c[0], thermo.max_temp, low=tuple(c[8:15]), high=tuple(c[1:8]))
     if isinstance(thermo, ct.Nasa9PolyMultiTempRegion):
@@ -470,6 +479,7 @@ def _reaction(gas, i: int, source: SourceText, equation_lines, problems: Problem
 
 def _rate_fields(rate) -> tuple[str | None, dict]:
     """(kind, the Reaction fields of the rate) or (None, {}) for a rate singe cannot represent."""
+    ct = _cantera()
     if type(rate) is ct.ArrheniusRate:  # not its Blowers-Masel or plasma relatives
         return "elementary", {"rate": _arrhenius(rate)}
     if type(rate) is ct.PlogRate:

@@ -1,0 +1,162 @@
+"""Prepare one GPU session: everything the device needs, built here, in one folder to carry.
+
+    python -m autotune.device_kit [--folder .device_kit] [--mechanisms dme,heptane]
+        [--kernels viscosity,diffusion,chemistry] [--settings paper,defaults] [--arch sm_90]
+        [--sweep-best FILE ...] [--points 2097152]
+
+A lent GPU comes for minutes, bare: no PLY, no mechanisms beside the checkout, and every nvcc run there
+costs device time.  This builds here, into ``FOLDER``:
+
+- ``cache/``: every kernel ``autotune/gpu_bench.py`` will time (both styles), compiled by nvcc into
+  singe's content-addressed build cache (``SINGE_CACHE``).  With the same nvcc there, nothing is
+  compiled on the device.
+- ``shared/mechanisms/``: the shared mechanisms named (copied to ``../shared`` there).
+- ``wheels/``: the pure-Python packages the device image lacks (PLY).
+- ``probe``: ``autotune/probes/named_barrier_race.cu`` built for the arch.  Under racecheck it shows
+  whether the tool orders shared accesses by named barriers.
+- ``run.sh``: the session, in order of worth, each step under its own time limit, output in ``$OUT``:
+  1. the timing run (gpu_bench, no sanitizer);
+  2. compute-sanitizer racecheck and synccheck of every warp-specialized kernel at 65,536 points;
+  3. the probe under racecheck;
+  4. ncu's issued instructions and stall reasons per kernel (first launch of each).
+
+It prints the device call to make.  The folder is git-ignored; the tool carries it when ``carry`` names it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pathlib
+import shlex
+import shutil
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+PROBE = ROOT / "autotune" / "probes" / "named_barrier_race.cu"
+WHEELS = ("ply==3.11",)
+SANITIZER_POINTS = 65536
+NCU_POINTS = 262144
+NCU_METRICS = ("smsp__inst_executed.sum", "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum",
+               "smsp__sass_thread_inst_executed_op_dadd_pred_on.sum",
+               "smsp__sass_thread_inst_executed_op_dmul_pred_on.sum", "smsp__cycles_active.avg",
+               "smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio",
+               "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio",
+               "smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio",
+               "smsp__average_warps_issue_stalled_wait_per_issue_active.ratio",
+               "smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio",
+               "smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio",
+               "smsp__average_warps_issue_stalled_no_instruction_per_issue_active.ratio",
+               "smsp__average_warps_issue_stalled_not_selected_per_issue_active.ratio",
+               "smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio")
+# seconds per step on the device (a 15-minute lease: ~1 minute to start, the rest here)
+LIMITS = {"timing": 220, "sanitizer": 170, "probe": 30, "ncu": 120}
+
+
+def bench_arguments(args) -> list[str]:
+    """gpu_bench's selection, the same here (compiling) and there (timing)."""
+    words = ["--mechanisms", args.mechanisms, "--kernels", args.kernels, "--settings", args.settings,
+             "--arch", args.arch]
+    for path in args.sweep_best or []:
+        words += ["--sweep-best", path]
+    return words
+
+
+def build_cache(folder: pathlib.Path, args) -> None:
+    """Every kernel gpu_bench will time, compiled into the kit's build cache."""
+    from autotune import gpu_bench
+
+    os.environ["SINGE_CACHE"] = str(folder / "cache")
+    status = gpu_bench.main(["--compile-only", *bench_arguments(args), "--json", "", "--plot", ""])
+    if status:
+        raise SystemExit(f"device_kit: compiling the kernels failed (gpu_bench exit {status})")
+
+
+def copy_mechanisms(folder: pathlib.Path, names: list[str]) -> None:
+    from autotune.bench import SHARED
+
+    for name in names:
+        source = SHARED / {"dodecane": "dodecane_qss"}.get(name, name)
+        if source.is_dir():
+            shutil.copytree(source, folder / "shared" / "mechanisms" / source.name, dirs_exist_ok=True)
+
+
+def download_wheels(folder: pathlib.Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(folder / "wheels"),
+                           *WHEELS], capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"device_kit: pip could not fetch {', '.join(WHEELS)} (a package registry is needed "
+                         f"once):\n{done.stderr.strip()[-800:]}")
+
+
+def build_probe(folder: pathlib.Path, arch: str) -> None:
+    from singe.codegen.nvcc import find_nvcc
+
+    nvcc = find_nvcc()
+    if nvcc is None:
+        raise SystemExit("device_kit: nvcc not found: the kit is built with the CUDA toolkit")
+    subprocess.run([nvcc, f"-arch={arch}", "-O3", "-o", str(folder / "probe"), str(PROBE)], check=True)
+
+
+def run_script(folder: pathlib.Path, args) -> str:
+    """The device session, as bash, run from the repository root there."""
+    kit = folder.relative_to(ROOT) if folder.is_relative_to(ROOT) else folder
+    bench = f"python3 -m autotune.gpu_bench {shlex.join(bench_arguments(args))}"
+    metrics = ",".join(NCU_METRICS)
+    return "\n".join([
+        "#!/bin/bash",
+        f"# written by autotune/device_kit.py; run from the repository root: bash {kit}/run.sh",
+        'exec > >(tee "$OUT/log.txt") 2>&1',
+        "export PYTHONUNBUFFERED=1",
+        f"python3 -m pip install -q --no-index --no-deps --target /tmp/site {kit}/wheels/*.whl || exit 1",
+        f'export PYTHONPATH=/tmp/site:$PWD SINGE_CACHE=$PWD/{kit}/cache',
+        f"mkdir -p ../shared && cp -r {kit}/shared/mechanisms ../shared/",
+        "nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv,noheader; nvcc --version | tail -1",
+        'step() { echo "== $(date +%T) $1"; }',
+        "step 'timing'",
+        f"timeout {LIMITS['timing']} {bench} --points {args.points} --no-sanitizer "
+        '--json "$OUT/timing.json" --plot "$OUT/timing.png"',
+        "step 'compute-sanitizer, warp-specialized kernels'",
+        f"timeout {LIMITS['sanitizer']} {bench} --styles warp-specialized --points {SANITIZER_POINTS} "
+        '--json "$OUT/sanitizer.json" --plot ""',
+        "step 'racecheck probe: named barriers'",
+        f"for mode in arrive sync none; do timeout {LIMITS['probe'] // 3} compute-sanitizer --tool racecheck "
+        f"{kit}/probe $mode 2>&1 | grep -E 'probe|hazard|SUMMARY'; done",
+        "step 'ncu: instructions and stall reasons, first launch of each kernel'",
+        f"timeout {LIMITS['ncu']} ncu --kernel-id '::regex:_kernel$:1' --csv --log-file \"$OUT/ncu.csv\" "
+        f"--metrics {metrics} {bench} --points {NCU_POINTS} --no-sanitizer --json '' --plot ''",
+        "step done", ""])
+
+
+def parse_arguments(argv):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--folder", default=str(ROOT / ".device_kit"))
+    parser.add_argument("--mechanisms", default="dme,heptane")
+    parser.add_argument("--kernels", default="viscosity,diffusion,chemistry")
+    parser.add_argument("--settings", default="paper,defaults")
+    parser.add_argument("--arch", default="sm_90")
+    parser.add_argument("--sweep-best", action="append", metavar="FILE")
+    parser.add_argument("--points", type=int, default=2097152)
+    return parser.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    args = parse_arguments(argv)
+    folder = pathlib.Path(args.folder).resolve()
+    folder.mkdir(parents=True, exist_ok=True)
+    build_cache(folder, args)
+    copy_mechanisms(folder, args.mechanisms.split(","))
+    download_wheels(folder)
+    build_probe(folder, args.arch)
+    script = folder / "run.sh"
+    script.write_text(run_script(folder, args))
+    size = sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
+    kit = folder.relative_to(ROOT) if folder.is_relative_to(ROOT) else folder
+    print(f"kit ready: {kit} ({size / 2 ** 20:.1f} MiB; the device carries at most 64 MiB with the checkout)")
+    print(f"device call: run(command='bash {kit}/run.sh', carry=['{kit}'], timeout_s={sum(LIMITS.values()) + 30})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,70 @@
+"""What was measured on a GPU (docs/measurements): the documented numbers are the stored runs', the
+speedup script reads a run and puts the model beside it, and gpu_bench keeps compute-sanitizer's report."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+from autotune.gpu_bench import first_report
+from autotune.speedup import measured_lines, measured_pairs
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+RUNS = ROOT / "docs" / "measurements" / "2026-11-26-h200"
+README = ROOT / "docs" / "measurements" / "README.md"
+NAMES = {"dme": "DME", "heptane": "n-heptane"}
+
+
+def documented_mismatches(text: str, runs: list[dict]) -> list[str]:
+    """Each paper-setting pair of each run against its row of the README's throughput table: the row
+    names the kernel, then per run WS, baseline and **WS / baseline**, in the runs' order."""
+    table = text.split("### Throughput at the paper's settings", 1)[1].split("\n### ", 1)[0]
+    rows = {line.split("|")[1].strip().split(" (")[0]: [c.strip() for c in line.split("|")[2:]]
+            for line in table.splitlines() if line.startswith(("| DME ", "| n-heptane "))}
+    problems = []
+    for run, pairs in enumerate(runs):
+        for (mechanism, kernel), pair in pairs.items():
+            cells = rows.get(f"{NAMES[mechanism]} {kernel}", [])[3 * run:3 * run + 3]
+            expected = [f"{pair['warp-specialized']:.1f}", f"{pair['baseline']:.1f}", f"**{pair['speedup']:.2f}**"]
+            if cells != expected:
+                problems.append(f"run {run + 1} {mechanism} {kernel}: documented {cells}, measured {expected}")
+    return problems
+
+
+def stored_runs() -> list[dict]:
+    return [measured_pairs(str(RUNS / "run1_paper_defaults.json")), measured_pairs(str(RUNS / "run2_paper.json"))]
+
+
+def test_documented_throughput_is_the_stored_runs():
+    runs = stored_runs()
+    assert [len(pairs) for pairs in runs] == [6, 6]
+    assert documented_mismatches(README.read_text(), runs) == []
+
+
+def test_a_wrong_documented_number_is_caught():
+    text = README.read_text().replace("**0.44**", "**1.44**", 1)
+    assert documented_mismatches(text, stored_runs()) == [
+        "run 2 dme viscosity: documented ['1070.6', '2432.7', '**1.44**'], measured ['1070.6', '2432.7', '**0.44**']"]
+
+
+def test_every_stored_kernel_matched_the_reference():
+    records = [r for path in RUNS.glob("run*.json") for r in json.loads(path.read_text()) if "max_error" in r]
+    assert records and all(r["correct"] and r["max_error"] <= 1e-9 for r in records)
+
+
+def test_the_model_is_printed_beside_a_measured_pair():
+    pairs = measured_pairs(str(RUNS / "run2_paper.json"))
+    row = {"mechanism": "dme", "kernel": "viscosity", "preset": "H100", "speedup": 0.71,
+           "ws": {"points_per_second": 2 * 1070.6e6}, "baseline": {"points_per_second": 2432.7e6}}
+    line = measured_lines([row], pairs)[-1].split()
+    assert line[:4] == ["dme", "viscosity", "H200", "H100"]
+    assert line[4:8] == ["1070.6", "2432.7", "0.44", "0.71"]
+    assert line[-2:] == ["2.00", "1.00"]  # model / measured: the WS and baseline throughputs
+
+
+def test_sanitizer_report_keeps_its_first_lines():
+    text = ("========= COMPUTE-SANITIZER\n========= Error: Race reported between Write access at k+0x10\n"
+            "=========     and Read access at k+0x20 [32 hazards]\n=========\n"
+            "========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)\nprogram output\n")
+    assert first_report(text, lines=3) == ["COMPUTE-SANITIZER", "Error: Race reported between Write access at k+0x10",
+                                           "and Read access at k+0x20 [32 hazards]"]

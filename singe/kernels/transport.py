@@ -295,12 +295,20 @@ def diffusion_graph(mech: Mechanism) -> DataflowGraph:
 
 def column_blocks(n: int, warps: int) -> list[list[int]]:
     """The columns of each warp: adjacent columns (paper §3.3), in blocks of
-    ceil(n / warps) or floor(n / warps), the larger ones first (none beyond n
-    warps)."""
+    ceil(n / warps) or floor(n / warps), the larger ones spread evenly among
+    the warps (none beyond n warps: the first n take one each).  Spread, the
+    warps of one turn fall into two shapes (a block of each size against rows
+    of each size) rather than up to four, and each shape's warps share one copy
+    of the turn's code: at 8 warps n-heptane diffusion takes 9,257 static SASS
+    instructions against 17,819 with the larger blocks first, n-dodecane 7,902
+    against 11,176, GRI-Mech 12,386 against 15,556 (sm_90; issued per point
+    within 2 %).  On an H200 the 17,819 ran 2.8x slower than the paper's 13
+    warps (3,697) for the same issued count (docs/measurements)."""
     size, extra = divmod(n, warps)
     blocks, start = [], 0
     for w in range(warps):
-        end = start + size + (w < extra)
+        larger = (w < extra) if size == 0 else ((w + 1) * extra // warps > w * extra // warps)
+        end = start + size + larger
         blocks.append(list(range(start, end)))
         start = end
     return blocks

@@ -4,7 +4,7 @@
 // Launch: 3 warps (96 threads) per CTA, 2 CTAs per SM (sm_90);
 // each CTA handles 32 points at a time (one per lane) and loops over slabs of 32 points.
 // Expected: ~50 registers per thread (255 available), 6656 B shared memory,
-// 2 synchronization points on named barriers [0, 1, 2], 89 constants per warp
+// 2 synchronization points on named barriers [0, 1, 2], 73 constants per warp
 // (3 per thread after striping, 3 of them kept in registers).
 // Species: 10, species-major arrays (stride species_stride); their rows and names: h2o2_diffusion.h
 #include "h2o2_diffusion.h"
@@ -156,86 +156,84 @@ static __device__ __forceinline__ double singe_log(double x)
 // Read-only, but not declared const: nvcc's front end spends memory on every read
 // of an initialised const table (18 GB and a minute for a 52-species diffusion kernel).
 static __constant__ double h2o2_diffusion_constants[288] = {
-  0.49603174603174605, 0.9920634920634921, 0.06250390649415588, 0.03125195324707794,
-  -0.005840185951905024, 0.13252298528264378, -2.6560988915075545, 8.834001728343262,
-  -0.0035560577371021233, 0.08027954326253946, -2.2575070638592183, 8.527072785027945,
-  -0.009856544607209692, 0.22571740491637396, -3.378058291809403, 10.861733099136005,
-  -0.004600286740043771, 0.10407643653737658, -2.4383678281143975, 9.272394945917066,
-  -0.01167112652075475, 0.26861287829082575, -3.716805374309231, 12.068562185533837,
-  -0.008105743916977529, 0.18484884939732057, -3.0594773785563447, 11.73356046827642,
-  -0.0035560577371035362, 0.08027954326256988, -2.2575070638594363, 8.53040017229734,
-  -0.009856544607210402, 0.22571740491638898, -3.378058291809508, 10.863492640903203,
-  -0.006561790637774249, 0.14912524291082183, -2.783558381206148, 10.62828292124624,
-  -0.008105743916978075, 0.1848488493973312, -3.059477378556413, 11.753717957755184,
-  -0.015721624401816306, 0.3663820530160889, -4.5057885690365875, 14.536892272597658,
-  -0.01961305521624234, 0.4756376208641592, -5.512534468341952, 17.03613412569694,
-  -0.018230630496118748, 0.430383547760457, -5.050217186571675, 16.849520225481633,
-  -0.019629193777723257, 0.47355505093287986, -5.475482371047984, 18.630362909860345,
-  -0.011671126520753982, 0.2686128782908086, -3.7168053743091067, 12.069028745946547,
-  -0.008105743916978232, 0.18484884939733554, -3.0594773785564513, 11.738676537030875,
-  -0.009821834222720127, 0.22490397585797467, -3.371691254538261, 12.995612740998885,
-  -0.00810574391697787, 0.18484884939732643, -3.0594773785563762, 11.743537638798664,
-  -0.009821834222720621, 0.22490397585798613, -3.371691254538349, 13.002960293114748,
-  -0.011266126710199352, 0.25904734545748853, -3.6413130526303386, 13.73287036407074,
-  -2.016, -1.008, -15.999, -31.998,
+  0.49603174603174605, 0.9920634920634921, 0.06250390649415588, -0.005840185951905024,
+  0.13252298528264378, -2.6560988915075545, 8.834001728343262, -0.0035560577371021233,
+  0.08027954326253946, -2.2575070638592183, 8.527072785027945, -0.009856544607209692,
+  0.22571740491637396, -3.378058291809403, 10.861733099136005, -0.004600286740043771,
+  0.10407643653737658, -2.4383678281143975, 9.272394945917066, -0.01167112652075475,
+  0.26861287829082575, -3.716805374309231, 12.068562185533837, -0.008105743916977529,
+  0.18484884939732057, -3.0594773785563447, 11.73356046827642, -0.0035560577371035362,
+  0.08027954326256988, -2.2575070638594363, 8.53040017229734, -0.009856544607210402,
+  0.22571740491638898, -3.378058291809508, 10.863492640903203, -0.006561790637774249,
+  0.14912524291082183, -2.783558381206148, 10.62828292124624, -0.015721624401816306,
+  0.3663820530160889, -4.5057885690365875, 14.536892272597658, -0.01961305521624234,
+  0.4756376208641592, -5.512534468341952, 17.03613412569694, -0.018230630496118748,
+  0.430383547760457, -5.050217186571675, 16.849520225481633, -0.011671126520753982,
+  0.2686128782908086, -3.7168053743091067, 12.069028745946547, -0.008105743916978232,
+  0.18484884939733554, -3.0594773785564513, 11.738676537030875, -0.00810574391697787,
+  0.18484884939732643, -3.0594773785563762, 11.743537638798664, 0.0,
+  0.0, 0.0, 0.0, 0.0,
+  -2.016, -1.008, -15.999, 0.0,
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
-  0.05879931792791203, 0.055509297807382736, 0.030297521662727988, -0.01823063049611829,
-  0.4303835477604478, -5.050217186571614, 16.86546751190361, -0.008105743916977735,
+  0.0, 0.0, 0.0, 0.0,
+  0.0, 0.0, 0.0, 0.0,
+  0.0, 0.0, 0.0, 0.0,
+  0.0, 0.0, 0.0, 0.0,
+  0.03125195324707794, 0.05879931792791203, 0.055509297807382736, -0.008105743916978075,
+  0.1848488493973312, -3.059477378556413, 11.753717957755184, -0.019629193777723257,
+  0.47355505093287986, -5.475482371047984, 18.630362909860345, -0.01823063049611829,
+  0.4303835477604478, -5.050217186571614, 16.86546751190361, -0.009821834222720127,
+  0.22490397585797467, -3.371691254538261, 12.995612740998885, -0.008105743916977735,
   0.18484884939732452, -3.05947737855637, 11.759045619936092, -0.01928133854657494,
-  0.46041279584132083, -5.330554133493114, 18.13978050892312, -0.008105743916977019,
+  0.46041279584132083, -5.330554133493114, 18.13978050892312, -0.009821834222720621,
+  0.22490397585798613, -3.371691254538349, 13.002960293114748, -0.008105743916977019,
   0.184848849397309, -3.059477378556259, 11.76410987013806, -0.019281338546576102,
-  0.46041279584134526, -5.330554133493284, 18.145039958268864, -0.009821834222721188,
-  0.224903975857998, -3.3716912545384305, 13.01089100493844, -0.009486535990495181,
+  0.46041279584134526, -5.330554133493284, 18.145039958268864, -0.011266126710199352,
+  0.25904734545748853, -3.6413130526303386, 13.73287036407074, -0.009486535990495181,
   0.21705541050899485, -3.3103307284469343, 12.418973600991722, -0.01963996785918304,
-  0.47455117406411707, -5.489558832184702, 18.69922137572744, -0.01126612671019999,
-  0.2590473454575036, -3.641313052630456, 13.741421903290455, -0.007576637998203625,
+  0.47455117406411707, -5.489558832184702, 18.69922137572744, -0.007576637998203625,
   0.17257993008252395, -2.9644977065716653, 11.528485307837308, -0.019505654795759463,
-  0.46832826896752744, -5.414870884435461, 18.43688946909192, -0.009235381035460507,
-  0.21118732998363637, -3.264540724955979, 12.72026686225868, -0.004600286740042909,
-  0.1040764365373583, -2.438367828114269, 9.27330081161445, 0.0,
+  0.46832826896752744, -5.414870884435461, 18.43688946909192, 0.0,
+  0.0, 0.0, 0.0, 0.0,
+  0.0, 0.0, 0.0, 0.0,
+  0.0, -31.998, -17.007, -18.015,
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
-  0.0, 0.0, 0.0, 0.0,
-  -17.007, -18.015, -33.006, 0.0,
-  0.0, 0.0, 0.0, 0.0,
-  0.0, 0.0, 0.0, 0.0,
-  0.029399658963956014, 0.025031289111389236, 0.03569643749553795, -0.01126612671019845,
-  0.25904734545747105, -3.641313052630227, 13.749602339692848, -0.009235381035462066,
-  0.21118732998366996, -3.2645407249562184, 12.727116174626977, -0.010691404992254794,
-  0.24539669323733468, -3.533002818836633, 13.447735914845914, -0.004600286740044827,
-  0.10407643653739812, -2.4383678281145436, 9.274154487684356, -0.005586659483137452,
-  0.12667448340154394, -2.6110799522710297, 9.696704291476296, -0.004222161742140306,
-  0.09545887022388733, -2.3728703813359546, 9.145189971403072, -0.01167112652075444,
-  0.26861287829081903, -3.716805374309183, 12.069468051231407, -0.01323915567902306,
-  0.30603707380472395, -4.015336056379998, 12.839196443937722, -0.011044542951534378,
-  0.2537916146197835, -3.5996648235467856, 11.807850029262845, -0.009486535990497653,
-  0.21705541050904634, -3.31033072844729, 12.397352216970754, -0.007576637998203598,
-  0.1725799300825228, -2.964497706571653, 11.509257907353588, -0.009235381035461211,
-  0.21118732998365106, -3.264540724956081, 12.713087449653369, 0.0,
-  0.0, 0.0, 0.0, 0.0,
-  0.0, 0.0, 0.0, 0.0,
-  0.0, 0.0, 0.0, 0.0,
-  0.0, 0.0, 0.0, 0.0,
-  0.0, 0.0, 0.0, 0.0,
-  0.0, 0.0, 0.0, 0.0,
-  0.0, 0.0, 0.0, 0.0,
-  0.0, 0.0, 0.0, 0.0,
-  0.0, 0.0, -34.014, -39.95,
+  0.030297521662727988, 0.029399658963956014, 0.025031289111389236, 0.03569643749553795,
+  -0.009821834222721188, 0.224903975857998, -3.3716912545384305, 13.01089100493844,
+  -0.01126612671019999, 0.2590473454575036, -3.641313052630456, 13.741421903290455,
+  -0.01126612671019845, 0.25904734545747105, -3.641313052630227, 13.749602339692848,
+  -0.009235381035460507, 0.21118732998363637, -3.264540724955979, 12.72026686225868,
+  -0.009235381035462066, 0.21118732998366996, -3.2645407249562184, 12.727116174626977,
+  -0.010691404992254794, 0.24539669323733468, -3.533002818836633, 13.447735914845914,
+  -0.004600286740042909, 0.1040764365373583, -2.438367828114269, 9.27330081161445,
+  -0.004600286740044827, 0.10407643653739812, -2.4383678281145436, 9.274154487684356,
+  -0.005586659483137452, 0.12667448340154394, -2.6110799522710297, 9.696704291476296,
+  -0.004222161742140306, 0.09545887022388733, -2.3728703813359546, 9.145189971403072,
+  -0.01167112652075444, 0.26861287829081903, -3.716805374309183, 12.069468051231407,
+  -0.01323915567902306, 0.30603707380472395, -4.015336056379998, 12.839196443937722,
+  -0.011044542951534378, 0.2537916146197835, -3.5996648235467856, 11.807850029262845,
+  -0.009486535990497653, 0.21705541050904634, -3.31033072844729, 12.397352216970754,
+  -0.007576637998203598, 0.1725799300825228, -2.964497706571653, 11.509257907353588,
+  -0.009235381035461211, 0.21118732998365106, -3.264540724956081, 12.713087449653369,
+  -33.006, 0.0, -34.014, -39.95,
   -28.014, 0.0, 0.0, 0.0,
+  0.0, 0.0, 0.0, 0.0,
+  0.0, 0.0, 0.0, 0.0,
+  0.0, 0.0, 0.0, 0.0,
+  0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
 };
 
 
 // Warp indexing: per-warp shared-memory slots and species indices where warps share code.
-static __constant__ int singe_index[3][3] = {
-  { 0, 4, 7 },
-  { 0, 0, 7 },
-  { 0, 4, 5 },
+static __constant__ int singe_index[1][3] = {
+  { 0, 0, 5 },
 };
 
 
@@ -259,7 +257,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
     const int point = valid ? slab * 32 + lane : n_points - 1;
     // all warps
     {  // species operation
-      const double t0 = __ldg(&mass_fractions[singe_index[0][warp_id] * species_stride + point]);
+      const double t0 = __ldg(&mass_fractions[(0 + 3 * warp_id) * species_stride + point]);
       const double t1 = t0;
       r0 = t1;
       const double t2 = t0 * SINGE_CONST(0);
@@ -267,16 +265,16 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
       r1 = t3;
     }
     {  // species operation
-      const double t0 = __ldg(&mass_fractions[(singe_index[0][warp_id] + 1) * species_stride + point]);
+      const double t0 = __ldg(&mass_fractions[(1 + 3 * warp_id) * species_stride + point]);
       const double t1 = r0 + t0;
       r2 = t1;
       const double t2 = t0 * SINGE_CONST(1);
       const double t3 = r1 + t2;
       r3 = t3;
     }
-    if ((1u << warp_id) & 0x00000005u) {  // warps 0, 2
+    if ((1u << warp_id) & 0x00000006u) {  // warps 1, 2
       {  // species operation
-        const double t0 = __ldg(&mass_fractions[(singe_index[1][warp_id] + 2) * species_stride + point]);
+        const double t0 = __ldg(&mass_fractions[(2 + 3 * warp_id) * species_stride + point]);
         const double t1 = r2 + t0;
         r0 = t1;
         const double t2 = t0 * SINGE_CONST(2);
@@ -287,66 +285,59 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
     switch (warp_id) {
     case 0: {
       {  // species operation
-        const double t0 = __ldg(&mass_fractions[3 * species_stride + point]);
-        const double t1 = r0 + t0;
+        const double t0 = __ldg(&mass_fractions[2 * species_stride + point]);
+        const double t1 = r2 + t0;
         shared[21][lane] = t1;
-        const double t2 = t0 * SINGE_CONST(3);
-        const double t3 = r1 + t2;
+        const double t2 = t0 * SINGE_CONST(2);
+        const double t3 = r3 + t2;
         shared[20][lane] = t3;
       }
       break;
     }
     case 1: {
+      SINGE_BAR_SYNC(1, 96);  // point 0: total_moles@w0.2, total_moles@w2.3
+      break;
+    }
+    case 2: {
       {  // species operation
-        const double t0 = __ldg(&mass_fractions[6 * species_stride + point]);
-        const double t1 = r2 + t0;
+        const double t0 = __ldg(&mass_fractions[9 * species_stride + point]);
+        const double t1 = r0 + t0;
         shared[23][lane] = t1;
-        const double t2 = t0 * SINGE_CONST(2);
-        const double t3 = r3 + t2;
+        const double t2 = t0 * SINGE_CONST(3);
+        const double t3 = r1 + t2;
         shared[22][lane] = t3;
       }
       break;
     }
-    case 2: {
-      SINGE_BAR_SYNC(1, 96);  // point 0: total_moles@w0.3, total_moles@w1.2
-      break;
-    }
     default: break;
     }
-    if ((1u << warp_id) & 0x00000003u) {  // warps 0, 1
-      SINGE_BAR_ARRIVE(1, 96);  // point 0: total_moles@w0.3, total_moles@w1.2
+    if ((1u << warp_id) & 0x00000005u) {  // warps 0, 2
+      SINGE_BAR_ARRIVE(1, 96);  // point 0: total_moles@w0.2, total_moles@w2.3
       SINGE_BAR_SYNC(2, 96);  // point 1: inverse_moles, mean_weight
       {  // species operation
-        const double t0 = __ldg(&mass_fractions[(0 + 4 * warp_id) * species_stride + point]);
+        const double t0 = __ldg(&mass_fractions[(0 + 3 * warp_id) * species_stride + point]);
         const double t1 = t0 * SINGE_CONST(0);
         const double t2 = t1 * shared[24][lane];
         const double t3 = singe_max(t2, 1e-20);
-        shared[(0 + 4 * warp_id)][lane] = t3;
+        shared[(0 + 3 * warp_id)][lane] = t3;
       }
       {  // species operation
-        const double t0 = __ldg(&mass_fractions[(1 + 4 * warp_id) * species_stride + point]);
+        const double t0 = __ldg(&mass_fractions[(1 + 3 * warp_id) * species_stride + point]);
         const double t1 = t0 * SINGE_CONST(1);
         const double t2 = t1 * shared[24][lane];
         const double t3 = singe_max(t2, 1e-20);
-        shared[(1 + 4 * warp_id)][lane] = t3;
+        shared[(1 + 3 * warp_id)][lane] = t3;
       }
       {  // species operation
-        const double t0 = __ldg(&mass_fractions[(2 + 4 * warp_id) * species_stride + point]);
+        const double t0 = __ldg(&mass_fractions[(2 + 3 * warp_id) * species_stride + point]);
         const double t1 = t0 * SINGE_CONST(2);
         const double t2 = t1 * shared[24][lane];
         const double t3 = singe_max(t2, 1e-20);
-        shared[(2 + 4 * warp_id)][lane] = t3;
+        shared[(2 + 3 * warp_id)][lane] = t3;
       }
     }
     switch (warp_id) {
     case 0: {
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[3 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(3);
-        const double t2 = t1 * shared[24][lane];
-        const double t3 = singe_max(t2, 1e-20);
-        shared[3][lane] = t3;
-      }
       {  // species operation
         const double t0 = 0.0;
         shared[10][lane] = t0;
@@ -354,73 +345,80 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         shared[11][lane] = t1;
         const double t2 = 0.0;
         shared[12][lane] = t2;
-        const double t3 = 0.0;
-        shared[13][lane] = t3;
       }
       break;
     }
     case 1: {
-      {  // species operation
-        const double t0 = 0.0;
-        shared[14][lane] = t0;
-        const double t1 = 0.0;
-        shared[15][lane] = t1;
-        const double t2 = 0.0;
-        shared[16][lane] = t2;
+      {  // reduction operation
+        const double t0 = shared[20][lane] + r1;
+        const double t1 = t0 + shared[22][lane];
+        r1 = t1;
+      }
+      {  // reduction operation
+        const double t0 = shared[21][lane] + r0;
+        const double t1 = t0 + shared[23][lane];
+        r0 = t1;
       }
       break;
     }
     case 2: {
-      {  // reduction operation
-        const double t0 = shared[20][lane] + shared[22][lane];
-        const double t1 = t0 + r1;
-        r2 = t1;
-      }
-      {  // reduction operation
-        const double t0 = shared[21][lane] + shared[23][lane];
-        const double t1 = t0 + r0;
-        r1 = t1;
-      }
-      break;
-    }
-    default: break;
-    }
-    if ((1u << warp_id) & 0x00000004u) {  // warps 2
-      {  // mixture operation
-        const double t0 = 1.0 / r2;
-        shared[24][lane] = t0;
-        const double t1 = r1 * t0;
-        shared[25][lane] = t1;
-      }
-      SINGE_BAR_ARRIVE(2, 96);  // point 1: inverse_moles, mean_weight
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[7 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(0);
-        const double t2 = t1 * shared[24][lane];
-        const double t3 = singe_max(t2, 1e-20);
-        shared[7][lane] = t3;
-      }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[8 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(1);
-        const double t2 = t1 * shared[24][lane];
-        const double t3 = singe_max(t2, 1e-20);
-        shared[8][lane] = t3;
-      }
       {  // species operation
         const double t0 = __ldg(&mass_fractions[9 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(2);
+        const double t1 = t0 * SINGE_CONST(3);
         const double t2 = t1 * shared[24][lane];
         const double t3 = singe_max(t2, 1e-20);
         shared[9][lane] = t3;
       }
       {  // species operation
         const double t0 = 0.0;
-        shared[17][lane] = t0;
+        shared[16][lane] = t0;
         const double t1 = 0.0;
-        shared[18][lane] = t1;
+        shared[17][lane] = t1;
         const double t2 = 0.0;
-        shared[19][lane] = t2;
+        shared[18][lane] = t2;
+        const double t3 = 0.0;
+        shared[19][lane] = t3;
+      }
+      break;
+    }
+    default: break;
+    }
+    if ((1u << warp_id) & 0x00000002u) {  // warps 1
+      {  // mixture operation
+        const double t0 = 1.0 / r1;
+        shared[24][lane] = t0;
+        const double t1 = r0 * t0;
+        shared[25][lane] = t1;
+      }
+      SINGE_BAR_ARRIVE(2, 96);  // point 1: inverse_moles, mean_weight
+      {  // species operation
+        const double t0 = __ldg(&mass_fractions[3 * species_stride + point]);
+        const double t1 = t0 * SINGE_CONST(0);
+        const double t2 = t1 * shared[24][lane];
+        const double t3 = singe_max(t2, 1e-20);
+        shared[3][lane] = t3;
+      }
+      {  // species operation
+        const double t0 = __ldg(&mass_fractions[4 * species_stride + point]);
+        const double t1 = t0 * SINGE_CONST(1);
+        const double t2 = t1 * shared[24][lane];
+        const double t3 = singe_max(t2, 1e-20);
+        shared[4][lane] = t3;
+      }
+      {  // species operation
+        const double t0 = __ldg(&mass_fractions[5 * species_stride + point]);
+        const double t1 = t0 * SINGE_CONST(2);
+        const double t2 = t1 * shared[24][lane];
+        const double t3 = singe_max(t2, 1e-20);
+        shared[5][lane] = t3;
+      }
+      {  // species operation
+        const double t0 = 0.0;
+        shared[13][lane] = t0;
+        const double t1 = 0.0;
+        shared[14][lane] = t1;
+        const double t2 = 0.0;
+        shared[15][lane] = t2;
       }
     }
     // all warps
@@ -430,75 +428,75 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
       const double t1 = singe_log(t0);
       r0 = t1;
     }
-    if ((1u << warp_id) & 0x00000006u) {  // warps 1, 2
+    if ((1u << warp_id) & 0x00000003u) {  // warps 0, 1
       {  // turn operation
         const double t0 = fma(SINGE_CONST(3), r0, SINGE_CONST(4));
         const double t1 = fma(t0, r0, SINGE_CONST(5));
         const double t2 = fma(t1, r0, SINGE_CONST(6));
         const double t3 = singe_exp(t2);
-        const double t4 = t3 * shared[(2 + 3 * warp_id)][lane];
-        const double t5 = fma(t3, shared[(1 + 3 * warp_id)][lane], shared[(12 + 3 * warp_id)][lane]);
-        shared[(12 + 3 * warp_id)][lane] = t5;
+        const double t4 = t3 * shared[(1 + 3 * warp_id)][lane];
+        const double t5 = fma(t3, shared[(0 + 3 * warp_id)][lane], shared[(11 + 3 * warp_id)][lane]);
+        shared[(11 + 3 * warp_id)][lane] = t5;
         const double t6 = fma(SINGE_CONST(7), r0, SINGE_CONST(8));
         const double t7 = fma(t6, r0, SINGE_CONST(9));
         const double t8 = fma(t7, r0, SINGE_CONST(10));
         const double t9 = singe_exp(t8);
-        const double t10 = fma(t9, shared[(3 + 3 * warp_id)][lane], t4);
-        const double t11 = fma(t9, shared[(1 + 3 * warp_id)][lane], shared[(13 + 3 * warp_id)][lane]);
+        const double t10 = fma(t9, shared[(2 + 3 * warp_id)][lane], t4);
+        const double t11 = fma(t9, shared[(0 + 3 * warp_id)][lane], shared[(12 + 3 * warp_id)][lane]);
         const double t12 = fma(SINGE_CONST(11), r0, SINGE_CONST(12));
         const double t13 = fma(t12, r0, SINGE_CONST(13));
         const double t14 = fma(t13, r0, SINGE_CONST(14));
         const double t15 = singe_exp(t14);
-        const double t16 = t15 * shared[(3 + 3 * warp_id)][lane];
-        const double t17 = fma(t15, shared[(2 + 3 * warp_id)][lane], t11);
-        shared[(13 + 3 * warp_id)][lane] = t17;
+        const double t16 = t15 * shared[(2 + 3 * warp_id)][lane];
+        const double t17 = fma(t15, shared[(1 + 3 * warp_id)][lane], t11);
+        shared[(12 + 3 * warp_id)][lane] = t17;
         const double t18 = t10;
         r1 = t18;
         const double t19 = t16;
         r2 = t19;
       }
     }
-    if ((1u << warp_id) & 0x00000001u) {  // warps 0
+    if ((1u << warp_id) & 0x00000004u) {  // warps 2
       {  // turn operation
         const double t0 = fma(SINGE_CONST(4), r0, SINGE_CONST(5));
         const double t1 = fma(t0, r0, SINGE_CONST(6));
         const double t2 = fma(t1, r0, SINGE_CONST(7));
         const double t3 = singe_exp(t2);
-        const double t4 = t3 * shared[1][lane];
-        const double t5 = fma(t3, shared[0][lane], shared[11][lane]);
-        shared[11][lane] = t5;
+        const double t4 = t3 * shared[7][lane];
+        const double t5 = fma(t3, shared[6][lane], shared[17][lane]);
+        shared[17][lane] = t5;
         const double t6 = fma(SINGE_CONST(8), r0, SINGE_CONST(9));
         const double t7 = fma(t6, r0, SINGE_CONST(10));
         const double t8 = fma(t7, r0, SINGE_CONST(11));
         const double t9 = singe_exp(t8);
-        const double t10 = fma(t9, shared[2][lane], t4);
-        const double t11 = fma(t9, shared[0][lane], shared[12][lane]);
+        const double t10 = fma(t9, shared[8][lane], t4);
+        const double t11 = fma(t9, shared[6][lane], shared[18][lane]);
         const double t12 = fma(SINGE_CONST(12), r0, SINGE_CONST(13));
         const double t13 = fma(t12, r0, SINGE_CONST(14));
         const double t14 = fma(t13, r0, SINGE_CONST(15));
         const double t15 = singe_exp(t14);
-        const double t16 = t15 * shared[2][lane];
-        const double t17 = fma(t15, shared[1][lane], t11);
-        shared[12][lane] = t17;
+        const double t16 = t15 * shared[8][lane];
+        const double t17 = fma(t15, shared[7][lane], t11);
+        shared[18][lane] = t17;
         const double t18 = fma(SINGE_CONST(16), r0, SINGE_CONST(17));
         const double t19 = fma(t18, r0, SINGE_CONST(18));
         const double t20 = fma(t19, r0, SINGE_CONST(19));
         const double t21 = singe_exp(t20);
-        const double t22 = fma(t21, shared[3][lane], t10);
-        const double t23 = fma(t21, shared[0][lane], shared[13][lane]);
+        const double t22 = fma(t21, shared[9][lane], t10);
+        const double t23 = fma(t21, shared[6][lane], shared[19][lane]);
         const double t24 = fma(SINGE_CONST(20), r0, SINGE_CONST(21));
         const double t25 = fma(t24, r0, SINGE_CONST(22));
         const double t26 = fma(t25, r0, SINGE_CONST(23));
         const double t27 = singe_exp(t26);
-        const double t28 = fma(t27, shared[3][lane], t16);
-        const double t29 = fma(t27, shared[1][lane], t23);
+        const double t28 = fma(t27, shared[9][lane], t16);
+        const double t29 = fma(t27, shared[7][lane], t23);
         const double t30 = fma(SINGE_CONST(24), r0, SINGE_CONST(25));
         const double t31 = fma(t30, r0, SINGE_CONST(26));
         const double t32 = fma(t31, r0, SINGE_CONST(27));
         const double t33 = singe_exp(t32);
-        const double t34 = t33 * shared[3][lane];
-        const double t35 = fma(t33, shared[2][lane], t29);
-        shared[13][lane] = t35;
+        const double t34 = t33 * shared[9][lane];
+        const double t35 = fma(t33, shared[8][lane], t29);
+        shared[19][lane] = t35;
         const double t36 = t22;
         r1 = t36;
         const double t37 = t28;
@@ -512,145 +510,63 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
     switch (warp_id) {
     case 0: {
       {  // turn operation
-        const double t0 = fma(SINGE_CONST(28), r0, SINGE_CONST(29));
-        const double t1 = fma(t0, r0, SINGE_CONST(30));
-        const double t2 = fma(t1, r0, SINGE_CONST(31));
-        const double t3 = singe_exp(t2);
-        const double t4 = fma(t3, shared[4][lane], r1);
-        const double t5 = fma(t3, shared[0][lane], shared[14][lane]);
-        const double t6 = fma(SINGE_CONST(32), r0, SINGE_CONST(33));
-        const double t7 = fma(t6, r0, SINGE_CONST(34));
-        const double t8 = fma(t7, r0, SINGE_CONST(35));
-        const double t9 = singe_exp(t8);
-        const double t10 = fma(t9, shared[4][lane], r2);
-        const double t11 = fma(t9, shared[1][lane], t5);
-        const double t12 = fma(SINGE_CONST(36), r0, SINGE_CONST(37));
-        const double t13 = fma(t12, r0, SINGE_CONST(38));
-        const double t14 = fma(t13, r0, SINGE_CONST(39));
-        const double t15 = singe_exp(t14);
-        const double t16 = fma(t15, shared[4][lane], r3);
-        const double t17 = fma(t15, shared[2][lane], t11);
-        const double t18 = fma(SINGE_CONST(40), r0, SINGE_CONST(41));
-        const double t19 = fma(t18, r0, SINGE_CONST(42));
-        const double t20 = fma(t19, r0, SINGE_CONST(43));
-        const double t21 = singe_exp(t20);
-        const double t22 = t21 * shared[4][lane];
-        const double t23 = fma(t21, shared[3][lane], t17);
-        shared[14][lane] = t23;
-        const double t24 = fma(SINGE_CONST(44), r0, SINGE_CONST(45));
-        const double t25 = fma(t24, r0, SINGE_CONST(46));
-        const double t26 = fma(t25, r0, SINGE_CONST(47));
-        const double t27 = singe_exp(t26);
-        const double t28 = fma(t27, shared[5][lane], t4);
-        const double t29 = fma(t27, shared[0][lane], shared[15][lane]);
-        const double t30 = fma(SINGE_CONST(48), r0, SINGE_CONST(49));
-        const double t31 = fma(t30, r0, SINGE_CONST(50));
-        const double t32 = fma(t31, r0, SINGE_CONST(51));
-        const double t33 = singe_exp(t32);
-        const double t34 = fma(t33, shared[5][lane], t10);
-        const double t35 = fma(t33, shared[1][lane], t29);
-        const double t36 = fma(SINGE_CONST(52), r0, SINGE_CONST(53));
-        const double t37 = fma(t36, r0, SINGE_CONST(54));
-        const double t38 = fma(t37, r0, SINGE_CONST(55));
-        const double t39 = singe_exp(t38);
-        const double t40 = fma(t39, shared[5][lane], t16);
-        const double t41 = fma(t39, shared[2][lane], t35);
-        const double t42 = fma(SINGE_CONST(56), r0, SINGE_CONST(57));
-        const double t43 = fma(t42, r0, SINGE_CONST(58));
-        const double t44 = fma(t43, r0, SINGE_CONST(59));
-        const double t45 = singe_exp(t44);
-        const double t46 = fma(t45, shared[5][lane], t22);
-        const double t47 = fma(t45, shared[3][lane], t41);
-        shared[15][lane] = t47;
-        const double t48 = fma(SINGE_CONST(60), r0, SINGE_CONST(61));
-        const double t49 = fma(t48, r0, SINGE_CONST(62));
-        const double t50 = fma(t49, r0, SINGE_CONST(63));
-        const double t51 = singe_exp(t50);
-        const double t52 = fma(t51, shared[6][lane], t34);
-        const double t53 = fma(t51, shared[1][lane], shared[16][lane]);
-        const double t54 = fma(SINGE_CONST(64), r0, SINGE_CONST(65));
-        const double t55 = fma(t54, r0, SINGE_CONST(66));
-        const double t56 = fma(t55, r0, SINGE_CONST(67));
-        const double t57 = singe_exp(t56);
-        const double t58 = fma(t57, shared[6][lane], t40);
-        const double t59 = fma(t57, shared[2][lane], t53);
-        const double t60 = fma(SINGE_CONST(68), r0, SINGE_CONST(69));
-        const double t61 = fma(t60, r0, SINGE_CONST(70));
-        const double t62 = fma(t61, r0, SINGE_CONST(71));
-        const double t63 = singe_exp(t62);
-        const double t64 = fma(t63, shared[6][lane], t46);
-        const double t65 = fma(t63, shared[3][lane], t59);
-        shared[16][lane] = t65;
-        const double t66 = t28;
-        r1 = t66;
-        const double t67 = t52;
-        r2 = t67;
-        const double t68 = t58;
-        r3 = t68;
-        const double t69 = t64;
-        r4 = t69;
-      }
-      break;
-    }
-    case 1: {
-      {  // turn operation
         const double t0 = fma(SINGE_CONST(15), r0, SINGE_CONST(16));
         const double t1 = fma(t0, r0, SINGE_CONST(17));
         const double t2 = fma(t1, r0, SINGE_CONST(18));
         const double t3 = singe_exp(t2);
-        const double t4 = fma(t3, shared[7][lane], r1);
-        const double t5 = fma(t3, shared[4][lane], shared[17][lane]);
+        const double t4 = fma(t3, shared[3][lane], r1);
+        const double t5 = fma(t3, shared[0][lane], shared[13][lane]);
         const double t6 = fma(SINGE_CONST(19), r0, SINGE_CONST(20));
         const double t7 = fma(t6, r0, SINGE_CONST(21));
         const double t8 = fma(t7, r0, SINGE_CONST(22));
         const double t9 = singe_exp(t8);
-        const double t10 = fma(t9, shared[7][lane], r2);
-        const double t11 = fma(t9, shared[5][lane], t5);
+        const double t10 = fma(t9, shared[3][lane], r2);
+        const double t11 = fma(t9, shared[1][lane], t5);
         const double t12 = fma(SINGE_CONST(23), r0, SINGE_CONST(24));
         const double t13 = fma(t12, r0, SINGE_CONST(25));
         const double t14 = fma(t13, r0, SINGE_CONST(26));
         const double t15 = singe_exp(t14);
-        const double t16 = t15 * shared[7][lane];
-        const double t17 = fma(t15, shared[6][lane], t11);
-        shared[17][lane] = t17;
+        const double t16 = t15 * shared[3][lane];
+        const double t17 = fma(t15, shared[2][lane], t11);
+        shared[13][lane] = t17;
         const double t18 = fma(SINGE_CONST(27), r0, SINGE_CONST(28));
         const double t19 = fma(t18, r0, SINGE_CONST(29));
         const double t20 = fma(t19, r0, SINGE_CONST(30));
         const double t21 = singe_exp(t20);
-        const double t22 = fma(t21, shared[8][lane], t4);
-        const double t23 = fma(t21, shared[4][lane], shared[18][lane]);
+        const double t22 = fma(t21, shared[4][lane], t4);
+        const double t23 = fma(t21, shared[0][lane], shared[14][lane]);
         const double t24 = fma(SINGE_CONST(31), r0, SINGE_CONST(32));
         const double t25 = fma(t24, r0, SINGE_CONST(33));
         const double t26 = fma(t25, r0, SINGE_CONST(34));
         const double t27 = singe_exp(t26);
-        const double t28 = fma(t27, shared[8][lane], t10);
-        const double t29 = fma(t27, shared[5][lane], t23);
+        const double t28 = fma(t27, shared[4][lane], t10);
+        const double t29 = fma(t27, shared[1][lane], t23);
         const double t30 = fma(SINGE_CONST(35), r0, SINGE_CONST(36));
         const double t31 = fma(t30, r0, SINGE_CONST(37));
         const double t32 = fma(t31, r0, SINGE_CONST(38));
         const double t33 = singe_exp(t32);
-        const double t34 = fma(t33, shared[8][lane], t16);
-        const double t35 = fma(t33, shared[6][lane], t29);
-        shared[18][lane] = t35;
+        const double t34 = fma(t33, shared[4][lane], t16);
+        const double t35 = fma(t33, shared[2][lane], t29);
+        shared[14][lane] = t35;
         const double t36 = fma(SINGE_CONST(39), r0, SINGE_CONST(40));
         const double t37 = fma(t36, r0, SINGE_CONST(41));
         const double t38 = fma(t37, r0, SINGE_CONST(42));
         const double t39 = singe_exp(t38);
-        const double t40 = fma(t39, shared[9][lane], t22);
-        const double t41 = fma(t39, shared[4][lane], shared[19][lane]);
+        const double t40 = fma(t39, shared[5][lane], t22);
+        const double t41 = fma(t39, shared[0][lane], shared[15][lane]);
         const double t42 = fma(SINGE_CONST(43), r0, SINGE_CONST(44));
         const double t43 = fma(t42, r0, SINGE_CONST(45));
         const double t44 = fma(t43, r0, SINGE_CONST(46));
         const double t45 = singe_exp(t44);
-        const double t46 = fma(t45, shared[9][lane], t28);
-        const double t47 = fma(t45, shared[5][lane], t41);
+        const double t46 = fma(t45, shared[5][lane], t28);
+        const double t47 = fma(t45, shared[1][lane], t41);
         const double t48 = fma(SINGE_CONST(47), r0, SINGE_CONST(48));
         const double t49 = fma(t48, r0, SINGE_CONST(49));
         const double t50 = fma(t49, r0, SINGE_CONST(50));
         const double t51 = singe_exp(t50);
-        const double t52 = fma(t51, shared[9][lane], t34);
-        const double t53 = fma(t51, shared[6][lane], t47);
-        shared[19][lane] = t53;
+        const double t52 = fma(t51, shared[5][lane], t34);
+        const double t53 = fma(t51, shared[2][lane], t47);
+        shared[15][lane] = t53;
         const double t54 = t40;
         r1 = t54;
         const double t55 = t46;
@@ -660,72 +576,154 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
       }
       break;
     }
-    case 2: {
+    case 1: {
       {  // turn operation
         const double t0 = fma(SINGE_CONST(15), r0, SINGE_CONST(16));
         const double t1 = fma(t0, r0, SINGE_CONST(17));
         const double t2 = fma(t1, r0, SINGE_CONST(18));
         const double t3 = singe_exp(t2);
-        const double t4 = fma(t3, shared[0][lane], r1);
-        const double t5 = fma(t3, shared[7][lane], shared[10][lane]);
+        const double t4 = fma(t3, shared[6][lane], r1);
+        const double t5 = fma(t3, shared[3][lane], shared[16][lane]);
         const double t6 = fma(SINGE_CONST(19), r0, SINGE_CONST(20));
         const double t7 = fma(t6, r0, SINGE_CONST(21));
         const double t8 = fma(t7, r0, SINGE_CONST(22));
         const double t9 = singe_exp(t8);
-        const double t10 = fma(t9, shared[0][lane], r2);
-        const double t11 = fma(t9, shared[8][lane], t5);
+        const double t10 = fma(t9, shared[6][lane], r2);
+        const double t11 = fma(t9, shared[4][lane], t5);
         const double t12 = fma(SINGE_CONST(23), r0, SINGE_CONST(24));
         const double t13 = fma(t12, r0, SINGE_CONST(25));
         const double t14 = fma(t13, r0, SINGE_CONST(26));
         const double t15 = singe_exp(t14);
-        const double t16 = t15 * shared[0][lane];
-        const double t17 = fma(t15, shared[9][lane], t11);
-        shared[10][lane] = t17;
+        const double t16 = t15 * shared[6][lane];
+        const double t17 = fma(t15, shared[5][lane], t11);
+        shared[16][lane] = t17;
         const double t18 = fma(SINGE_CONST(27), r0, SINGE_CONST(28));
         const double t19 = fma(t18, r0, SINGE_CONST(29));
         const double t20 = fma(t19, r0, SINGE_CONST(30));
         const double t21 = singe_exp(t20);
-        const double t22 = fma(t21, shared[1][lane], t4);
-        const double t23 = fma(t21, shared[7][lane], shared[11][lane]);
+        const double t22 = fma(t21, shared[7][lane], t4);
+        const double t23 = fma(t21, shared[3][lane], shared[17][lane]);
         const double t24 = fma(SINGE_CONST(31), r0, SINGE_CONST(32));
         const double t25 = fma(t24, r0, SINGE_CONST(33));
         const double t26 = fma(t25, r0, SINGE_CONST(34));
         const double t27 = singe_exp(t26);
-        const double t28 = fma(t27, shared[1][lane], t10);
-        const double t29 = fma(t27, shared[8][lane], t23);
+        const double t28 = fma(t27, shared[7][lane], t10);
+        const double t29 = fma(t27, shared[4][lane], t23);
         const double t30 = fma(SINGE_CONST(35), r0, SINGE_CONST(36));
         const double t31 = fma(t30, r0, SINGE_CONST(37));
         const double t32 = fma(t31, r0, SINGE_CONST(38));
         const double t33 = singe_exp(t32);
-        const double t34 = fma(t33, shared[1][lane], t16);
-        const double t35 = fma(t33, shared[9][lane], t29);
-        shared[11][lane] = t35;
+        const double t34 = fma(t33, shared[7][lane], t16);
+        const double t35 = fma(t33, shared[5][lane], t29);
+        shared[17][lane] = t35;
         const double t36 = fma(SINGE_CONST(39), r0, SINGE_CONST(40));
         const double t37 = fma(t36, r0, SINGE_CONST(41));
         const double t38 = fma(t37, r0, SINGE_CONST(42));
         const double t39 = singe_exp(t38);
-        const double t40 = fma(t39, shared[2][lane], t28);
-        const double t41 = fma(t39, shared[8][lane], shared[12][lane]);
+        const double t40 = fma(t39, shared[8][lane], t22);
+        const double t41 = fma(t39, shared[3][lane], shared[18][lane]);
         const double t42 = fma(SINGE_CONST(43), r0, SINGE_CONST(44));
         const double t43 = fma(t42, r0, SINGE_CONST(45));
         const double t44 = fma(t43, r0, SINGE_CONST(46));
         const double t45 = singe_exp(t44);
-        const double t46 = fma(t45, shared[2][lane], t34);
-        const double t47 = fma(t45, shared[9][lane], t41);
-        shared[12][lane] = t47;
+        const double t46 = fma(t45, shared[8][lane], t28);
+        const double t47 = fma(t45, shared[4][lane], t41);
         const double t48 = fma(SINGE_CONST(47), r0, SINGE_CONST(48));
         const double t49 = fma(t48, r0, SINGE_CONST(49));
         const double t50 = fma(t49, r0, SINGE_CONST(50));
         const double t51 = singe_exp(t50);
-        const double t52 = fma(t51, shared[3][lane], t46);
-        const double t53 = fma(t51, shared[9][lane], shared[13][lane]);
-        shared[13][lane] = t53;
-        const double t54 = t22;
-        r0 = t54;
-        const double t55 = t40;
-        r1 = t55;
-        const double t56 = t52;
-        r2 = t56;
+        const double t52 = fma(t51, shared[8][lane], t34);
+        const double t53 = fma(t51, shared[5][lane], t47);
+        shared[18][lane] = t53;
+        const double t54 = fma(SINGE_CONST(51), r0, SINGE_CONST(52));
+        const double t55 = fma(t54, r0, SINGE_CONST(53));
+        const double t56 = fma(t55, r0, SINGE_CONST(54));
+        const double t57 = singe_exp(t56);
+        const double t58 = fma(t57, shared[9][lane], t46);
+        const double t59 = fma(t57, shared[4][lane], shared[19][lane]);
+        const double t60 = fma(SINGE_CONST(55), r0, SINGE_CONST(56));
+        const double t61 = fma(t60, r0, SINGE_CONST(57));
+        const double t62 = fma(t61, r0, SINGE_CONST(58));
+        const double t63 = singe_exp(t62);
+        const double t64 = fma(t63, shared[9][lane], t52);
+        const double t65 = fma(t63, shared[5][lane], t59);
+        shared[19][lane] = t65;
+        const double t66 = t40;
+        r0 = t66;
+        const double t67 = t58;
+        r1 = t67;
+        const double t68 = t64;
+        r2 = t68;
+      }
+      break;
+    }
+    case 2: {
+      {  // turn operation
+        const double t0 = fma(SINGE_CONST(28), r0, SINGE_CONST(29));
+        const double t1 = fma(t0, r0, SINGE_CONST(30));
+        const double t2 = fma(t1, r0, SINGE_CONST(31));
+        const double t3 = singe_exp(t2);
+        const double t4 = fma(t3, shared[0][lane], r1);
+        const double t5 = fma(t3, shared[6][lane], shared[10][lane]);
+        const double t6 = fma(SINGE_CONST(32), r0, SINGE_CONST(33));
+        const double t7 = fma(t6, r0, SINGE_CONST(34));
+        const double t8 = fma(t7, r0, SINGE_CONST(35));
+        const double t9 = singe_exp(t8);
+        const double t10 = fma(t9, shared[0][lane], r2);
+        const double t11 = fma(t9, shared[7][lane], t5);
+        const double t12 = fma(SINGE_CONST(36), r0, SINGE_CONST(37));
+        const double t13 = fma(t12, r0, SINGE_CONST(38));
+        const double t14 = fma(t13, r0, SINGE_CONST(39));
+        const double t15 = singe_exp(t14);
+        const double t16 = fma(t15, shared[0][lane], r3);
+        const double t17 = fma(t15, shared[8][lane], t11);
+        const double t18 = fma(SINGE_CONST(40), r0, SINGE_CONST(41));
+        const double t19 = fma(t18, r0, SINGE_CONST(42));
+        const double t20 = fma(t19, r0, SINGE_CONST(43));
+        const double t21 = singe_exp(t20);
+        const double t22 = t21 * shared[0][lane];
+        const double t23 = fma(t21, shared[9][lane], t17);
+        shared[10][lane] = t23;
+        const double t24 = fma(SINGE_CONST(44), r0, SINGE_CONST(45));
+        const double t25 = fma(t24, r0, SINGE_CONST(46));
+        const double t26 = fma(t25, r0, SINGE_CONST(47));
+        const double t27 = singe_exp(t26);
+        const double t28 = fma(t27, shared[1][lane], t10);
+        const double t29 = fma(t27, shared[7][lane], shared[11][lane]);
+        const double t30 = fma(SINGE_CONST(48), r0, SINGE_CONST(49));
+        const double t31 = fma(t30, r0, SINGE_CONST(50));
+        const double t32 = fma(t31, r0, SINGE_CONST(51));
+        const double t33 = singe_exp(t32);
+        const double t34 = fma(t33, shared[1][lane], t16);
+        const double t35 = fma(t33, shared[8][lane], t29);
+        const double t36 = fma(SINGE_CONST(52), r0, SINGE_CONST(53));
+        const double t37 = fma(t36, r0, SINGE_CONST(54));
+        const double t38 = fma(t37, r0, SINGE_CONST(55));
+        const double t39 = singe_exp(t38);
+        const double t40 = fma(t39, shared[1][lane], t22);
+        const double t41 = fma(t39, shared[9][lane], t35);
+        shared[11][lane] = t41;
+        const double t42 = fma(SINGE_CONST(56), r0, SINGE_CONST(57));
+        const double t43 = fma(t42, r0, SINGE_CONST(58));
+        const double t44 = fma(t43, r0, SINGE_CONST(59));
+        const double t45 = singe_exp(t44);
+        const double t46 = fma(t45, shared[2][lane], t34);
+        const double t47 = fma(t45, shared[8][lane], shared[12][lane]);
+        const double t48 = fma(SINGE_CONST(60), r0, SINGE_CONST(61));
+        const double t49 = fma(t48, r0, SINGE_CONST(62));
+        const double t50 = fma(t49, r0, SINGE_CONST(63));
+        const double t51 = singe_exp(t50);
+        const double t52 = fma(t51, shared[2][lane], t40);
+        const double t53 = fma(t51, shared[9][lane], t47);
+        shared[12][lane] = t53;
+        const double t54 = t4;
+        r1 = t54;
+        const double t55 = t28;
+        r2 = t55;
+        const double t56 = t46;
+        r3 = t56;
+        const double t57 = t52;
+        r4 = t57;
       }
       break;
     }
@@ -736,42 +734,42 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
     switch (warp_id) {
     case 0: {
       {  // turn operation
-        const double t0 = fma(SINGE_CONST(72), r0, SINGE_CONST(73));
-        const double t1 = fma(t0, r0, SINGE_CONST(74));
-        const double t2 = fma(t1, r0, SINGE_CONST(75));
-        const double t3 = singe_exp(t2);
-        const double t4 = fma(t3, shared[7][lane], r3);
-        const double t5 = fma(t3, shared[2][lane], shared[17][lane]);
-        const double t6 = fma(SINGE_CONST(76), r0, SINGE_CONST(77));
-        const double t7 = fma(t6, r0, SINGE_CONST(78));
-        const double t8 = fma(t7, r0, SINGE_CONST(79));
-        const double t9 = singe_exp(t8);
-        const double t10 = fma(t9, shared[7][lane], r4);
-        const double t11 = fma(t9, shared[3][lane], t5);
-        shared[17][lane] = t11;
-        const double t12 = fma(SINGE_CONST(80), r0, SINGE_CONST(81));
-        const double t13 = fma(t12, r0, SINGE_CONST(82));
-        const double t14 = fma(t13, r0, SINGE_CONST(83));
-        const double t15 = singe_exp(t14);
-        const double t16 = fma(t15, shared[8][lane], t10);
-        const double t17 = fma(t15, shared[3][lane], shared[18][lane]);
-        shared[18][lane] = t17;
-        const double t18 = t4;
-        r0 = t18;
-        const double t19 = t16;
-        r3 = t19;
-      }
-      break;
-    }
-    case 1: {
-      {  // turn operation
         const double t0 = fma(SINGE_CONST(51), r0, SINGE_CONST(52));
         const double t1 = fma(t0, r0, SINGE_CONST(53));
         const double t2 = fma(t1, r0, SINGE_CONST(54));
         const double t3 = singe_exp(t2);
-        const double t4 = fma(t3, shared[0][lane], r3);
-        const double t5 = fma(t3, shared[6][lane], shared[10][lane]);
-        shared[10][lane] = t5;
+        const double t4 = fma(t3, shared[6][lane], r2);
+        const double t5 = fma(t3, shared[1][lane], shared[16][lane]);
+        const double t6 = fma(SINGE_CONST(55), r0, SINGE_CONST(56));
+        const double t7 = fma(t6, r0, SINGE_CONST(57));
+        const double t8 = fma(t7, r0, SINGE_CONST(58));
+        const double t9 = singe_exp(t8);
+        const double t10 = fma(t9, shared[6][lane], r3);
+        const double t11 = fma(t9, shared[2][lane], t5);
+        shared[16][lane] = t11;
+        const double t12 = fma(SINGE_CONST(59), r0, SINGE_CONST(60));
+        const double t13 = fma(t12, r0, SINGE_CONST(61));
+        const double t14 = fma(t13, r0, SINGE_CONST(62));
+        const double t15 = singe_exp(t14);
+        const double t16 = fma(t15, shared[7][lane], t10);
+        const double t17 = fma(t15, shared[2][lane], shared[17][lane]);
+        shared[17][lane] = t17;
+        const double t18 = t4;
+        r0 = t18;
+        const double t19 = t16;
+        r2 = t19;
+      }
+      break;
+    }
+    case 2: {
+      {  // turn operation
+        const double t0 = fma(SINGE_CONST(64), r0, SINGE_CONST(65));
+        const double t1 = fma(t0, r0, SINGE_CONST(66));
+        const double t2 = fma(t1, r0, SINGE_CONST(67));
+        const double t3 = singe_exp(t2);
+        const double t4 = fma(t3, shared[3][lane], r4);
+        const double t5 = fma(t3, shared[9][lane], shared[13][lane]);
+        shared[13][lane] = t5;
         const double t6 = t4;
         r0 = t6;
       }
@@ -785,67 +783,76 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
       const double t0 = __ldg(&pressure[point]);
       r4 = t0;
     }
+    if ((1u << warp_id) & 0x00000005u) {  // warps 0, 2
+      {  // output operation
+        const double t0 = r1 + shared[(10 + 3 * warp_id)][lane];
+        const double t1 = fma(shared[(0 + 3 * warp_id)][lane], SINGE_CONST(68), shared[25][lane]);
+        const double t2 = shared[25][lane] * t0;
+        const double t3 = t2 * r4;
+        const double t4 = t1 / t3;
+        if (valid) diffusion[(0 + 3 * warp_id) * species_stride + point] = t4;
+      }
+    }
     if ((1u << warp_id) & 0x00000003u) {  // warps 0, 1
       {  // output operation
-        const double t0 = r1 + shared[(10 + 4 * warp_id)][lane];
-        const double t1 = fma(shared[(0 + 4 * warp_id)][lane], SINGE_CONST(84), shared[25][lane]);
+        const double t0 = r0 + shared[(11 + 2 * warp_id)][lane];
+        const double t1 = fma(shared[(1 + 2 * warp_id)][lane], SINGE_CONST(69), shared[25][lane]);
         const double t2 = shared[25][lane] * t0;
         const double t3 = t2 * r4;
         const double t4 = t1 / t3;
-        if (valid) diffusion[(0 + 4 * warp_id) * species_stride + point] = t4;
-      }
-      {  // output operation
-        const double t0 = r2 + shared[(11 + 4 * warp_id)][lane];
-        const double t1 = fma(shared[(1 + 4 * warp_id)][lane], SINGE_CONST(85), shared[25][lane]);
-        const double t2 = shared[25][lane] * t0;
-        const double t3 = t2 * r4;
-        const double t4 = t1 / t3;
-        if (valid) diffusion[(1 + 4 * warp_id) * species_stride + point] = t4;
+        if (valid) diffusion[(1 + 2 * warp_id) * species_stride + point] = t4;
       }
     }
-    // all warps
-    {  // output operation
-      const double t0 = r0 + shared[(singe_index[2][warp_id] + 12)][lane];
-      const double t1 = fma(shared[(singe_index[2][warp_id] + 2)][lane], SINGE_CONST(86), shared[25][lane]);
-      const double t2 = shared[25][lane] * t0;
-      const double t3 = t2 * r4;
-      const double t4 = t1 / t3;
-      if (valid) diffusion[(singe_index[2][warp_id] + 2) * species_stride + point] = t4;
+    if ((1u << warp_id) & 0x00000005u) {  // warps 0, 2
+      {  // output operation
+        const double t0 = r2 + shared[(singe_index[0][warp_id] + 12)][lane];
+        const double t1 = fma(shared[(singe_index[0][warp_id] + 2)][lane], SINGE_CONST(70), shared[25][lane]);
+        const double t2 = shared[25][lane] * t0;
+        const double t3 = t2 * r4;
+        const double t4 = t1 / t3;
+        if (valid) diffusion[(singe_index[0][warp_id] + 2) * species_stride + point] = t4;
+      }
     }
     switch (warp_id) {
-    case 0: {
+    case 1: {
       {  // output operation
-        const double t0 = r3 + shared[13][lane];
-        const double t1 = fma(shared[3][lane], SINGE_CONST(87), shared[25][lane]);
+        const double t0 = r1 + shared[14][lane];
+        const double t1 = fma(shared[4][lane], SINGE_CONST(70), shared[25][lane]);
         const double t2 = shared[25][lane] * t0;
         const double t3 = t2 * r4;
         const double t4 = t1 / t3;
-        if (valid) diffusion[3 * species_stride + point] = t4;
+        if (valid) diffusion[4 * species_stride + point] = t4;
+      }
+      {  // output operation
+        const double t0 = r2 + shared[15][lane];
+        const double t1 = fma(shared[5][lane], SINGE_CONST(71), shared[25][lane]);
+        const double t2 = shared[25][lane] * t0;
+        const double t3 = t2 * r4;
+        const double t4 = t1 / t3;
+        if (valid) diffusion[5 * species_stride + point] = t4;
       }
       break;
     }
     case 2: {
       {  // output operation
-        const double t0 = r1 + shared[18][lane];
-        const double t1 = fma(shared[8][lane], SINGE_CONST(87), shared[25][lane]);
+        const double t0 = r3 + shared[18][lane];
+        const double t1 = fma(shared[8][lane], SINGE_CONST(71), shared[25][lane]);
         const double t2 = shared[25][lane] * t0;
         const double t3 = t2 * r4;
         const double t4 = t1 / t3;
         if (valid) diffusion[8 * species_stride + point] = t4;
       }
-      break;
-    }
-    default: break;
-    }
-    if ((1u << warp_id) & 0x00000004u) {  // warps 2
       {  // output operation
-        const double t0 = r2 + shared[19][lane];
-        const double t1 = fma(shared[9][lane], SINGE_CONST(88), shared[25][lane]);
+        const double t0 = r0 + shared[19][lane];
+        const double t1 = fma(shared[9][lane], SINGE_CONST(72), shared[25][lane]);
         const double t2 = shared[25][lane] * t0;
         const double t3 = t2 * r4;
         const double t4 = t1 / t3;
         if (valid) diffusion[9 * species_stride + point] = t4;
       }
+      break;
+    }
+    default: break;
     }
     // all warps
     SINGE_BAR_SYNC(0, 96);  // all warps: end of slab: the next slab reuses shared memory and barriers

@@ -6,6 +6,12 @@ preset (K20c, A100, H100), and reports modeled cycles per CTA slab and points
 per second per GPU.  It is a model, reported as it comes out, not fitted to
 the paper's measurements (``autotune/bench.py`` prints the two side by side).
 
+Measured against a GPU once (an H200, docs/measurements/2026-11-26-h200; ``python -m autotune.speedup
+--measured FILE``): at the paper's settings the model gives 2.35-5.26x the measured throughput of the
+warp-specialized kernels and 0.47-4.14x that of the baselines, so its speedups (0.71-6.60 on the H100
+preset) are not what the device did (0.44-1.03).  Its latencies and throughputs were left as they are:
+two runs show the model is off, not which of its terms is.  Candidates are in docs/measurements/README.md.
+
 Assumptions
 -----------
 Machine

@@ -18,8 +18,14 @@
 // Named barriers in their unaligned PTX form: the warps meeting at one barrier come from different warps' code, and
 // the aligned bar.sync / bar.arrive promise that every thread runs the same instruction (otherwise undefined;
 // compute-sanitizer's synccheck reports each such meeting).
+// (Before Volta, sm_70, there are only the bar forms, and a barrier counts whole warps.)
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 700
 #define SINGE_BAR_SYNC(id, threads) asm volatile("barrier.sync %0, %1;" :: "r"(id), "r"(threads) : "memory")
 #define SINGE_BAR_ARRIVE(id, threads) asm volatile("barrier.arrive %0, %1;" :: "r"(id), "r"(threads) : "memory")
+#else
+#define SINGE_BAR_SYNC(id, threads) asm volatile("bar.sync %0, %1;" :: "r"(id), "r"(threads) : "memory")
+#define SINGE_BAR_ARRIVE(id, threads) asm volatile("bar.arrive %0, %1;" :: "r"(id), "r"(threads) : "memory")
+#endif
 // No instruction: the compiler reads shared values anew after it (ends their forwarding in registers).
 #define SINGE_FENCE() asm volatile("" ::: "memory")
 #define SINGE_SET_SHARED(kernel, bytes) cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (bytes))

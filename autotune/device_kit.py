@@ -17,8 +17,10 @@ costs device time.  This builds here, into ``FOLDER``:
 - ``run.sh``: the session, in order of worth, each step under its own time limit, output in ``$OUT``:
   1. the timing run (gpu_bench, no sanitizer);
   2. compute-sanitizer racecheck and synccheck of every warp-specialized kernel at 65,536 points;
-  3. the probe under racecheck;
-  4. ncu's issued instructions and stall reasons per kernel (first launch of each).
+  3. DME viscosity and chemistry at the paper's settings again with a persistent grid
+     (``SINGE_GRID_LIMIT`` = SMs x CTAs per SM: the per-CTA prologue once per CTA, not per slab);
+  4. the probe under racecheck;
+  5. ncu's issued instructions and stall reasons per kernel (first launch of each).
 
 It prints the device call to make.  The folder is git-ignored; the tool carries it when ``carry`` names it.
 """
@@ -51,7 +53,9 @@ NCU_METRICS = ("smsp__inst_executed.sum", "smsp__sass_thread_inst_executed_op_df
                "smsp__average_warps_issue_stalled_not_selected_per_issue_active.ratio",
                "smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio")
 # seconds per step on the device (a 15-minute lease: ~1 minute to start, the rest here)
-LIMITS = {"timing": 220, "sanitizer": 170, "probe": 30, "ncu": 120}
+LIMITS = {"timing": 200, "persistent": 60, "sanitizer": 150, "probe": 30, "ncu": 100}
+SMS = 132  # an H100's or H200's streaming multiprocessors: the persistent grid is SMS x CTAs per SM
+PERSISTENT = (("dme", "viscosity"), ("dme", "chemistry"))  # timed again with a persistent grid
 
 
 def bench_arguments(args) -> list[str]:
@@ -71,6 +75,18 @@ def build_cache(folder: pathlib.Path, args) -> None:
     status = gpu_bench.main(["--compile-only", *bench_arguments(args), "--json", "", "--plot", ""])
     if status:
         raise SystemExit(f"device_kit: compiling the kernels failed (gpu_bench exit {status})")
+
+
+def build_persistent(folder: pathlib.Path, args) -> None:
+    """The PERSISTENT kernels built with their grid limit into the kit's cache."""
+    from autotune import gpu_bench
+    from autotune.bench import PAPER_SETTINGS
+
+    for mechanism, kernel in PERSISTENT:
+        limit = SMS * PAPER_SETTINGS[mechanism][kernel][2]
+        gpu_bench.main(["--compile-only", "--mechanisms", mechanism, "--kernels", kernel, "--settings", "paper",
+                        "--arch", args.arch, "--styles", "warp-specialized", "--define", f"SINGE_GRID_LIMIT={limit}",
+                        "--json", "", "--plot", ""])
 
 
 def copy_mechanisms(folder: pathlib.Path, names: list[str]) -> None:
@@ -99,6 +115,21 @@ def build_probe(folder: pathlib.Path, arch: str) -> None:
     subprocess.run([nvcc, f"-arch={arch}", "-O3", "-o", str(folder / "probe"), str(PROBE)], check=True)
 
 
+def persistent_commands(args) -> list[str]:
+    """gpu_bench of each PERSISTENT kernel at the paper's setting with a grid of SMS x its CTAs per SM."""
+    from autotune.bench import PAPER_SETTINGS
+
+    commands = []
+    for mechanism, kernel in PERSISTENT:
+        ctas = PAPER_SETTINGS[mechanism][kernel][2]
+        commands.append(f"timeout {LIMITS['persistent'] // len(PERSISTENT)} python3 -m autotune.gpu_bench "
+                        f"--mechanisms {mechanism} --kernels {kernel} --settings paper --arch {args.arch} "
+                        f"--styles warp-specialized --points {args.points} --no-sanitizer "
+                        f"--define SINGE_GRID_LIMIT={SMS * ctas} --json \"$OUT/persistent_{mechanism}_{kernel}.json\" "
+                        "--plot ''")
+    return commands
+
+
 def run_script(folder: pathlib.Path, args) -> str:
     """The device session, as bash, run from the repository root there."""
     kit = folder.relative_to(ROOT) if folder.is_relative_to(ROOT) else folder
@@ -117,6 +148,8 @@ def run_script(folder: pathlib.Path, args) -> str:
         "step 'timing'",
         f"timeout {LIMITS['timing']} {bench} --points {args.points} --no-sanitizer "
         '--json "$OUT/timing.json" --plot "$OUT/timing.png"',
+        "step 'persistent grid: SINGE_GRID_LIMIT = SMs x CTAs per SM'",
+        *persistent_commands(args),
         "step 'compute-sanitizer, warp-specialized kernels'",
         f"timeout {LIMITS['sanitizer']} {bench} --styles warp-specialized --points {SANITIZER_POINTS} "
         '--json "$OUT/sanitizer.json" --plot ""',
@@ -146,6 +179,7 @@ def main(argv=None) -> int:
     folder = pathlib.Path(args.folder).resolve()
     folder.mkdir(parents=True, exist_ok=True)
     build_cache(folder, args)
+    build_persistent(folder, args)
     copy_mechanisms(folder, args.mechanisms.split(","))
     download_wheels(folder)
     build_probe(folder, args.arch)

@@ -3,7 +3,7 @@
     python -m autotune.gpu_bench [--mechanisms dme,heptane] [--kernels viscosity,diffusion,chemistry]
         [--settings paper,defaults] [--sweep-best FILE ...] [--styles warp-specialized,baseline]
         [--points 2097152] [--warmup 3] [--repeats 10] [--arch sm_90] [--compile-only] [--no-sanitizer]
-        [--json gpu_bench.json] [--plot gpu_bench.png]
+        [--json gpu_bench.json] [--plot gpu_bench.png] [--define NAME=VALUE ...]
 
 For every mechanism x kernel x setting x style: generate, build with nvcc for
 the device's architecture (singe.gpu; ptxas registers and spills are
@@ -16,7 +16,8 @@ FLOP count and the fraction of the device's FP64 peak.  Where
 (a small launch in a child process).  Settings: 'paper' (the paper's command
 settings, ``bench.PAPER_SETTINGS``), 'defaults' (``singe``'s defaults), and the
 command line of each ``--sweep-best`` file (``sweep.py`` writes
-``*.best.txt``).  Without a GPU (or with ``--compile-only``) everything is
+``*.best.txt``).  ``--define`` passes a macro to nvcc (``SINGE_GRID_LIMIT=N``: a
+persistent grid of at most N CTAs).  Without a GPU (or with ``--compile-only``) everything is
 compiled, nothing is timed, and the script says so and exits 0.
 ``autotune/bench.py --gpu-bench FILE`` puts the timing model beside these
 measurements.
@@ -100,15 +101,15 @@ def configurations(args, arch: str) -> list[Config]:
 
 # -- compiling -------------------------------------------------------------------------------
 
-def build_styles(config: Config, styles, arch: str, mechanisms: dict) -> tuple[object, dict, dict]:
-    """The compiled kernel, {style: GpuBuild}, and {style: a record of the build}."""
+def build_styles(config: Config, styles, arch: str, mechanisms: dict, defines=()) -> tuple[object, dict, dict]:
+    """The compiled kernel, {style: GpuBuild}, and {style: a record of the build} (``defines``: nvcc's -D)."""
     mech = mechanisms.setdefault(config.mechanism, singe.load_mechanism(mechanism_path(config.mechanism)))
     compiled = compile_kernel(mech, config.kernel, options=config.options)
     builds, records = {}, {}
     for style in styles:
         generated = generate(compiled) if style == "warp-specialized" else generate_baseline(compiled)
         start = time.perf_counter()
-        built = gpu.build(generated, arch)
+        built = gpu.build(generated, arch, defines=tuple(defines))
         entry = next(e for e in built.entries if generated.name in e.function)
         builds[style] = (generated, built)
         records[style] = {"registers": entry.registers, "spill_stores": entry.spill_stores,
@@ -170,11 +171,11 @@ def fp64_peak(device: gpu.Device) -> float | None:
     return 2.0 * preset.fp64_fma * device.sms * device.clock_hz if preset and device.clock_hz else None
 
 
-def sanitize(config: Config, style: str) -> dict:
+def sanitize(config: Config, style: str, defines=()) -> dict:
     """racecheck and synccheck of one small launch (a child gpu_bench run)."""
     child = [sys.executable, str(pathlib.Path(__file__).resolve()), "--mechanisms", config.mechanism,
              "--kernels", config.kernel, "--styles", style, "--points", "4096", "--warmup", "0", "--repeats", "10",
-             "--no-sanitizer", "--json", "", "--plot", ""]
+             "--no-sanitizer", "--json", "", "--plot", ""] + [f"--define={d}" for d in defines]
     sweep = config.setting.startswith("sweep:")
     child += ["--settings", "", "--sweep-best", config.setting[len("sweep:"):]] if sweep else \
         ["--settings", config.setting]
@@ -262,6 +263,8 @@ def parse_arguments(argv):
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--arch", help="compile for this arch (default: the device's, else sm_90)")
     parser.add_argument("--compile-only", action="store_true", help="compile, time nothing")
+    parser.add_argument("--define", action="append", metavar="NAME=VALUE",
+                        help="a macro for nvcc, e.g. SINGE_GRID_LIMIT=396 (at most 396 CTAs, each over several slabs)")
     parser.add_argument("--no-sanitizer", action="store_true")
     parser.add_argument("--json", default="gpu_bench.json", help="results ('' for none)")
     parser.add_argument("--plot", default="gpu_bench.png", help="bar chart ('' for none)")
@@ -285,17 +288,17 @@ def find_device(args) -> tuple[gpu.Device | None, str]:
 
 
 def run_config(config: Config, args, arch: str, device, mechanisms: dict) -> list[dict]:
-    compiled, builds, built_records = build_styles(config, args.styles.split(","), arch, mechanisms)
+    compiled, builds, built_records = build_styles(config, args.styles.split(","), arch, mechanisms, args.define or ())
     records = []
     for style, (generated, built) in builds.items():
         record = {"label": config.label(), "mechanism": config.mechanism, "kernel": config.kernel,
                   "setting": config.setting, "style": style, "arch": arch,
-                  "options": dataclasses.asdict(config.options),
+                  "options": dataclasses.asdict(config.options), "defines": list(args.define or ()),
                   "device": device.name if device else None, **built_records[style]}
         if device is not None:
             record.update(measure(compiled, generated, built, args, device))
             if not args.no_sanitizer and shutil.which("compute-sanitizer"):
-                record["sanitizer"] = sanitize(config, style)
+                record["sanitizer"] = sanitize(config, style, args.define or ())
         records.append(record)
     return records
 

@@ -116,11 +116,13 @@ def cache_dir() -> pathlib.Path:
     return (pathlib.Path(root) if root else pathlib.Path.home() / ".cache" / "singe") / "gpu"
 
 
-def build(kernel, arch: str, *, allow_any_arch: bool = False, directory: os.PathLike | None = None) -> GpuBuild:
+def build(kernel, arch: str, *, allow_any_arch: bool = False, directory: os.PathLike | None = None,
+          defines: tuple[str, ...] = ()) -> GpuBuild:
     """nvcc ``-arch=<arch>`` of a kernel (``GeneratedKernel``, ``.cu`` path or
     ``KernelSource``) into a shared library exporting its launcher; needs nvcc,
     not a GPU.  A warp-specialized kernel generated for another architecture
-    is refused unless ``allow_any_arch``."""
+    is refused unless ``allow_any_arch``.  ``defines``: ``NAME=VALUE`` macros
+    for nvcc (``SINGE_GRID_LIMIT=N``: at most N CTAs, each over several slabs)."""
     source = kernel if isinstance(kernel, KernelSource) else kernel_source(kernel)
     nvcc = find_nvcc()
     if nvcc is None:
@@ -129,7 +131,8 @@ def build(kernel, arch: str, *, allow_any_arch: bool = False, directory: os.Path
     if target and target != arch and not allow_any_arch:
         raise GpuUnavailableError(f"{source.name} was generated for {target}, the device is {arch}: compile it "
                                   f"with arch='{arch}' (singe --arch {arch}) if singe knows that target")
-    flags = [f"-arch={arch}", *NVCC_FLAGS] + (["-DSINGE_ALLOW_ANY_ARCH"] if allow_any_arch else [])
+    flags = [f"-arch={arch}", *NVCC_FLAGS] + (["-DSINGE_ALLOW_ANY_ARCH"] if allow_any_arch else []) + \
+        [f"-D{define}" for define in defines]
     identity = [nvcc, nvcc_version(nvcc), *flags, source.cu, *(t for _, t in source.headers)]
     digest = hashlib.sha256("\0".join(identity).encode())
     folder = pathlib.Path(directory) if directory else cache_dir()

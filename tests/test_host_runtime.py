@@ -516,3 +516,18 @@ def test_command_validates_on_the_host(tmp_path, capsys):
     out = capsys.readouterr().out
     error = float(re.search(r"against Cantera (\S+) over \d+ random states \(point \d+\) \[host\]", out).group(1))
     assert error <= REFERENCE_TOLERANCE
+
+
+@pytest.mark.parametrize("limit", [2, 0])
+def test_a_grid_limit_loops_each_cta_over_its_slabs(limit):
+    """``-DSINGE_GRID_LIMIT=2`` (the persistent grid autotune/device_kit.py times): two CTAs loop over the four
+    slabs of 128 points and give the bits of one CTA per slab.  Companion: the limit reaches the launch, which
+    a limit of 0 makes an empty grid (refused, as CUDA refuses it)."""
+    T, P, Y = states("h2o2")
+    c = compiled("h2o2", "viscosity", 4)
+    flags = host.FLAGS + (f"-DSINGE_GRID_LIMIT={limit}",)
+    if limit:
+        assert np.array_equal(c.run_host(T, P, Y, flags=flags), c.run_host(T, P, Y))
+    else:
+        with pytest.raises(host.HostRuntimeError, match="empty grid"):
+            c.run_host(T, P, Y, flags=flags)

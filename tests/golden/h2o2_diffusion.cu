@@ -869,8 +869,15 @@ extern "C" int h2o2_diffusion(const double *temperature, const double *pressure,
 {
   if (n_points <= 0) return 0;
   const int n_slabs = (n_points + 31) / 32;
+  // One CTA per slab of 32 points; -DSINGE_GRID_LIMIT=N launches at most N CTAs, each looping over its slabs
+  // (a persistent grid: the per-CTA prologue paid once per CTA rather than per slab).
+#ifdef SINGE_GRID_LIMIT
+  const int grid = n_slabs < SINGE_GRID_LIMIT ? n_slabs : SINGE_GRID_LIMIT;
+#else
+  const int grid = n_slabs;
+#endif
   SINGE_SET_SHARED(h2o2_diffusion_kernel, 6656);
-  SINGE_LAUNCH(h2o2_diffusion_kernel, n_slabs, 96, 6656, stream, temperature, pressure, mass_fractions, diffusion, n_points, species_stride);
+  SINGE_LAUNCH(h2o2_diffusion_kernel, grid, 96, 6656, stream, temperature, pressure, mass_fractions, diffusion, n_points, species_stride);
   return SINGE_LAUNCH_STATUS();
 }
 // singe-signature: {"entry": "h2o2_diffusion", "kernel": "diffusion", "style": "warp-specialized", "species": ["H2", "H", "O", "O2", "OH", "H2O", "HO2", "H2O2", "AR", "N2"], "parameters": [{"field": "temperature", "output": false, "rows": "point"}, {"field": "pressure", "output": false, "rows": "point"}, {"field": "mass_fractions", "output": false, "rows": "species"}, {"field": "diffusion", "output": true, "rows": "species"}]}

@@ -51,6 +51,21 @@ PAPER_SETTINGS = {"dme": {"viscosity": (15, 1, 3), "diffusion": (10, 1, 3), "che
                   "heptane": {"viscosity": (13, 1, 3), "diffusion": (13, 1, 3), "chemistry": (16, 2, 1)}}
 
 
+NO_MATPLOTLIB = "no plot: matplotlib is not installed (pip install 'singe[plots]')"
+
+
+def pyplot():
+    """matplotlib.pyplot drawing to files (the Agg backend), or None without matplotlib (``NO_MATPLOTLIB``)."""
+    try:
+        import matplotlib
+    except ImportError:
+        return None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
 def paper_options(mechanism: str, kernel: str) -> dict:
     """CompileOptions fields of the paper's setting of a kernel (PAPER_SETTINGS;
     DEFAULT_CONFIG for a mechanism the paper did not run)."""

@@ -67,26 +67,26 @@ def bench_arguments(args) -> list[str]:
     return words
 
 
-def build_cache(folder: pathlib.Path, args) -> None:
-    """Every kernel gpu_bench will time, compiled into the kit's build cache."""
+def persistent_arguments(args) -> list[tuple[str, list[str]]]:
+    """(name, gpu_bench's selection) of each PERSISTENT kernel at the paper's setting, warp-specialized, with a
+    grid of SMS x its CTAs per SM."""
+    from autotune.bench import paper_options
+
+    return [(f"{mechanism}_{kernel}",
+             ["--mechanisms", mechanism, "--kernels", kernel, "--settings", "paper", "--arch", args.arch,
+              "--styles", "warp-specialized",
+              "--define", f"SINGE_GRID_LIMIT={SMS * paper_options(mechanism, kernel)['ctas_per_sm']}"])
+            for mechanism, kernel in PERSISTENT]
+
+
+def compile_into(folder: pathlib.Path, selection: list[str]) -> None:
+    """The kernels gpu_bench selects, compiled into the kit's build cache."""
     from autotune import gpu_bench
 
     os.environ["SINGE_CACHE"] = str(folder / "cache")
-    status = gpu_bench.main(["--compile-only", *bench_arguments(args), "--json", "", "--plot", ""])
+    status = gpu_bench.main(["--compile-only", *selection, "--json", "", "--plot", ""])
     if status:
-        raise SystemExit(f"device_kit: compiling the kernels failed (gpu_bench exit {status})")
-
-
-def build_persistent(folder: pathlib.Path, args) -> None:
-    """The PERSISTENT kernels built with their grid limit into the kit's cache."""
-    from autotune import gpu_bench
-    from autotune.bench import PAPER_SETTINGS
-
-    for mechanism, kernel in PERSISTENT:
-        limit = SMS * PAPER_SETTINGS[mechanism][kernel][2]
-        gpu_bench.main(["--compile-only", "--mechanisms", mechanism, "--kernels", kernel, "--settings", "paper",
-                        "--arch", args.arch, "--styles", "warp-specialized", "--define", f"SINGE_GRID_LIMIT={limit}",
-                        "--json", "", "--plot", ""])
+        raise SystemExit(f"device_kit: compiling {shlex.join(selection)} failed (gpu_bench exit {status})")
 
 
 def copy_mechanisms(folder: pathlib.Path, names: list[str]) -> None:
@@ -116,23 +116,20 @@ def build_probe(folder: pathlib.Path, arch: str) -> None:
 
 
 def persistent_commands(args) -> list[str]:
-    """gpu_bench of each PERSISTENT kernel at the paper's setting with a grid of SMS x its CTAs per SM."""
-    from autotune.bench import PAPER_SETTINGS
+    """The timing of each PERSISTENT kernel (``persistent_arguments``), one JSON each."""
+    return [f"timeout {LIMITS['persistent'] // len(PERSISTENT)} python3 -m autotune.gpu_bench {shlex.join(selection)} "
+            f"--points {args.points} --no-sanitizer --json \"$OUT/persistent_{name}.json\" --plot ''"
+            for name, selection in persistent_arguments(args)]
 
-    commands = []
-    for mechanism, kernel in PERSISTENT:
-        ctas = PAPER_SETTINGS[mechanism][kernel][2]
-        commands.append(f"timeout {LIMITS['persistent'] // len(PERSISTENT)} python3 -m autotune.gpu_bench "
-                        f"--mechanisms {mechanism} --kernels {kernel} --settings paper --arch {args.arch} "
-                        f"--styles warp-specialized --points {args.points} --no-sanitizer "
-                        f"--define SINGE_GRID_LIMIT={SMS * ctas} --json \"$OUT/persistent_{mechanism}_{kernel}.json\" "
-                        "--plot ''")
-    return commands
+
+def kit_path(folder: pathlib.Path) -> pathlib.Path:
+    """The kit's folder as the session script names it: from the repository root, which the device's copy shares."""
+    return folder.relative_to(ROOT) if folder.is_relative_to(ROOT) else folder
 
 
 def run_script(folder: pathlib.Path, args) -> str:
     """The device session, as bash, run from the repository root there."""
-    kit = folder.relative_to(ROOT) if folder.is_relative_to(ROOT) else folder
+    kit = kit_path(folder)
     bench = f"python3 -m autotune.gpu_bench {shlex.join(bench_arguments(args))}"
     metrics = ",".join(NCU_METRICS)
     return "\n".join([
@@ -178,15 +175,16 @@ def main(argv=None) -> int:
     args = parse_arguments(argv)
     folder = pathlib.Path(args.folder).resolve()
     folder.mkdir(parents=True, exist_ok=True)
-    build_cache(folder, args)
-    build_persistent(folder, args)
+    compile_into(folder, bench_arguments(args))
+    for _, selection in persistent_arguments(args):
+        compile_into(folder, selection)
     copy_mechanisms(folder, args.mechanisms.split(","))
     download_wheels(folder)
     build_probe(folder, args.arch)
     script = folder / "run.sh"
     script.write_text(run_script(folder, args))
     size = sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
-    kit = folder.relative_to(ROOT) if folder.is_relative_to(ROOT) else folder
+    kit = kit_path(folder)
     print(f"kit ready: {kit} ({size / 2 ** 20:.1f} MiB; the device carries at most 64 MiB with the checkout)")
     print(f"device call: run(command='bash {kit}/run.sh', carry=['{kit}'], timeout_s={sum(LIMITS.values()) + 30})")
     return 0

@@ -42,7 +42,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 import numpy as np  # noqa: E402
 
 import singe  # noqa: E402
-from autotune.bench import mechanism_path, paper_options  # noqa: E402
+from autotune.bench import NO_MATPLOTLIB, mechanism_path, paper_options, pyplot  # noqa: E402
 from singe import CompileOptions, SingeError, compile_kernel, generate, generate_baseline, gpu  # noqa: E402
 from singe.host import compiled_fields  # noqa: E402
 from singe.statefile import draw_states, reference_values  # noqa: E402
@@ -192,8 +192,8 @@ def sanitize(config: Config, style: str, defines=()) -> dict:
 
 def first_report(text: str, lines: int = SANITIZER_REPORT_LINES) -> list[str]:
     """The first lines compute-sanitizer reported (its '========= ' lines, blank ones left out)."""
-    return [line[len("========= "):].strip() for line in text.splitlines()
-            if line.startswith("========= ") and line[len("========= "):].strip()][:lines]
+    reported = (line.removeprefix("========= ").strip() for line in text.splitlines() if line.startswith("========= "))
+    return [line for line in reported if line][:lines]
 
 
 # -- reporting -------------------------------------------------------------------------------
@@ -209,13 +209,9 @@ def row_line(record: dict) -> str:
 
 
 def write_plot(records: list[dict], path: str, device: str) -> str:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return "no plot: matplotlib is not installed (pip install 'singe[plots]')"
+    plt = pyplot()
+    if plt is None:
+        return NO_MATPLOTLIB
     timed = [r for r in records if "mpoints_per_s" in r]
     figure, axes = plt.subplots(figsize=(max(6, 0.5 * len(timed)), 4))
     colors = ["tab:blue" if r["style"] == "warp-specialized" else "tab:gray" for r in timed]
@@ -269,6 +265,7 @@ def parse_arguments(argv):
     parser.add_argument("--json", default="gpu_bench.json", help="results ('' for none)")
     parser.add_argument("--plot", default="gpu_bench.png", help="bar chart ('' for none)")
     args = parser.parse_args(argv)
+    args.define = tuple(args.define or ())
     if args.repeats < 10:
         parser.error("--repeats must be at least 10 (the median of >= 10 runs)")
     unknown = set(filter(None, args.settings.split(","))) - set(SETTINGS)
@@ -288,17 +285,17 @@ def find_device(args) -> tuple[gpu.Device | None, str]:
 
 
 def run_config(config: Config, args, arch: str, device, mechanisms: dict) -> list[dict]:
-    compiled, builds, built_records = build_styles(config, args.styles.split(","), arch, mechanisms, args.define or ())
+    compiled, builds, built_records = build_styles(config, args.styles.split(","), arch, mechanisms, args.define)
     records = []
     for style, (generated, built) in builds.items():
         record = {"label": config.label(), "mechanism": config.mechanism, "kernel": config.kernel,
                   "setting": config.setting, "style": style, "arch": arch,
-                  "options": dataclasses.asdict(config.options), "defines": list(args.define or ()),
+                  "options": dataclasses.asdict(config.options), "defines": list(args.define),
                   "device": device.name if device else None, **built_records[style]}
         if device is not None:
             record.update(measure(compiled, generated, built, args, device))
             if not args.no_sanitizer and shutil.which("compute-sanitizer"):
-                record["sanitizer"] = sanitize(config, style, args.define or ())
+                record["sanitizer"] = sanitize(config, style, args.define)
         records.append(record)
     return records
 

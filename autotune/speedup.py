@@ -34,7 +34,7 @@ import singe
 from singe import compile_kernel
 from singe.timing import PRESET_OF_ARCH, PRESETS, model, model_baseline
 
-from autotune.bench import PAPER_SETTINGS, PAPER_SPEEDUP, mechanism_path, report
+from autotune.bench import NO_MATPLOTLIB, PAPER_SETTINGS, PAPER_SPEEDUP, mechanism_path, pyplot, report
 
 
 def _ptxas(compiled, arch: str) -> tuple:
@@ -103,7 +103,7 @@ def measured_lines(rows: list[dict], pairs: dict) -> list[str]:
     lines = ["", "Measured (autotune/gpu_bench.py, Mpoints/s) beside the model, at the paper's settings", head,
              "-" * len(head)]
     for (mechanism, kernel), pair in sorted(pairs.items()):
-        preset = PRESET_OF_ARCH.get(pair["arch"].rstrip("a"))
+        preset = PRESET_OF_ARCH.get(pair["arch"])
         row = next((r for r in rows if (r["mechanism"], r["kernel"], r["preset"]) == (mechanism, kernel, preset)),
                    None)
         if row is None or "speedup" not in pair:
@@ -119,13 +119,9 @@ def measured_lines(rows: list[dict], pairs: dict) -> list[str]:
 
 def write_plot(rows: list[dict], pairs: dict, path: str) -> str:
     """Bars: the modeled speedup per preset and the measured one, the paper's range shaded."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return "no plot: matplotlib is not installed (pip install 'singe[plots]')"
+    plt = pyplot()
+    if plt is None:
+        return NO_MATPLOTLIB
     kernels = sorted({(r["mechanism"], r["kernel"]) for r in rows})
     presets = sorted({r["preset"] for r in rows})
     series = [(f"model {p}", {(r["mechanism"], r["kernel"]): r["speedup"] for r in rows if r["preset"] == p})

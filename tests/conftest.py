@@ -15,6 +15,14 @@ import cantera_reference as ref  # noqa: E402
 import singe  # noqa: E402
 
 
+def warp_id_from_threadidx(cu: str) -> str:
+    """Emitted CUDA with the warp index read straight from threadIdx, which ptxas does not know to be
+    warp-uniform (the emitted ``SINGE_WARP_ID()`` reads it from lane 0)."""
+    replaced = cu.replace("const int warp_id = SINGE_WARP_ID();", "const int warp_id = threadIdx.x >> 5;")
+    assert replaced != cu, "no SINGE_WARP_ID() warp index in the kernel"
+    return replaced
+
+
 @functools.lru_cache(maxsize=None)
 def load(name: str) -> singe.Mechanism:
     """Mechanism ``name`` of cantera_reference.MECHANISMS, parsed by singe (cached)."""

@@ -18,20 +18,16 @@ from singe.codegen import generate, generate_baseline
 from singe.codegen.nvcc import compile_cuda, find_nvcc
 from singe.compiler import compile_kernel
 from singe.programs import FULL_BARRIER_ID
-from conftest import load
+from autotune import sass
+from conftest import load, warp_id_from_threadidx
 
 GOLDEN = pathlib.Path(__file__).resolve().parent / "golden"
 sys.path.insert(0, str(GOLDEN))
 import regenerate  # noqa: E402
 
 BARRIER_CALL = re.compile(r"SINGE_BAR_(SYNC|ARRIVE)\((\d+), (\d+)\)")
-def sass_tools_missing() -> list[str]:
-    from autotune import sass
-
-    return sass.missing_tools()
-
-
 needs_nvcc = pytest.mark.skipif(find_nvcc() is None, reason="nvcc (CUDA toolkit) not installed")
+needs_sass = pytest.mark.skipif(bool(sass.missing_tools()), reason=sass.missing_reason() or "")
 JOBS = max(1, min(2, os.cpu_count() or 1))
 
 
@@ -239,20 +235,16 @@ def test_paper_chemistry_kernels_compile_on_both_archs(tmp_path):
         assert not result.warnings, (name, arch, result.warnings)
 
 
-
 def convergence_code(generated, cu: str, folder: pathlib.Path) -> dict[str, int]:
     """ptxas's divergence handling in ``generated`` compiled with ``cu`` as its text: the BRA.DIV and WARPSYNC
     instructions it issues per slab."""
-    from autotune import sass
-
     source = generated.write(folder)[0]
     source.write_text(cu)
     issued = sum((walk.opcodes for walk in sass.analyse(source, "sm_90").warps), start=collections.Counter())
     return {op: n for op, n in issued.items() if op.startswith(("BRA.DIV", "WARPSYNC"))}
 
 
-@pytest.mark.skipif(find_nvcc() is None or bool(sass_tools_missing()), reason="needs nvcc and nvdisasm "
-                    "(pip install -e '.[sass]')")
+@needs_sass
 def test_warp_branches_compile_without_convergence_code(tmp_path):
     """The named barriers are PTX's unaligned barrier.sync / barrier.arrive (the warps meeting at one come from
     different warps' code: the aligned forms would be undefined), and the warp index reaches ptxas as warp-uniform
@@ -266,8 +258,7 @@ def test_warp_branches_compile_without_convergence_code(tmp_path):
     assert re.search(r"\bbarrier\.sync\b", ptx) and re.search(r"\bbarrier\.arrive\b", ptx)
     assert not re.search(r"\bbar\.(sync|arrive)\b", ptx)
     assert convergence_code(generated, generated.cu, tmp_path) == {}
-    divergent = generated.cu.replace("const int warp_id = SINGE_WARP_ID();", "const int warp_id = threadIdx.x >> 5;")
-    assert divergent != generated.cu
+    divergent = warp_id_from_threadidx(generated.cu)
     assert convergence_code(generated, divergent, tmp_path).get("BRA.DIV", 0) > 0
 
 
@@ -278,13 +269,11 @@ def larger_blocks_first(n: int, warps: int) -> list[list[int]]:
     return [list(range(starts[w], starts[w + 1])) for w in range(warps)]
 
 
-@pytest.mark.skipif(find_nvcc() is None or bool(sass_tools_missing()), reason="needs nvcc and nvdisasm "
-                    "(pip install -e '.[sass]')")
+@needs_sass
 def test_spread_column_blocks_keep_the_diffusion_code_small(tmp_path, monkeypatch):
     """n-heptane's 52 species over the default 8 warps: blocks of 6 and 7 columns.  Spread evenly, a turn's warps
     share two copies of its code; with the larger blocks first (the companion) the static code is about twice
     as large (sm_90: 9,257 against 17,819 instructions), for the same work per point."""
-    from autotune import sass
     from singe.kernels import transport
 
     assert [len(b) for b in transport.column_blocks(52, 8)] == [6, 7] * 4

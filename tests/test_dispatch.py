@@ -16,7 +16,7 @@ from singe.compiler import compile_kernel
 from singe.mapping import issue_cost
 from singe.reference.kinetics import net_production_rates
 from cantera_reference import random_states
-from conftest import load
+from conftest import load, warp_id_from_threadidx
 
 TOLERANCE = 1e-9  # x max|wdot| per point, as tests/test_host_runtime.py
 BALANCED = 1.15  # issue goal: the slowest warp's load over the mean (mapping.BALANCE_CAP keeps it lower)
@@ -79,10 +79,8 @@ def test_each_case_reads_its_constants_at_constant_addresses():
 
 
 def constant_case_warps(cu: str) -> str:
-    """``cu`` with its cases' ``warp_id`` constants removed and the warp id read from threadIdx, which ptxas
-    does not know to be warp-uniform (the emitted ``SINGE_WARP_ID()`` reads it from lane 0)."""
-    cu = cu.replace("const int warp_id = SINGE_WARP_ID();", "const int warp_id = threadIdx.x >> 5;")
-    return re.sub(r"\n      const int warp_id = \d+;[^\n]*", "", cu)
+    """``cu`` with its cases' ``warp_id`` constants removed and the warp id read from threadIdx."""
+    return re.sub(r"\n      const int warp_id = \d+;[^\n]*", "", warp_id_from_threadidx(cu))
 
 
 @pytest.mark.skipif(find_nvcc() is None, reason="nvcc (CUDA toolkit) not installed")

@@ -636,7 +636,7 @@ def walk(listing: Listing, entry: str, machine: Machine) -> Walk:
                 address = calls.pop()
                 continue
             target = _branch_target(listing, lane, ins, following)
-            if base == "CALL" and not _reaches_exit(listing, target):  # a call of code that exits: a jump
+            if base == "CALL" and not _jumps(listing, entry, target):
                 calls.append(following)
             address = target
             continue
@@ -710,10 +710,14 @@ def _first_control(listing: Listing, address: int) -> str | None:
     return None
 
 
-def _reaches_exit(listing: Listing, address: int) -> bool:
-    """Does the code from ``address`` reach an EXIT before any branch?  ptxas (sm_80) ends a slab loop
-    whose back-edge is unconditional with a predicated ``CALL`` of such code (``BSYNC; EXIT``)."""
-    return _first_control(listing, address) == "EXIT"
+def _jumps(listing: Listing, entry: str, target: int) -> bool:
+    """Is a ``CALL`` to ``target`` a jump, never returned from?  ptxas (sm_80) calls labels of the kernel
+    itself (``CALL.REL.NOINC `(.L_x_11)``, then ``BRA`` past them): it ends a slab loop whose back-edge is
+    unconditional with a predicated call of its exit (``BSYNC; EXIT``), and enters the code after a warp's
+    last barrier by one (n-heptane diffusion at 13 warps).  Only the library's slow paths, functions of
+    their own, are called and return (``RET``)."""
+    first, end = listing.functions[entry]
+    return first <= target < end
 
 
 def _falls_into_call(listing: Listing, address: int) -> bool:
@@ -855,6 +859,7 @@ def analyse(source: str | os.PathLike, arch: str = "sm_90", warps: int | None = 
                                   check=True).stdout
     if keep:  # the disassembly, the ELF dump and ptxas's log, to read or to analyse again with view()
         stem = pathlib.Path(keep) / source.stem
+        stem.parent.mkdir(parents=True, exist_ok=True)
         for suffix, content in ((".sass", text), (".elf", elf_dump), (".ptxas", built.stdout + built.stderr)):
             stem.with_suffix(suffix).write_text(content)
     result = view(text, elf_dump, built.stdout + built.stderr, arch, warps, data_parallel)
@@ -897,7 +902,8 @@ def model_check(compiled, arch: str = "sm_90") -> list[tuple[int, int, int]]:
     from singe.timing import issued_per_warp
     from singe.timing_tables import issued_per_warp as table_issued_per_warp
 
-    modeled = table_issued_per_warp(compiled) if compiled.form == "tables" else issued_per_warp(compiled.programs)
+    modeled = table_issued_per_warp(compiled) if compiled.form == "tables" else issued_per_warp(compiled.programs,
+                                                                                                 arch)
     generated = generate(compiled)
     with tempfile.TemporaryDirectory() as scratch:
         sass = analyse(generated.write(scratch)[0], arch, compiled.programs.warps)

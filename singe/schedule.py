@@ -34,7 +34,7 @@ import dataclasses
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from singe.errors import SingeInternalError
+from singe.errors import OptionError, SingeInternalError
 from singe.graphs import topological_order
 from singe.kernels.ir import DataflowGraph, Operation
 from singe.kernels.registry import kernel_spec
@@ -327,8 +327,8 @@ class _Scheduler:
                       if slot.value is not None and self.placement.get(slot.value) == "buffer"
                       and slot.value not in self.protected and s not in self.reserved_slots]
         if not candidates:
-            raise SingeInternalError(f"{self.budget} shared slots cannot hold the stored values of "
-                                     f"{self.graph.kernel}: use placement 'buffer' or fewer CTAs per SM")
+            raise OptionError(f"{self.budget} shared slots cannot hold the stored values of "
+                              f"{self.graph.kernel}: use placement 'buffer' or fewer CTAs per SM")
         slot = min(candidates, key=lambda s: (self.slots[s].value in self.spilled,
                                               sum(p[self.slots[s].value] for p in self.pending)))
         del self.slot_of[self.slots[slot].value]

@@ -78,8 +78,15 @@ class Target:
     # on Volta, behind 12 KB L0 caches per partition; NVIDIA publishes none for Ampere or Hopper, taken the same)
 
     def register_budget(self, threads: int, ctas_per_sm: int) -> int:
-        """Registers per thread available when ``ctas_per_sm`` CTAs of ``threads`` share an SM."""
-        per_thread = self.registers_per_sm // (threads * ctas_per_sm)
+        """Registers per thread available when ``ctas_per_sm`` CTAs of ``threads`` share an SM.  The register
+        file is split between the SM's partitions (``schedulers``), and each warp takes its registers from
+        its partition's, so the partition with the most warps (the SM's warps over the partitions, rounded up)
+        sets the count, as ptxas counts it for ``__launch_bounds__``: 3 warps x 7 CTAs, 21 warps, 6 on one
+        partition, 80 registers (not 65536 / 672 = 97, 96); 5 x 5, 72 (not 80); 7 x 3, 80 (not 96)
+        (sm_80 and sm_90, ``tests/test_targets.py``)."""
+        warps = -(-threads // WARP_SIZE) * ctas_per_sm
+        per_partition = -(-warps // self.schedulers)
+        per_thread = self.registers_per_sm // self.schedulers // (per_partition * WARP_SIZE)
         return min(self.max_registers_per_thread, per_thread - per_thread % 8)
 
     def shared_budget(self, ctas_per_sm: int) -> int:

@@ -51,7 +51,11 @@ Instructions (``EXPANSIONS``)
       place of the constant's shuffles or load, and the loop's index
       arithmetic and control (``loop_classes``).
       Checked against nvdisasm's per-warp counts of the compiled kernels
-      (tests/test_timing.py, ``autotune.sass.model_check``).
+      (tests/test_timing.py, ``autotune.sass.model_check``), on sm_90 and on
+      sm_80: what ptxas emits differently for the two from the same CUDA
+      (a constant at a table index it knows: ULDC.64 on sm_90, a
+      constant-bank operand on sm_80; the uniform moves of constants that
+      sm_90 sets per slab) is ``ARCH_CODE``, by the preset's arch.
     * A warp-specialized ``Const`` operand in the warp's register stripes
       (the first ``plan.slots_in_registers`` slots of its constant table)
       is two ``SHFL`` (hi and lo word) from the lane holding it, otherwise
@@ -91,7 +95,7 @@ SM contention (event-driven, fluid)
       (a large grid: 128^3 points).
 Occupancy
     * CTAs per SM: the least of the thread, warp and CTA limits, registers
-      (per-warp allocation in units of 256 registers), shared memory (with
+      (per-warp allocation in units of 256 registers, from the partition of the warp), shared memory (with
       the allocation granularity and, on sm_80+, 1 KB reserved per CTA) and
       named barriers (16 per SM shared by the CTAs, as ``CompileOptions.barrier_limit``).
     * Registers: ptxas's count when given; else the register plan's
@@ -246,6 +250,7 @@ BASELINE_EXPANSIONS: dict[str, Expansion] = {**EXPANSIONS, "exp": Expansion(fp64
 if set(EXPANSIONS) != set(OPCODES):  # pragma: no cover - import-time guard
     raise SingeInternalError("singe.timing.EXPANSIONS does not cover exactly the opcodes of OPCODES")
 
+
 SHUFFLES_PER_CONSTANT = 2  # a double is broadcast as two 32-bit shuffles
 
 
@@ -288,7 +293,8 @@ def occupancy(preset: Preset, warps_per_cta: int, registers: int, shared_bytes: 
         "threads": preset.max_threads_per_sm // (warps_per_cta * WARP_SIZE),
         "warps": preset.max_warps_per_sm // warps_per_cta,
         "ctas": preset.max_ctas_per_sm,
-        "registers": (target.registers_per_sm // per_warp) // warps_per_cta,
+        # each warp's registers come from its partition's share of the file (``Target.register_budget``)
+        "registers": (target.registers_per_sm // target.schedulers // per_warp) * target.schedulers // warps_per_cta,
     }
     if shared_bytes:
         granule = preset.shared_granularity
@@ -325,7 +331,8 @@ class _SegmentBuilder:
 
     def __init__(self, preset: Preset, constant_stall: float | None):
         self.preset = preset
-        self.expansions = EXPANSIONS if constant_stall is None else BASELINE_EXPANSIONS
+        code = arch_code(preset.arch)
+        self.expansions = code.expansions if constant_stall is None else code.baseline_expansions
         self.latency = {op: e.latency(preset.latency) for op, e in self.expansions.items()}
         self.span = {op: e.span(preset.latency) for op, e in self.expansions.items()}
         self.constant_stall = constant_stall  # None: constants are shuffled (warp-specialized)
@@ -366,12 +373,13 @@ class _SegmentBuilder:
         if done > self.end:
             self.end = done
 
-    def operation(self, op, loaded: set, in_registers=None, needed=None) -> None:
+    def operation(self, op, loaded: set, in_registers=None, needed=None, constant_class: str | None = "ldg") -> None:
         """Every instruction of ``op`` codegen emits (``needed``: the values read
         after it, None: all); ``loaded``: global rows already read from DRAM this
         slab (a load of one of them hits the caches), updated; ``in_registers``:
-        the constants the warp keeps in registers (None: all)."""
-        decoded = self._decoded(op, in_registers, needed)
+        the constants the warp keeps in registers (None: all); ``constant_class``:
+        what a use of one of the others issues (``WarpCode.constant_class``)."""
+        decoded = self._decoded(op, in_registers, needed, constant_class)
         for row in decoded.rows:
             self._issue(*row)
         demand = self.demand
@@ -382,16 +390,16 @@ class _SegmentBuilder:
         demand["dram"] += WARP_BYTES * (len(fresh) + decoded.stores)
         self.stall += decoded.stall
 
-    def _decoded(self, op, in_registers, needed) -> "_DecodedOperation":
-        key = (id(op), self.preset.name, self.constant_stall, id(in_registers),
-               None if needed is None else frozenset(needed))
+    def _decoded(self, op, in_registers, needed, constant_class) -> "_DecodedOperation":
+        key = (id(op), self.preset.arch, self.constant_stall, id(in_registers),
+               None if needed is None else frozenset(needed), constant_class)
         hit = _DECODED.get(key)
         if hit is not None and hit[0] is op and hit[1] is in_registers:
             return hit[2]
         if len(_DECODED) > 50_000:
             _DECODED.clear()
         decoded = _decode_operation(op, self.latency, self.span, self.constant_stall, self.expansions,
-                                    in_registers, needed)
+                                    in_registers, needed, constant_class)
         _DECODED[key] = (op, in_registers, decoded)
         return decoded
 
@@ -433,15 +441,17 @@ class _DecodedOperation:
     classes: tuple = ()
 
 
-_DECODED: dict = {}  # (id(op), preset, constant stall, id(in_registers)) -> (op, in_registers, _DecodedOperation)
+_DECODED: dict = {}  # (id(op), arch, constant stall, id(in_registers), needed, constant class) -> (op, in_registers, _DecodedOperation)
 
 
-def instruction_classes(instr, expansion: Expansion, in_registers, constant_stall: float | None) -> dict:
+def instruction_classes(instr, expansion: Expansion, in_registers, constant_stall: float | None,
+                        constant_class: str | None = "ldg") -> dict:
     """Machine instructions of one IR instruction by ``ISSUE_CLASSES``, as
     codegen emits it: its expansion, and per ``Const`` operand two ``SHFL``
     when the warp keeps it in its register stripes (``in_registers``: the
     values it keeps, None: all), else one warp-uniform load of the constant
-    table; none in the baseline (``constant_stall`` set: a constant-bank operand)."""
+    table of ``constant_class`` (None: a constant-bank operand, nothing issued);
+    none in the baseline (``constant_stall`` set: a constant-bank operand)."""
     classes = {"fp64": expansion.fp64, "mufu": expansion.mufu, "other": expansion.alu, "branch": expansion.branch}
     if expansion.memory:
         classes["ldg" if expansion.memory == "load" else "stg"] = 1
@@ -450,26 +460,28 @@ def instruction_classes(instr, expansion: Expansion, in_registers, constant_stal
             if isinstance(source, Const):
                 if in_registers is None or source.value in in_registers:
                     classes["shfl"] = classes.get("shfl", 0) + SHUFFLES_PER_CONSTANT
-                else:
-                    classes["ldg"] = classes.get("ldg", 0) + 1
+                elif constant_class is not None:
+                    classes[constant_class] = classes.get(constant_class, 0) + 1
     return classes
 
 
 def _decode_operation(op, latency: dict, span: dict, constant_stall: float | None,
-                      expansions: dict = EXPANSIONS, in_registers=None, needed=None) -> _DecodedOperation:
+                      expansions: dict = EXPANSIONS, in_registers=None, needed=None,
+                      constant_class: str | None = "ldg") -> _DecodedOperation:
     """``op`` decoded once per preset: ``latency`` and ``span`` per opcode [cycles];
     ``constant_stall``: cycles per constant use (baseline), None to shuffle them
     or load them (``in_registers``: the constants the warp keeps in registers,
     None: all); ``expansions``: the machine instructions of each opcode in this
     style; ``needed``: the values read after it (codegen emits only the
-    instructions that contribute to them or to a global store; None: all)."""
+    instructions that contribute to them or to a global store; None: all); ``constant_class``: what a
+    constant load issues (``instruction_classes``)."""
     demand = dict.fromkeys(PARTITION_RESOURCES + ("shuffle",), 0.0)
     counts: dict[str, int] = {}
     rows, loads, stores, stall = [], [], 0, 0.0
     instrs = op.instrs if needed is None else live_instructions(op.instrs, needed)
     for instr in instrs:
         expansion = expansions[instr.opcode]
-        classes = instruction_classes(instr, expansion, in_registers, constant_stall)
+        classes = instruction_classes(instr, expansion, in_registers, constant_stall, constant_class)
         for name, n in classes.items():
             counts[name] = counts.get(name, 0) + n
         demand["issue"] += sum(classes.values())
@@ -534,6 +546,46 @@ on the DME chemistry kernel at the paper's setting (tests/test_timing.py)."""
 
 
 @dataclass(frozen=True)
+class ArchCode:
+    """What ptxas emits differently for one target from the same CUDA (``ARCH_CODE``), read off the SASS."""
+
+    expansions: dict[str, Expansion]  # the warp-specialized kernels' (the baseline's: with the library's exp)
+    slab_overhead: dict[str, int]  # ``SLAB_OVERHEAD``
+    warp_switch_slab: dict[str, int]  # ``WARP_SWITCH_SLAB``
+    known_constant: str | None
+    """The class of one use of a warp-specialized constant whose table index ptxas knows (code that one
+    warp runs: its switch case, or a block masked to it alone), None when it issues nothing."""
+
+    @property
+    def baseline_expansions(self) -> dict[str, Expansion]:
+        return {**self.expansions, "exp": BASELINE_EXPANSIONS["exp"]}
+
+
+SM80_EXPANSIONS = {**EXPANSIONS, "log": Expansion(fp64=20, alu=15, mufu=1, chain=(17, 5, 1))}
+"""sm_80 keeps the constants of singe_log in the constant bank as operands of its instructions: no UMOV per
+call (``python -m autotune.math_cost --archs sm_80``: 35.88 per further call, 14.88 of them on the ALU, and no
+UMOV in the kernels of 3 and 11 calls; sm_90 sets 8 of them again by 16 UMOV at most calls, 12 per call)."""
+SM80_SLAB_OVERHEAD = {"other": 61, "branch": 1}
+SM80_WARP_SWITCH_SLAB = {"other": 54, "branch": 5}
+"""``SLAB_OVERHEAD`` and ``WARP_SWITCH_SLAB`` on sm_80, fitted as on sm_90 (the mean of the SASS count less
+the rest of this model, on the same H2/O2 kernels: 44 and 52 fewer than sm_90's).  sm_80 has no uniform
+moves (UMOV) of the constants the warps' code sets per slab: they are constant-bank operands there."""
+ARCH_CODE = {
+    # sm_90: the constant is loaded into a uniform register (ULDC.64) where its index is known, else LDC.64
+    "sm_90": ArchCode(EXPANSIONS, SLAB_OVERHEAD, WARP_SWITCH_SLAB, "other"),
+    # sm_80: a constant at a known index is a constant-bank operand of the instruction reading it (c[0x3][...]):
+    # DME viscosity at 15 warps x 3 CTAs, warp 0 (its own masked block and switch case) issues no LDC or ULDC
+    # where sm_90 issues 70 ULDC.64 per slab; the warps sharing code issue one LDC.64 per use on both
+    "sm_80": ArchCode(SM80_EXPANSIONS, SM80_SLAB_OVERHEAD, SM80_WARP_SWITCH_SLAB, None),
+}
+
+
+def arch_code(arch: str) -> ArchCode:
+    """``ARCH_CODE`` of a target arch: sm_90a as sm_90; sm_35 (K20c), never measured, as sm_90."""
+    return ARCH_CODE.get(arch[:5], ARCH_CODE["sm_90"])
+
+
+@dataclass(frozen=True)
 class WarpCode:
     """What codegen emits for one warp: its units (``singe.programs.lowering``),
     the constants it keeps in register stripes and its share of the overlay's
@@ -550,6 +602,15 @@ class WarpCode:
     table_class: str = "other"  # a constant-table load: LDC ('other') or LDG ('ldg')
 
     forwarded: tuple = ()  # per unit, the (loads, stores) it issues (``issued_shared``); () when all do
+    known: frozenset = frozenset()  # the units emitted for this warp alone: ptxas knows their constants' indices
+    arch: ArchCode = ARCH_CODE["sm_90"]
+
+    def constant_class(self, k: int) -> str | None:
+        """What one use of a constant of unit ``k`` loaded where used issues: a table load, or at an index ptxas
+        knows what the target does with it (``ArchCode.known_constant``; None: nothing)."""
+        if k in self.known and self.table_class == "other":
+            return self.arch.known_constant
+        return self.table_class
 
     def needed(self, unit) -> set | None:
         """The values of a compute unit read after it (codegen emits what they need), None: all."""
@@ -614,12 +675,12 @@ def issued_shared(units, in_registers: frozenset, fences: frozenset = frozenset(
     return tuple((tuple(a), tuple(b)) for a, b in result)
 
 
-def warp_code(programs: WarpPrograms) -> list[WarpCode]:
-    """Each warp's code as codegen lowers it: the kernel body's layout
+def warp_code(programs: WarpPrograms, arch: str = "sm_90") -> list[WarpCode]:
+    """Each warp's code as codegen lowers it for ``arch``: the kernel body's layout
     (``singe.codegen.lay_out``: the overlay, or one switch outside the slab loop) gives the
     per-warp constant tables (the first ``plan.slots_in_registers`` slots are
     register stripes), the dispatch blocks, whether the units' loops are
-    emitted as loops and where the constant tables live."""
+    emitted as loops, where the constant tables live and which units one warp runs alone."""
     units = [tuple(program_units(p)) for p in programs.programs]
     if programs.plan is None:
         return [WarpCode(u, None, (), rendered=False) for u in units]
@@ -628,7 +689,8 @@ def warp_code(programs: WarpPrograms) -> list[WarpCode]:
     table_class = "other" if constants_in_bank(overlaid) else "ldg"
     slots = len(overlaid.constants[0]) if overlaid.constants else 0
     kept = programs.plan.slots_in_registers(slots)
-    slab = WARP_SWITCH_SLAB if kernel_spec(programs.kernel).dispatch == "switch" else SLAB_OVERHEAD
+    code = arch_code(arch)
+    slab = code.warp_switch_slab if kernel_spec(programs.kernel).dispatch == "switch" else code.slab_overhead
     dispatch = dict(slab)  # every warp passes every dispatch block of the layout (an unswitched one: once)
     for block in () if unswitched(overlaid) else overlaid.blocks:
         for name, n in {"mask": MASK_DISPATCH, "switch": SWITCH_DISPATCH}.get(block.kind, {}).items():
@@ -638,11 +700,12 @@ def warp_code(programs: WarpPrograms) -> list[WarpCode]:
     kept_values = [frozenset(tables[w][:kept]) for w in range(programs.warps)]
     fences = programs.plan.fences or (frozenset(),) * programs.warps
     return [WarpCode(units[w], kept_values[w], tuple(dispatch.items()), True, rolled, table_class,
-                     issued_shared(units[w], kept_values[w], fences[w]) if forward else ())
+                     issued_shared(units[w], kept_values[w], fences[w]) if forward else (),
+                     frozenset(k for k in range(len(units[w])) if (w, k) not in overlaid.shared_positions), code)
             for w in range(programs.warps)]
 
 
-def static_instructions(programs: WarpPrograms) -> int:
+def static_instructions(programs: WarpPrograms, arch: str = "sm_90") -> int:
     """Machine instructions of the kernel's code (what the instruction cache
     must hold): each warp's issued instructions per slab (``issued_per_warp``)
     with every rolled loop counted as codegen emits it, its body ``unroll``
@@ -655,7 +718,7 @@ def static_instructions(programs: WarpPrograms) -> int:
     not counted.  n-heptane viscosity at 13 warps x 3 CTAs (rolled loops, sm_90):
     1,389 against 1,660 static SASS instructions; DME viscosity at 15 warps x 3 CTAs
     (loops unrolled completely): 1,471 against 1,636 (tests/test_timing.py)."""
-    codes = warp_code(programs)
+    codes = warp_code(programs, arch)
     latency = {op: 0.0 for op in EXPANSIONS}
 
     def static(k: int, code: WarpCode) -> int:
@@ -693,7 +756,7 @@ def loop_static_savings(unit: ComputeUnit, loop: Loop, code: WarpCode) -> int:
     reads = {(q, k) for q, instr in enumerate(body) for k, src in enumerate(instr.srcs)
              if isinstance(src, Reg) and src.name in unit.loads and src.name not in unit.pinned_loads}
     shared = len({body[q].srcs[k].name for q, k in reads - hoisted})
-    per_iteration = (sum(EXPANSIONS[instr.opcode].issue for instr in body) + shared + summary.constant_loads
+    per_iteration = (sum(code.arch.expansions[instr.opcode].issue for instr in body) + shared + summary.constant_loads
                      + summary.table_loads * (1 + sum(LOOP_TABLE_COLUMN.values()))
                      + summary.affine_indices * sum(LOOP_AFFINE_COLUMN.values()))
     return (summary.iterations - _copies(summary)) * per_iteration + (summary.trips - 1) * sum(LOOP_TRIP.values())
@@ -707,15 +770,15 @@ def instruction_fetch(static: int, preset: Preset, ctas: int) -> float:
     return max(0, static * INSTRUCTION_BYTES - preset.instruction_cache) / ctas
 
 
-def issued_per_warp(programs: WarpPrograms) -> list[dict]:
-    """Machine instructions each warp issues per slab, by ``ISSUE_CLASSES``:
+def issued_per_warp(programs: WarpPrograms, arch: str = "sm_90") -> list[dict]:
+    """Machine instructions each warp issues per slab on ``arch``, by ``ISSUE_CLASSES``:
     what the timing model charges, from the units codegen emits (compare with
     ``autotune/sass.py``'s per-warp counts of the compiled kernel)."""
     if any(isinstance(item, TableLoop) for p in programs.programs for item in p.items):
         raise SingeInternalError("table-form programs: singe.timing_tables.issued_per_warp prices them")
     latency = {op: 0.0 for op in EXPANSIONS}
     result = []
-    for code in warp_code(programs):
+    for code in warp_code(programs, arch):
         counts = dict.fromkeys(ISSUE_CLASSES, 0)
         for name, n in code.dispatch:
             counts[name] += n
@@ -731,19 +794,19 @@ def _unit_classes(k: int, unit, code: WarpCode, latency: dict) -> dict:
     loads, stores = code.shared(k, unit)
     counts = {"lds": len(loads), "sts": len(stores)}
     if isinstance(unit, ComputeUnit):
-        decoded = _decode_operation(unit.op, latency, latency, None, EXPANSIONS, code.in_registers,
-                                    code.needed(unit))
+        decoded = _decode_operation(unit.op, latency, latency, None, code.arch.expansions, code.in_registers,
+                                    code.needed(unit), code.constant_class(k))
         counts |= dict(decoded.classes)
         if code.rolled:
             for loop in unit.loops:
-                for name, n in loop_classes(unit, loop, code).items():
+                for name, n in loop_classes(unit, loop, code, k).items():
                     counts[name] = counts.get(name, 0) + n
     elif isinstance(unit, BarrierUnit):
         counts["bar"] = 1
     return counts
 
 
-def loop_classes(unit: ComputeUnit, loop: Loop, code: WarpCode) -> dict:
+def loop_classes(unit: ComputeUnit, loop: Loop, code: WarpCode, k: int) -> dict:
     """What emitting ``loop`` of ``unit`` changes in the unit's machine
     instructions by class, against its iterations written out: each varying
     constant (``lowering.varying_constants``) is a load of the constant table
@@ -753,19 +816,25 @@ def loop_classes(unit: ComputeUnit, loop: Loop, code: WarpCode) -> dict:
     ``LOOP_TRIP``; counts from ``loop_summary``).  Invariant shared reads are
     hoisted: the unit's one ``LDS`` per value read in place already counts
     them once; those a loop reads in place (``invariant_reads``) are read
-    again in every iteration after the first."""
+    again in every iteration after the first.  ``k``: the unit's position in
+    ``code`` (a loop unrolled completely in code one warp runs alone reads its
+    constants at indices ptxas knows: ``WarpCode.constant_class``)."""
     summary = loop_summary(unit, loop)
+    loaded = code.constant_class(k)
     # unrolled completely, a 'table' entry's slot address is the same every slab: ptxas hoists its load
     # and address out of the slab loop (sm_90 SASS of the H2/O2 viscosity at 4 warps)
     tables = 0 if summary.unrolled else summary.iterations * summary.table_loads
-    counts = {code.table_class: summary.iterations * summary.constant_loads + tables,
-              "lds": (summary.iterations - 1) * summary.invariant_reads}
+    counts = {code.table_class: tables, "lds": (summary.iterations - 1) * summary.invariant_reads}
+    per_iteration = code.table_class if not summary.unrolled else loaded
+    if per_iteration is not None:
+        counts[per_iteration] = counts.get(per_iteration, 0) + summary.iterations * summary.constant_loads
     for position, operand in varying_constants(unit, loop):
         for t in range(loop.count):
             value = loop.iteration(unit.instructions, t)[position].srcs[operand].value
             kept = code.in_registers is None or value in code.in_registers
-            name, n = ("shfl", SHUFFLES_PER_CONSTANT) if kept else ("ldg", 1)
-            counts[name] = counts.get(name, 0) - n
+            name, n = ("shfl", SHUFFLES_PER_CONSTANT) if kept else (loaded, 1)
+            if name is not None:
+                counts[name] = counts.get(name, 0) - n
     affine = 0 if summary.unrolled else summary.iterations * summary.affine_indices  # immediate offsets
     for per, n in ((LOOP_TABLE_COLUMN, tables),
                    (LOOP_AFFINE_COLUMN, affine), (LOOP_TRIP, summary.trips)):
@@ -780,16 +849,16 @@ def warp_steps(programs: WarpPrograms, preset: Preset) -> list[list]:
     builder = _SegmentBuilder(preset, None)
     loaded: set = set()  # global rows already read from DRAM this slab (by an earlier warp)
     result = []
-    for code in warp_code(programs):
+    for code in warp_code(programs, preset.arch):
         steps: list = []
         for k, unit in enumerate(code.units):
             loads, stores = code.shared(k, unit)
             for value in loads:
                 builder.shared(value, True)
             if isinstance(unit, ComputeUnit):
-                builder.operation(unit.op, loaded, code.in_registers, code.needed(unit))
+                builder.operation(unit.op, loaded, code.in_registers, code.needed(unit), code.constant_class(k))
                 for loop in unit.loops if code.rolled else ():
-                    builder.add(loop_classes(unit, loop, code))
+                    builder.add(loop_classes(unit, loop, code, k))
             for value in stores:
                 builder.shared(value, False)
             if isinstance(unit, BarrierUnit):
@@ -1171,7 +1240,7 @@ def model(compiled, preset: "str | Preset | None" = None, ptxas=None, slabs: int
     if occ.ctas:
         where = spills.resource(preset, occ.warps * WARP_SIZE)
         steps = [add_spills(s, spills, where) for s in warp_steps(programs, preset)]
-        fetch = instruction_fetch(static_instructions(programs), preset, occ.ctas)
+        fetch = instruction_fetch(static_instructions(programs, preset.arch), preset, occ.ctas)
         steps = [spread_issue(s, 0.0, {"l2": fetch / len(steps)}) for s in steps]
         timing = cta_timing(steps, preset, occ.ctas, slabs)
     return _result(compiled.kernel, "warp-specialized", preset, occ, timing, WARP_SIZE, compiled.graph.flops,

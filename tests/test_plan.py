@@ -47,6 +47,17 @@ def test_the_spill_warning_names_the_setting_that_avoids_it():
     assert alone.warnings(2, more_warps=12)[0].endswith("--warps 12 would avoid them")
 
 
+def test_a_floor_within_a_granule_of_the_budget_may_spill():
+    """The floor is an estimate: within one allocation granule over the budget the warning says registers may
+    spill (DME viscosity at 15 warps x 3 CTAs: a floor of 42 against 40, and ptxas fits it in 39), beyond it
+    that they will."""
+    plan = RegisterPlan(budget=80, live_doubles=(10, 30), constant_stripes=(1, 2))  # floor 84
+    assert "registers may spill" in plan.warnings(2)[0]
+    assert "registers will spill" in dataclasses.replace(plan, budget=72).warnings(2)[0]  # 12 over
+    paper = compile_kernel(load("dme"), "viscosity", warps=15, ctas_per_sm=3).programs
+    assert paper.plan.spilled and "registers may spill" in paper.warnings[0]
+
+
 def test_ctas_per_sm_are_chosen_so_that_nothing_spills():
     """Without --ctas-per-sm the compiler picks the most CTAs per SM whose budget
     covers the plan's floor with headroom; with an explicit count that spills,
@@ -95,6 +106,19 @@ def test_printed_estimate_predicts_ptxas_for_the_paper_kernels(tmp_path, setting
         assert abs(predicted - entry.registers) <= PTXAS_TOLERANCE * entry.registers, report[-1]
         if ctas is None:
             assert entry.spill_stores == entry.spill_loads == 0, report[-1]
+
+
+def test_ctas_per_sm_are_chosen_where_the_shared_slots_hold_the_stored_values():
+    """n-heptane diffusion at 2 warps on sm_80: at 8 CTAs per SM, the most the registers allow, the 78 shared
+    slots of a CTA cannot hold its stored values.  The command chooses fewer CTAs; asked for 8, it says what is
+    wrong and what to change (it was an internal error, with a traceback, either way)."""
+    from singe.errors import OptionError
+
+    chosen = compile_kernel(load("heptane"), "diffusion", warps=2, arch="sm_80")
+    assert chosen.options.ctas_per_sm < 8
+    with pytest.raises(OptionError, match="78 shared slots cannot hold the stored values of diffusion: use "
+                                          "placement 'buffer' or fewer CTAs per SM"):
+        compile_kernel(load("heptane"), "diffusion", warps=2, arch="sm_80", ctas_per_sm=8)
 
 
 def test_the_command_names_the_warps_that_avoid_spills_when_ctas_cannot():

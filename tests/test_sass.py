@@ -348,6 +348,34 @@ def test_a_predicated_call_of_an_exit_ends_the_slab_loop():
     assert walk.total == 4 + 8 + 7 + 2  # prologue, a trip, the last trip (no back-edge), BSYNC and EXIT
 
 
+CALLED_LABEL = """
+        .type           l_kernel,@function
+l_kernel:
+        /*0000*/                   MOV R1, RZ ;
+        /*0010*/                   ISETP.NE.AND P0, PT, R1, RZ, PT ;
+        /*0020*/              @!P0 CALL.REL.NOINC `(.L_x_1) ;
+        /*0030*/                   BRA `(.L_x_2) ;
+.L_x_1:
+        /*0040*/                   BAR.SYNC 0x0 ;
+        /*0050*/                   DMUL R2, R4, R4 ;
+        /*0060*/                   BRA `(.L_x_3) ;
+.L_x_2:
+        /*0070*/                   DADD R2, R2, R2 ;
+.L_x_3:
+        /*0080*/                   EXIT ;
+"""
+
+
+def test_a_call_of_a_label_of_the_kernel_is_a_jump():
+    """ptxas (sm_80) enters the code after a warp's last barrier by a ``CALL`` of a label of the kernel itself,
+    which never returns (n-heptane diffusion at 13 warps x 3 CTAs): the walk takes it as a jump and ends at the
+    EXIT.  Taken as a call, the EXIT would be inside it: the walk refused such kernels."""
+    listing = sass.parse_listing(CALLED_LABEL)
+    walk = sass.walk(listing, "l_kernel", sass.Machine(tid=0, block_dim=32))
+    assert walk.opcodes["DMUL"] == walk.opcodes["EXIT"] == 1 and walk.opcodes["DADD"] == 0
+    assert walk.total == 7
+
+
 def test_paper_table_covers_the_paper_kernels_and_compares_with_the_original():
     """autotune.paper_sass: an original Singe row for each of the paper's kernels, and the
     table's ratios are singe's over the original's (a row twice the original reads 2.00)."""

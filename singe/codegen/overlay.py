@@ -63,6 +63,9 @@ class OverlaidKernel:
     loops: int = 0  # loops in the body
     sharing: list[tuple[int, int, int]] = field(default_factory=list)
     """Per unit emitted once for several warps: (first warp, its unit's position, number of warps)."""
+    shared_positions: frozenset[tuple[int, int]] = frozenset()
+    """(warp, its unit's position) of every unit emitted once for several warps: the units whose
+    warp-dependent numbers (constant slots, offsets) ptxas does not know."""
 
 
 class _Constants:
@@ -229,6 +232,7 @@ class Overlay:
         self._shapes: dict[int, Shape] = {}
         self.shared_units = 0
         self.sharing: list[tuple[int, int, int]] = []
+        self.shared_positions: set[tuple[int, int]] = set()
 
     def shape(self, warp: int) -> Shape:
         if warp not in self._shapes:
@@ -252,7 +256,8 @@ class Overlay:
         total = sum(len(u) for u in self.units)
         return OverlaidKernel(self.blocks, self.constants.table(), self.indices.rows,
                               len(self.variables.holders), self.shared_units, total,
-                              loop_ints=self.loop_tables.values, loops=self.loops, sharing=self.sharing)
+                              loop_ints=self.loop_tables.values, loops=self.loops, sharing=self.sharing,
+                              shared_positions=frozenset(self.shared_positions))
 
     def _groups(self, active: list[int]) -> list[list[int]]:
         """Warps whose next units have the same text; a group whose offsets
@@ -359,6 +364,7 @@ class Overlay:
         if len(warps) > 1:
             self.shared_units += len(warps)
             self.sharing.append((warps[0], self.position[warps[0]], len(warps)))
+            self.shared_positions.update((w, self.position[w]) for w in warps)
         self._advance(warps)
 
     def _emit_switch(self, warps: list[int]) -> None:

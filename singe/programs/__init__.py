@@ -155,7 +155,7 @@ class WarpPrograms:
 
     @property
     def warnings(self) -> tuple[str, ...]:
-        """What the compiler warns of (registers that will spill)."""
+        """What the compiler warns of (registers that will or may spill)."""
         return self.plan.warnings(self.warps) if self.plan else ()
 
     @property

@@ -14,13 +14,17 @@ costs device time.  This builds here, into ``FOLDER``:
 - ``wheels/``: the pure-Python packages the device image lacks (PLY).
 - ``probe``: ``autotune/probes/named_barrier_race.cu`` built for the arch.  Under racecheck it shows
   whether the tool orders shared accesses by named barriers.
+- ``mio``: ``autotune/probes/mio_throughput.cu``: what an SM sustains of LDS.64, of LDC.64 at warp-dependent
+  indices and of constant-bank operands, feeding DFMA (the timing model's prices of the warp-specialized
+  kernels' shared and constant loads).
 - ``run.sh``: the session, in order of worth, each step under its own time limit, output in ``$OUT``:
   1. the timing run (gpu_bench, no sanitizer);
   2. compute-sanitizer racecheck and synccheck of every warp-specialized kernel at 65,536 points;
   3. DME viscosity and chemistry at the paper's settings again with a persistent grid
      (``SINGE_GRID_LIMIT`` = SMs x CTAs per SM: the per-CTA prologue once per CTA, not per slab);
   4. the probe under racecheck;
-  5. ncu's issued instructions and stall reasons per kernel (first launch of each).
+  5. the load-throughput probe;
+  6. ncu's issued instructions and stall reasons per kernel (first launch of each).
 
 It prints the device call to make.  The folder is git-ignored; the tool carries it when ``carry`` names it.
 """
@@ -36,7 +40,8 @@ import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-PROBE = ROOT / "autotune" / "probes" / "named_barrier_race.cu"
+PROBES = {"probe": ROOT / "autotune" / "probes" / "named_barrier_race.cu",
+          "mio": ROOT / "autotune" / "probes" / "mio_throughput.cu"}  # kit file -> source
 WHEELS = ("ply==3.11",)
 SANITIZER_POINTS = 65536
 NCU_POINTS = 262144
@@ -53,7 +58,7 @@ NCU_METRICS = ("smsp__inst_executed.sum", "smsp__sass_thread_inst_executed_op_df
                "smsp__average_warps_issue_stalled_not_selected_per_issue_active.ratio",
                "smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio")
 # seconds per step on the device (a 15-minute lease: ~1 minute to start, the rest here)
-LIMITS = {"timing": 200, "persistent": 60, "sanitizer": 150, "probe": 30, "ncu": 100}
+LIMITS = {"timing": 200, "persistent": 60, "sanitizer": 150, "probe": 30, "mio": 10, "ncu": 90}
 SMS = 132  # an H100's or H200's streaming multiprocessors: the persistent grid is SMS x CTAs per SM
 PERSISTENT = (("dme", "viscosity"), ("dme", "chemistry"))  # timed again with a persistent grid
 
@@ -106,13 +111,14 @@ def download_wheels(folder: pathlib.Path) -> None:
                          f"once):\n{done.stderr.strip()[-800:]}")
 
 
-def build_probe(folder: pathlib.Path, arch: str) -> None:
+def build_probes(folder: pathlib.Path, arch: str) -> None:
     from singe.codegen.nvcc import find_nvcc
 
     nvcc = find_nvcc()
     if nvcc is None:
         raise SystemExit("device_kit: nvcc not found: the kit is built with the CUDA toolkit")
-    subprocess.run([nvcc, f"-arch={arch}", "-O3", "-o", str(folder / "probe"), str(PROBE)], check=True)
+    for name, source in PROBES.items():
+        subprocess.run([nvcc, f"-arch={arch}", "-O3", "-o", str(folder / name), str(source)], check=True)
 
 
 def persistent_commands(args) -> list[str]:
@@ -153,6 +159,8 @@ def run_script(folder: pathlib.Path, args) -> str:
         "step 'racecheck probe: named barriers'",
         f"for mode in arrive sync none; do timeout {LIMITS['probe'] // 3} compute-sanitizer --tool racecheck "
         f"{kit}/probe $mode 2>&1 | grep -E 'probe|hazard|SUMMARY'; done",
+        "step 'load throughput probe: LDS.64, LDC.64, constant-bank operands'",
+        f"timeout {LIMITS['mio']} {kit}/mio",
         "step 'ncu: instructions and stall reasons, first launch of each kernel'",
         f"timeout {LIMITS['ncu']} ncu --kernel-id '::regex:_kernel$:1' --csv --log-file \"$OUT/ncu.csv\" "
         f"--metrics {metrics} {bench} --points {NCU_POINTS} --no-sanitizer --json '' --plot ''",
@@ -180,7 +188,7 @@ def main(argv=None) -> int:
         compile_into(folder, selection)
     copy_mechanisms(folder, args.mechanisms.split(","))
     download_wheels(folder)
-    build_probe(folder, args.arch)
+    build_probes(folder, args.arch)
     script = folder / "run.sh"
     script.write_text(run_script(folder, args))
     size = sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())

@@ -1,0 +1,105 @@
+// What does an SM sustain of the loads that feed the warp-specialized kernels' arithmetic?  (autotune/device_kit.py
+// runs it.)  The timing model charges a constant-table load (LDC.64 at a warp-dependent index, the SINGE_CONST_AT of
+// the transport kernels' loops) one issue slot and no latency or shared throughput, and a shared load (LDS.64) 256 B
+// of the SM's shared bandwidth.  ncu on an H200 (docs/measurements/2026-11-26-h200) found DME viscosity's
+// warp-specialized kernel, which issues ~960 LDC.64 and ~970 LDS.64 per slab, stalled mostly on short scoreboards
+// (MIO), where the data-parallel kernel reads its constants as operands of its instructions.
+//
+// Each mode runs 4 CTAs of 8 warps per SM; every iteration feeds 8 DFMA (4 independent chains) with 8 doubles:
+//   lds   LDS.64 of a slot per lane (shared memory)
+//   ldc   LDC.64 of a __constant__ table at a warp-uniform index that ptxas does not know (as SINGE_CONST_AT)
+//   bank  the same table at indices ptxas knows (constant-bank operands, or ULDC on sm_90)
+//   none  immediates: the DFMA rate alone
+// Printed per mode: loads (or DFMA) per SM per cycle, from clock64 around the loop of each CTA.  Exit 1 when a mode's
+// result is not the value computed on the host (the loads read what they should).
+#include <cstdio>
+#include <cstring>
+#include <cuda_runtime.h>
+
+constexpr int TABLE = 1024;
+constexpr int UNROLL = 8;
+constexpr int THREADS = 256;
+constexpr int CTAS_PER_SM = 4;
+__constant__ double table[TABLE];
+
+template <int MODE>
+__global__ void __launch_bounds__(THREADS, CTAS_PER_SM) mio(int iterations, double *out, long long *cycles)
+{
+  __shared__ double slots[64][32];
+  const int warp = __shfl_sync(0xffffffffu, (int)(threadIdx.x >> 5), 0);
+  const int lane = threadIdx.x & 31;
+  for (int k = threadIdx.x; k < 64 * 32; k += blockDim.x) slots[k / 32][k % 32] = 1.0 / (1 + k / 32);
+  __syncthreads();
+  double a[4] = {0.0, 0.0, 0.0, 0.0};
+  const int base = warp * 64;
+  const long long start = clock64();
+#pragma unroll 1
+  for (int i = 0; i < iterations; i++) {
+#pragma unroll
+    for (int u = 0; u < UNROLL; u++) {
+      double c;
+      if (MODE == 0) c = slots[(i * UNROLL + u) & 63][lane];
+      else if (MODE == 1) c = table[(base + i * UNROLL + u) & (TABLE - 1)];
+      else if (MODE == 2) c = table[u];
+      else c = 1.0 / (1 + u);
+      a[u & 3] = fma(c, 0.5, a[u & 3]);
+    }
+  }
+  const long long stop = clock64();
+  out[blockIdx.x * THREADS + threadIdx.x] = a[0] + a[1] + a[2] + a[3];
+  if (threadIdx.x == 0) cycles[blockIdx.x] = stop - start;
+}
+
+// What thread t of a CTA computes: sum over the loads of 0.5 x the value loaded.
+static double expected(int mode, int iterations, int thread, const double *host_table)
+{
+  const int warp = thread / 32;
+  double sum = 0.0;
+  for (int i = 0; i < iterations; i++)
+    for (int u = 0; u < UNROLL; u++) {
+      const int step = i * UNROLL + u;
+      const double c = mode == 0 ? 1.0 / (1 + (step & 63)) : mode == 1 ? host_table[(warp * 64 + step) & (TABLE - 1)]
+                       : mode == 2 ? host_table[u] : 1.0 / (1 + u);
+      sum += 0.5 * c;
+    }
+  return sum;
+}
+
+int main()
+{
+  const char *names[] = {"lds", "ldc", "bank", "none"};
+  void (*kernels[])(int, double *, long long *) = {mio<0>, mio<1>, mio<2>, mio<3>};
+  int sms = 0;
+  if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0) != cudaSuccess) return 3;
+  double host_table[TABLE];
+  for (int k = 0; k < TABLE; k++) host_table[k] = 1.0 + 1.0 / (1 + k);
+  if (cudaMemcpyToSymbol(table, host_table, sizeof host_table) != cudaSuccess) return 3;
+  const int blocks = sms * CTAS_PER_SM, iterations = 4096;
+  double *out = nullptr;
+  long long *cycles = nullptr;
+  if (cudaMalloc(&out, sizeof(double) * blocks * THREADS) != cudaSuccess) return 3;
+  if (cudaMalloc(&cycles, sizeof(long long) * blocks) != cudaSuccess) return 3;
+  static double host_out[1 << 20];
+  static long long host_cycles[1 << 14];
+  int wrong = 0;
+  for (int mode = 0; mode < 4; mode++) {
+    kernels[mode]<<<blocks, THREADS>>>(iterations, out, cycles);  // warm-up
+    kernels[mode]<<<blocks, THREADS>>>(iterations, out, cycles);
+    if (cudaMemcpy(host_out, out, sizeof(double) * blocks * THREADS, cudaMemcpyDeviceToHost) != cudaSuccess) return 3;
+    if (cudaMemcpy(host_cycles, cycles, sizeof(long long) * blocks, cudaMemcpyDeviceToHost) != cudaSuccess) return 3;
+    double mean = 0.0;
+    for (int b = 0; b < blocks; b++) mean += host_cycles[b] / (double)blocks;
+    int bad = 0;
+    for (int t = 0; t < THREADS; t++) {
+      const double want = expected(mode, iterations, t, host_table), got = host_out[t];
+      bad += !(got == got) || (got - want > 1e-9 * want) || (want - got > 1e-9 * want);
+    }
+    wrong += bad;
+    const double per_sm = (double)CTAS_PER_SM * THREADS / 32 * iterations * UNROLL / mean;  // warp instructions
+    printf("mio %s: %.3f %s per SM per cycle (%d CTAs of %d warps per SM, %.0f cycles per CTA)%s\n", names[mode],
+           per_sm, mode == 3 ? "DFMA" : "loads", CTAS_PER_SM, THREADS / 32, mean, bad ? " WRONG VALUES" : "");
+  }
+  cudaFree(out);
+  cudaFree(cycles);
+  return wrong ? 1 : 0;
+}

@@ -17,6 +17,9 @@ costs device time.  This builds here, into ``FOLDER``:
 - ``mio``: ``autotune/probes/mio_throughput.cu``: what an SM sustains of LDS.64, of LDC.64 at warp-dependent
   indices and of constant-bank operands, feeding DFMA (the timing model's prices of the warp-specialized
   kernels' shared and constant loads).
+- ``variants/``: command lines of configurations beyond the paper's and the defaults, timed with them
+  (``VARIANTS``: the viscosity kernel dispatched by a switch, and at 4 warps x 8 CTAs, its fastest
+  measured setting).
 - ``run.sh``: the session, in order of worth, each step under its own time limit, output in ``$OUT``:
   1. the timing run (gpu_bench, no sanitizer);
   2. compute-sanitizer racecheck and synccheck of every warp-specialized kernel at 65,536 points;
@@ -61,15 +64,36 @@ NCU_METRICS = ("smsp__inst_executed.sum", "smsp__sass_thread_inst_executed_op_df
 LIMITS = {"timing": 200, "persistent": 60, "sanitizer": 150, "probe": 30, "mio": 10, "ncu": 90}
 SMS = 132  # an H100's or H200's streaming multiprocessors: the persistent grid is SMS x CTAs per SM
 PERSISTENT = (("dme", "viscosity"), ("dme", "chemistry"))  # timed again with a persistent grid
+VARIANTS = {  # name -> a singe command line (gpu_bench --sweep-best reads it), timed in both styles
+    "dme_viscosity_15x3_switch": "singe dme.inp --kernels viscosity --warps 15 --ctas-per-sm 3 "
+                                 "--viscosity-dispatch switch",
+    "dme_viscosity_4x8": "singe dme.inp --kernels viscosity --warps 4 --ctas-per-sm 8",
+    "dme_viscosity_4x8_switch": "singe dme.inp --kernels viscosity --warps 4 --ctas-per-sm 8 "
+                                "--viscosity-dispatch switch",
+    "heptane_viscosity_13x3_switch": "singe heptane.inp --kernels viscosity --warps 13 --ctas-per-sm 3 "
+                                     "--viscosity-dispatch switch",
+}
 
 
-def bench_arguments(args) -> list[str]:
-    """gpu_bench's selection, the same here (compiling) and there (timing)."""
+def bench_arguments(args, variants: list[str] = ()) -> list[str]:
+    """gpu_bench's selection, the same here (compiling) and there (timing); ``variants``: the files of
+    ``write_variants``, as each side names them."""
     words = ["--mechanisms", args.mechanisms, "--kernels", args.kernels, "--settings", args.settings,
              "--arch", args.arch]
-    for path in args.sweep_best or []:
-        words += ["--sweep-best", path]
+    for path in [*(args.sweep_best or []), *variants]:
+        words += ["--sweep-best", str(path)]
     return words
+
+
+def write_variants(folder: pathlib.Path) -> list[pathlib.Path]:
+    """``VARIANTS`` as files in the kit (of the mechanisms copied into it)."""
+    (folder / "variants").mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, line in VARIANTS.items():
+        path = folder / "variants" / f"{name}.txt"
+        path.write_text(line + "\n")
+        paths.append(path)
+    return paths
 
 
 def persistent_arguments(args) -> list[tuple[str, list[str]]]:
@@ -133,10 +157,11 @@ def kit_path(folder: pathlib.Path) -> pathlib.Path:
     return folder.relative_to(ROOT) if folder.is_relative_to(ROOT) else folder
 
 
-def run_script(folder: pathlib.Path, args) -> str:
+def run_script(folder: pathlib.Path, args, variants: list[pathlib.Path] = ()) -> str:
     """The device session, as bash, run from the repository root there."""
     kit = kit_path(folder)
-    bench = f"python3 -m autotune.gpu_bench {shlex.join(bench_arguments(args))}"
+    bench = f"python3 -m autotune.gpu_bench {shlex.join(bench_arguments(args, [kit_path(v) for v in variants]))}"
+    paper = f"python3 -m autotune.gpu_bench {shlex.join(bench_arguments(argparse.Namespace(**{**vars(args), 'settings': 'paper', 'sweep_best': []})))}"
     metrics = ",".join(NCU_METRICS)
     return "\n".join([
         "#!/bin/bash",
@@ -153,8 +178,8 @@ def run_script(folder: pathlib.Path, args) -> str:
         '--json "$OUT/timing.json" --plot "$OUT/timing.png"',
         "step 'persistent grid: SINGE_GRID_LIMIT = SMs x CTAs per SM'",
         *persistent_commands(args),
-        "step 'compute-sanitizer, warp-specialized kernels'",
-        f"timeout {LIMITS['sanitizer']} {bench} --styles warp-specialized --points {SANITIZER_POINTS} "
+        "step 'compute-sanitizer, warp-specialized kernels, paper settings'",
+        f"timeout {LIMITS['sanitizer']} {paper} --styles warp-specialized --points {SANITIZER_POINTS} "
         '--json "$OUT/sanitizer.json" --plot ""',
         "step 'racecheck probe: named barriers'",
         f"for mode in arrive sync none; do timeout {LIMITS['probe'] // 3} compute-sanitizer --tool racecheck "
@@ -183,14 +208,15 @@ def main(argv=None) -> int:
     args = parse_arguments(argv)
     folder = pathlib.Path(args.folder).resolve()
     folder.mkdir(parents=True, exist_ok=True)
-    compile_into(folder, bench_arguments(args))
+    variants = write_variants(folder)
+    compile_into(folder, bench_arguments(args, variants))
     for _, selection in persistent_arguments(args):
         compile_into(folder, selection)
     copy_mechanisms(folder, args.mechanisms.split(","))
     download_wheels(folder)
     build_probes(folder, args.arch)
     script = folder / "run.sh"
-    script.write_text(run_script(folder, args))
+    script.write_text(run_script(folder, args, variants))
     size = sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
     kit = kit_path(folder)
     print(f"kit ready: {kit} ({size / 2 ** 20:.1f} MiB; the device carries at most 64 MiB with the checkout)")

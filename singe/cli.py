@@ -16,7 +16,7 @@ from singe.errors import OptionError, SingeInputError
 from singe.frontend import load_mechanism
 from singe.mechanism import Mechanism
 from singe.kernels.registry import KERNELS, default_kernels, kernel_spec
-from singe.options import FORMS, PLACEMENTS, CompileOptions
+from singe.options import DISPATCHES, FORMS, PLACEMENTS, CompileOptions
 from singe.targets import TARGETS
 
 DUMPS = ("graph", "mapping", "schedule")
@@ -79,6 +79,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--form", choices=FORMS, default="auto",
                         help="the chemistry kernel unrolled (one operation per reaction) or as tables the kernel "
                              "loops over (detailed mechanisms); default: chosen from the mechanism's size")
+    parser.add_argument("--viscosity-dispatch", choices=DISPATCHES[1:], default=None,
+                        help="the viscosity kernel's body as code shared between warps ('overlay', the "
+                             "default: constants at warp-dependent indices) or one switch case per warp "
+                             "('switch': each warp's own code, its constants at indices ptxas knows, ~5x the code)")
     parser.add_argument("--baseline", action="store_true", help="also write the data-parallel kernels")
     parser.add_argument("--validate", nargs="?", const="simulator", choices=("simulator", "host"),
                         help="run the kernels on random states — their warp programs in the simulator "
@@ -115,7 +119,8 @@ def _options(args, kernel: str) -> CompileOptions:
     qssa_warps = args.qssa_warps if kernel_spec(kernel).qssa else 1
     return CompileOptions(warps=warps, ctas_per_sm=args.ctas_per_sm, arch=args.arch, weights=args.weights,
                           placement=args.placement, qssa_warps=qssa_warps,
-                          form=args.form if kernel == "chemistry" else "auto")
+                          form=args.form if kernel == "chemistry" else "auto",
+                          dispatch=(args.viscosity_dispatch if kernel == "viscosity" else None) or "auto")
 
 
 def setmaxnreg_note(plan) -> str:

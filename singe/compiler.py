@@ -124,6 +124,7 @@ def compile_kernel(mech: Mechanism, kernel: str, warps: int = 8, progress=None, 
     ``progress(stage, seconds)``, when given, is called after each stage
     (graph, map, schedule; tables, programs for the table form)."""
     config = options.pop("options", None) or CompileOptions(warps=warps, **options)
+    config.dispatch_of(kernel)  # a dispatch the kernel does not offer is refused before any work
     stages = _Stages(progress)
     default = CompileOptions(arch=config.arch, form="unrolled")
     if choose_form(mech, kernel, config.form, lambda: default_unrolled(mech, kernel, default).programs.plan) == "tables":
@@ -176,7 +177,7 @@ def choose_ctas_per_sm(mech: Mechanism, kernel: str, graph: DataflowGraph, confi
     others are compiled, most first, until one fits."""
     first = _compile_graph(mech, kernel, graph, config.replace(ctas_per_sm=1), stages)
     target, threads = config.target, first.programs.threads
-    setmaxnreg = target if kernel_spec(kernel).dispatch == "switch" else None
+    setmaxnreg = target if config.dispatch_of(kernel) == "switch" else None
     for ctas in config.cta_candidates():
         if ctas == 1:
             break

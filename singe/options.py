@@ -10,6 +10,7 @@ from singe.targets import TARGETS, Target
 
 PLACEMENTS = ("auto", "store", "buffer", "mixed")
 FORMS = ("auto", "unrolled", "tables")  # the chemistry kernel's form (singe.kernels.table_form)
+DISPATCHES = ("auto", "overlay", "switch")  # how the warps' programs become one body (singe.codegen.lay_out)
 MAX_WARPS = 32  # 1024 threads per CTA
 MAX_CTAS_PER_SM = 16
 STAGE_CTAS_PER_SM = 2
@@ -27,7 +28,11 @@ class CompileOptions:
     'mixed': widely read values stored, the rest buffered; 'auto': store if
     it fits, else mixed, else buffer).  ``form``: the chemistry kernel
     unrolled, as tables, or chosen from the mechanism ('auto',
-    ``singe.kernels.table_form.choose_form``).  ``ctas_per_sm``: the occupancy target;
+    ``singe.kernels.table_form.choose_form``).  ``dispatch``: the kernel body as the
+    overlay (code shared between warps, constants at warp-dependent indices) or
+    as one switch case per warp outside the slab loop (each warp's own code,
+    constants at indices ptxas knows); 'auto': the kernel's (``KernelSpec.dispatch``:
+    the switch for chemistry, the overlay for the others).  ``ctas_per_sm``: the occupancy target;
     None lets ``compile_kernel`` choose it from the register plan and shared
     memory (``choose_ctas_per_sm``), and the compiled kernel's options carry the choice.
     """
@@ -40,6 +45,7 @@ class CompileOptions:
     qssa_warps: int = 1
     group_barriers: bool = True
     form: str = "auto"
+    dispatch: str = "auto"
 
     def __post_init__(self):
         self.validate()
@@ -58,6 +64,8 @@ class CompileOptions:
             raise OptionError(f"--placement must be one of {', '.join(PLACEMENTS)}, got {self.placement!r}")
         if self.form not in FORMS:
             raise OptionError(f"--form must be one of {', '.join(FORMS)}, got {self.form!r}")
+        if self.dispatch not in DISPATCHES:
+            raise OptionError(f"--dispatch must be one of {', '.join(DISPATCHES)}, got {self.dispatch!r}")
         if not isinstance(self.qssa_warps, int) or not 1 <= self.qssa_warps <= self.warps:
             raise OptionError(f"--qssa-warps must be from 1 to the number of warps ({self.warps}), "
                               f"got {self.qssa_warps!r}")
@@ -92,6 +100,21 @@ class CompileOptions:
         """Named barrier ids per CTA: the target's per-SM barriers shared by the CTAs on it."""
         return self.target.barrier_limit(self.planned().ctas_per_sm)
 
+    def dispatch_of(self, kernel: str) -> str:
+        """'overlay' or 'switch' for ``kernel``: as given, or the kernel's own (``KernelSpec.dispatch``).
+        A kernel offers the other one only where it is measured correct and free of spills
+        (``KernelSpec.other_dispatch``: viscosity's switch); the diffusion turns, one copy per warp, spill
+        (DME at 10 warps x 3 CTAs: 484 B, sm_90), and the chemistry overlay spills at the defaults (DME: 16 B)."""
+        from singe.kernels.registry import kernel_spec
+
+        spec = kernel_spec(kernel)
+        if self.dispatch in ("auto", spec.dispatch):
+            return spec.dispatch
+        if self.dispatch != spec.other_dispatch:
+            raise OptionError(f"--dispatch {self.dispatch} is not offered for the {kernel} kernel, which is "
+                              f"dispatched by {'a switch' if spec.dispatch == 'switch' else 'the overlay'} only")
+        return self.dispatch
+
     def replace(self, **changes) -> "CompileOptions":
         return dataclasses.replace(self, **changes)
 
@@ -101,4 +124,5 @@ class CompileOptions:
         ctas = "auto" if self.ctas_per_sm is None else self.ctas_per_sm
         return (f"w{self.warps}-c{ctas}-{self.arch}-mw{weights}-{self.placement}"
                 f"-q{self.qssa_warps}{'' if self.group_barriers else '-nogroup'}"
-                f"{'' if self.form == 'auto' else '-' + self.form}")
+                f"{'' if self.form == 'auto' else '-' + self.form}"
+                f"{'' if self.dispatch == 'auto' else '-' + self.dispatch}")

@@ -593,5 +593,6 @@ def schedule(mapping: Mapping) -> WarpPrograms:
         programs=tuple(WarpProgram(w, tuple(p)) for w, p in enumerate(scheduler.programs)),
         sync_points=tuple(placed.point for placed in scheduler.points),
         shared_slots=len(scheduler.slots), barrier_limit=scheduler.limit,
+        dispatch=options.dispatch_of(mapping.graph.kernel),
     )
     return dataclasses.replace(programs, plan=plan_registers(programs, options.target, options.ctas_per_sm))

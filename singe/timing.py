@@ -137,7 +137,6 @@ from singe.codegen import BASELINE_THREADS, constants_in_bank, lay_out
 from singe.codegen.dispatch import unswitched
 from singe.errors import SingeInternalError
 from singe.kernels.ir import OPCODES, Const, DataflowGraph, Reg
-from singe.kernels.registry import kernel_spec
 from singe.programs import (FULL_BARRIER_ID, WARP_SIZE, Arrive, Compute, FullSync, SharedLoad, SharedStore, Sync,
                             WarpPrograms)
 from singe.programs.lowering import (BarrierUnit, ComputeUnit, LoadUnit, Loop, LoopSummary, StoreUnit,
@@ -552,9 +551,12 @@ class ArchCode:
     expansions: dict[str, Expansion]  # the warp-specialized kernels' (the baseline's: with the library's exp)
     slab_overhead: dict[str, int]  # ``SLAB_OVERHEAD``
     warp_switch_slab: dict[str, int]  # ``WARP_SWITCH_SLAB``
-    known_constant: str | None
-    """The class of one use of a warp-specialized constant whose table index ptxas knows (code that one
-    warp runs: its switch case, or a block masked to it alone), None when it issues nothing."""
+    uniform_constants: float
+    """The warp-specialized constants whose table index ptxas knows (code that one warp runs: its switch
+    case, or a block masked to it alone) cost no instruction where they are used; per slab, a warp loads
+    each distinct one once (``ULDC.64``), except the first ``uniform_constants`` of them, which ptxas keeps in
+    uniform registers across the slab loop (``known_constant_loads``).  math.inf: none is loaded (the
+    instructions read them from the constant bank)."""
 
     @property
     def baseline_expansions(self) -> dict[str, Expansion]:
@@ -565,18 +567,23 @@ SM80_EXPANSIONS = {**EXPANSIONS, "log": Expansion(fp64=20, alu=15, mufu=1, chain
 """sm_80 keeps the constants of singe_log in the constant bank as operands of its instructions: no UMOV per
 call (``python -m autotune.math_cost --archs sm_80``: 35.88 per further call, 14.88 of them on the ALU, and no
 UMOV in the kernels of 3 and 11 calls; sm_90 sets 8 of them again by 16 UMOV at most calls, 12 per call)."""
+UNIFORM_CONSTANTS = 26
+"""Known constants ptxas keeps in uniform registers across the slab loop on sm_90 (of 63 uniform registers,
+two per double): the distinct known constants a warp reads less its ULDC.64 per slab, in the SASS of DME
+chemistry at the paper's setting (warps 0-3: 137 - 115, 108 - 84, 100 - 68, 103 - 76 with its LDC.64) and of
+DME viscosity at 15 warps x 3 CTAs dispatched by a switch (63 - 37, 68 - 40, 69 - 42, 69 - 42): 22-32."""
 SM80_SLAB_OVERHEAD = {"other": 61, "branch": 1}
 SM80_WARP_SWITCH_SLAB = {"other": 54, "branch": 5}
 """``SLAB_OVERHEAD`` and ``WARP_SWITCH_SLAB`` on sm_80, fitted as on sm_90 (the mean of the SASS count less
 the rest of this model, on the same H2/O2 kernels: 44 and 52 fewer than sm_90's).  sm_80 has no uniform
 moves (UMOV) of the constants the warps' code sets per slab: they are constant-bank operands there."""
 ARCH_CODE = {
-    # sm_90: the constant is loaded into a uniform register (ULDC.64) where its index is known, else LDC.64
-    "sm_90": ArchCode(EXPANSIONS, SLAB_OVERHEAD, WARP_SWITCH_SLAB, "other"),
+    # sm_90: a constant at a known index is read from a uniform register (ULDC.64 once per slab), else LDC.64
+    "sm_90": ArchCode(EXPANSIONS, SLAB_OVERHEAD, WARP_SWITCH_SLAB, UNIFORM_CONSTANTS),
     # sm_80: a constant at a known index is a constant-bank operand of the instruction reading it (c[0x3][...]):
     # DME viscosity at 15 warps x 3 CTAs, warp 0 (its own masked block and switch case) issues no LDC or ULDC
     # where sm_90 issues 70 ULDC.64 per slab; the warps sharing code issue one LDC.64 per use on both
-    "sm_80": ArchCode(SM80_EXPANSIONS, SM80_SLAB_OVERHEAD, SM80_WARP_SWITCH_SLAB, None),
+    "sm_80": ArchCode(SM80_EXPANSIONS, SM80_SLAB_OVERHEAD, SM80_WARP_SWITCH_SLAB, math.inf),
 }
 
 
@@ -607,10 +614,8 @@ class WarpCode:
 
     def constant_class(self, k: int) -> str | None:
         """What one use of a constant of unit ``k`` loaded where used issues: a table load, or at an index ptxas
-        knows what the target does with it (``ArchCode.known_constant``; None: nothing)."""
-        if k in self.known and self.table_class == "other":
-            return self.arch.known_constant
-        return self.table_class
+        knows nothing (None: its loads are the warp's ``known_constant_loads``)."""
+        return None if k in self.known and self.table_class == "other" else self.table_class
 
     def needed(self, unit) -> set | None:
         """The values of a compute unit read after it (codegen emits what they need), None: all."""
@@ -690,7 +695,7 @@ def warp_code(programs: WarpPrograms, arch: str = "sm_90") -> list[WarpCode]:
     slots = len(overlaid.constants[0]) if overlaid.constants else 0
     kept = programs.plan.slots_in_registers(slots)
     code = arch_code(arch)
-    slab = code.warp_switch_slab if kernel_spec(programs.kernel).dispatch == "switch" else code.slab_overhead
+    slab = code.warp_switch_slab if programs.dispatch == "switch" else code.slab_overhead
     dispatch = dict(slab)  # every warp passes every dispatch block of the layout (an unswitched one: once)
     for block in () if unswitched(overlaid) else overlaid.blocks:
         for name, n in {"mask": MASK_DISPATCH, "switch": SWITCH_DISPATCH}.get(block.kind, {}).items():
@@ -699,10 +704,36 @@ def warp_code(programs: WarpPrograms, arch: str = "sm_90") -> list[WarpCode]:
     forward = unswitched(overlaid)
     kept_values = [frozenset(tables[w][:kept]) for w in range(programs.warps)]
     fences = programs.plan.fences or (frozenset(),) * programs.warps
-    return [WarpCode(units[w], kept_values[w], tuple(dispatch.items()), True, rolled, table_class,
-                     issued_shared(units[w], kept_values[w], fences[w]) if forward else (),
-                     frozenset(k for k in range(len(units[w])) if (w, k) not in overlaid.shared_positions), code)
-            for w in range(programs.warps)]
+    codes = [WarpCode(units[w], kept_values[w], tuple(dispatch.items()), True, rolled, table_class,
+                      issued_shared(units[w], kept_values[w], fences[w]) if forward else (),
+                      frozenset(k for k in range(len(units[w])) if (w, k) not in overlaid.shared_positions), code)
+             for w in range(programs.warps)]
+    return [dataclasses.replace(c, dispatch=tuple((dict(c.dispatch) | {"other": dict(c.dispatch).get("other", 0)
+                                                                        + known_constant_loads(c)}).items()))
+            for c in codes]
+
+
+def known_constant_loads(code: WarpCode) -> int:
+    """The ``ULDC.64`` a warp issues per slab for its constants at indices ptxas knows (``WarpCode.known``):
+    one per distinct constant its units read there (ptxas loads it once and reuses the uniform register),
+    less the ``ArchCode.uniform_constants`` it keeps across the slab loop.  The varying constants of a loop
+    emitted as a loop are table loads of each iteration instead (``loop_classes``)."""
+    if code.table_class != "other" or math.isinf(code.arch.uniform_constants):
+        return 0
+    distinct = set()
+    for k in code.known:
+        unit = code.units[k]
+        if not isinstance(unit, ComputeUnit):
+            continue
+        rolled = set()
+        for loop in unit.loops if code.rolled else ():
+            if not loop_summary(unit, loop).unrolled:
+                rolled |= {loop.iteration(unit.instructions, t)[q].srcs[o].value
+                           for q, o in varying_constants(unit, loop) for t in range(loop.count)}
+        for instr in live_instructions(unit.op.instrs, code.needed(unit)):
+            distinct |= {src.value for src in instr.srcs if isinstance(src, Const)
+                         and src.value not in code.in_registers and src.value not in rolled}
+    return max(0, len(distinct) - int(code.arch.uniform_constants))
 
 
 def static_instructions(programs: WarpPrograms, arch: str = "sm_90") -> int:

@@ -11,14 +11,22 @@ from singe.codegen.nvcc import find_nvcc
 
 
 def test_the_session_fits_one_device_call_in_order_of_worth(tmp_path):
-    args = device_kit.parse_arguments(["--folder", str(device_kit.ROOT / ".device_kit"), "--settings", "paper"])
-    script = device_kit.run_script(device_kit.ROOT / ".device_kit", args)
+    folder = tmp_path / ".device_kit"
+    args = device_kit.parse_arguments(["--folder", str(folder), "--settings", "paper,defaults"])
+    variants = device_kit.write_variants(folder)
+    script = device_kit.run_script(folder, args, variants)
     steps = [line.split("'")[1] for line in script.splitlines() if line.startswith("step '")]
     assert steps == ["timing", "persistent grid: SINGE_GRID_LIMIT = SMs x CTAs per SM",
-                     "compute-sanitizer, warp-specialized kernels", "racecheck probe: named barriers",
-                     "load throughput probe: LDS.64, LDC.64, constant-bank operands", "ncu: instructions and stall reasons, first launch of each kernel"]
+                     "compute-sanitizer, warp-specialized kernels, paper settings", "racecheck probe: named barriers",
+                     "load throughput probe: LDS.64, LDC.64, constant-bank operands",
+                     "ncu: instructions and stall reasons, first launch of each kernel"]
+    timing = script.split("step 'timing'")[1].split("step '")[0]
+    sanitizer = script.split("step 'compute-sanitizer")[1].split("step '")[0]
+    assert timing.count("--sweep-best") == len(device_kit.VARIANTS) and "--sweep-best" not in sanitizer
+    assert "--settings paper,defaults" in timing and "--settings paper " in sanitizer
+    assert (folder / "variants" / "dme_viscosity_15x3_switch.txt").read_text().endswith("--viscosity-dispatch switch\n")
     assert "--define SINGE_GRID_LIMIT=396" in script and "--define SINGE_GRID_LIMIT=264" in script  # 132 x 3, x 2
-    assert "--settings paper" in script and "SINGE_CACHE=$PWD/.device_kit/cache" in script
+    assert f"SINGE_CACHE=$PWD/{folder}/cache" in script
     assert "--no-sanitizer" in script.split("step 'compute-sanitizer")[0]  # timing runs without the sanitizer
     assert sum(device_kit.LIMITS.values()) + 30 <= 600  # the device's limit for one command
 
@@ -52,3 +60,12 @@ def test_the_load_probe_issues_the_loads_it_names(tmp_path):
     assert bodies["0"].count("LDS.64") >= 8 and not indexed(bodies["0"])
     assert indexed(bodies["1"]) >= 8 and "LDS.64" not in bodies["1"]
     assert "LDS.64" not in bodies["2"] + bodies["3"] and not indexed(bodies["2"] + bodies["3"])
+
+
+def test_the_variants_are_command_lines_gpu_bench_reads(tmp_path):
+    from autotune.gpu_bench import settings_from_sweep
+
+    read = {path.stem: settings_from_sweep(str(path)) for path in device_kit.write_variants(tmp_path)}
+    assert read["dme_viscosity_15x3_switch"][:2] == ("dme", "viscosity")
+    assert read["dme_viscosity_15x3_switch"][2]["dispatch"] == "switch"
+    assert (read["dme_viscosity_4x8"][2]["warps"], read["dme_viscosity_4x8"][2]["dispatch"]) == (4, "auto")

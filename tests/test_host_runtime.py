@@ -531,3 +531,19 @@ def test_a_grid_limit_loops_each_cta_over_its_slabs(limit):
     else:
         with pytest.raises(host.HostRuntimeError, match="empty grid"):
             c.run_host(T, P, Y, flags=flags)
+
+
+@pytest.mark.parametrize("name, warps", [("dme", 15), ("heptane", 4)])
+def test_viscosity_dispatched_by_one_switch(name, warps):
+    """``--viscosity-dispatch switch``: every warp's program its own case outside the slab loop (each warp's
+    constants at indices ptxas knows) runs as the overlay does, to the bit, and within the tolerance of
+    singe.reference.  The code is the switch's (one ``switch (warp_id)``, no masked blocks), so the comparison
+    is not of a kernel with itself."""
+    kernel = "viscosity"
+    T, P, Y = states(name)
+    switched = compile_kernel(load(name), kernel, warps=warps, dispatch="switch")
+    cu = generate(switched).cu
+    assert switched.programs.dispatch == "switch" and cu.count("switch (warp_id)") == 1 and "(1u << warp_id)" not in cu
+    ours = switched.run_host(T, P, Y)
+    assert relative(ours, expected(name, kernel)) <= REFERENCE_TOLERANCE
+    assert np.array_equal(ours, compiled(name, kernel, warps).run_host(T, P, Y))

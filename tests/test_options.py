@@ -16,6 +16,7 @@ from singe.targets import TARGETS
     ({"arch": "sm_70"}, "--arch must be one of"),
     ({"weights": (0.0, 0.0, 0.0)}, "mapping weights must be three non-negative numbers"),
     ({"placement": "everywhere"}, "--placement must be one of"),
+    ({"dispatch": "jump"}, "--dispatch must be one of auto, overlay, switch"),
     ({"warps": 4, "qssa_warps": 5}, r"--qssa-warps must be from 1 to the number of warps \(4\)"),
     ({"warps": 32, "ctas_per_sm": 3}, "exceed 2048 threads per SM"),
     ({"warps": 1, "ctas_per_sm": 9}, "fewer than 2 named barriers per CTA"),
@@ -29,7 +30,20 @@ def test_key_is_stable_and_distinguishes_options():
     a = CompileOptions(warps=8, ctas_per_sm=2, weights=(1.0, 0.5, 1.0))
     assert a.key() == "w8-c2-sm_90-mw1-0.5-1-auto-q1"
     assert a.replace(group_barriers=False).key() == a.key() + "-nogroup"
+    assert a.replace(dispatch="switch").key() == a.key() + "-switch"
     assert len({a.key(), a.replace(warps=9).key(), a.replace(arch="sm_80").key()}) == 3
+
+
+def test_dispatch_is_the_kernels_unless_given_where_offered():
+    auto = CompileOptions()
+    assert (auto.dispatch_of("chemistry"), auto.dispatch_of("viscosity")) == ("switch", "overlay")
+    assert CompileOptions(dispatch="switch").dispatch_of("viscosity") == "switch"
+    assert CompileOptions(dispatch="switch").dispatch_of("chemistry") == "switch"  # its own
+    with pytest.raises(OptionError, match="--dispatch switch is not offered for the diffusion kernel, which is "
+                                          "dispatched by the overlay only"):
+        CompileOptions(dispatch="switch").dispatch_of("diffusion")
+    with pytest.raises(OptionError, match="--dispatch overlay is not offered for the chemistry kernel"):
+        CompileOptions(dispatch="overlay").dispatch_of("chemistry")
 
 
 def test_target_and_barrier_limit_come_from_the_target_table():

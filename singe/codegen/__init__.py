@@ -239,11 +239,11 @@ def generate(compiled, roll: bool | None = None) -> GeneratedKernel:
 
 def lay_out(programs, roll: bool | None = None) -> OverlaidKernel:
     """The kernel body codegen emits for ``programs``: every warp's program as
-    one case of a switch (kernels whose spec dispatches so, ``codegen.dispatch``)
+    one case of a switch (``WarpPrograms.dispatch``, ``codegen.dispatch``)
     or the overlay (``roll``: loops over per-warp tables; default: for the
     kernels in ``ROLLED_KERNELS``).  The timing model counts from the same layout."""
     roll = programs.kernel in ROLLED_KERNELS if roll is None else roll
-    if kernel_spec(programs.kernel).dispatch == "switch":
+    if programs.dispatch == "switch":
         return warp_switch(programs)
     return overlay(programs, roll=roll)
 

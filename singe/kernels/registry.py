@@ -113,7 +113,8 @@ class KernelSpec:
     ``dispatch``: how the warps' programs become one kernel body, 'overlay'
     (code shared between warps whose next units agree, ``singe.codegen.overlay``)
     or 'switch' (each warp's program one case of a single switch,
-    ``singe.codegen.dispatch``).  ``balance``: what the warp mapper evens out
+    ``singe.codegen.dispatch``); ``other_dispatch``: the other one, when the kernel
+    offers it (``CompileOptions.dispatch``; None: its own only).  ``balance``: what the warp mapper evens out
     between warps, 'flops' or 'issue' (machine instructions issued,
     ``singe.mapping.issue_cost``).  ``fixed_warps(graph, warps)``: warps the
     kernel fixes for some operations before the mapper places the others;
@@ -136,6 +137,7 @@ class KernelSpec:
     qssa: bool = False
     auto_placement: str | None = None
     dispatch: str = "overlay"
+    other_dispatch: str | None = None
     balance: str = "flops"
     fixed_warps: Callable[[DataflowGraph, int], dict[str, int]] | None = None
     regroup: Callable[[DataflowGraph, dict[str, int], int], Regrouping] | None = None
@@ -181,7 +183,9 @@ class KernelSpec:
 
 KERNELS: dict[str, KernelSpec] = {spec.name: spec for spec in (
     KernelSpec("viscosity", transport.viscosity_graph, ("temperature", "mass_fractions"), ("viscosity",),
-               reference_transport.viscosity, 1e-10, "mixture viscosity (Wilke)", cantera="viscosity"),
+               reference_transport.viscosity, 1e-10, "mixture viscosity (Wilke)", cantera="viscosity",
+               # the switch: each warp's constants at indices ptxas knows (no LDC.64), 5x the code (DME 15x3)
+               other_dispatch="switch"),
     KernelSpec("diffusion", transport.diffusion_graph, ("temperature", "pressure", "mass_fractions"),
                ("diffusion",), reference_transport.mixture_diffusion, 1e-10,
                "mixture-averaged diffusion coefficients", cantera="mix_diff_coeffs",

@@ -135,7 +135,9 @@ class WarpPrograms:
     (``singe.programs.plan``; None for hand-built programs);
     ``constants``: the mechanism constants each warp uses; ``workspace``:
     the slots live in a per-CTA workspace in global memory rather than in
-    shared memory (the table form, ``singe.programs.tables``).
+    shared memory (the table form, ``singe.programs.tables``); ``dispatch``:
+    how codegen makes one body of the programs ('overlay' or 'switch',
+    ``CompileOptions.dispatch_of``).
     """
 
     kernel: str
@@ -147,6 +149,7 @@ class WarpPrograms:
     barrier_limit: int
     plan: RegisterPlan | None = None
     workspace: bool = False
+    dispatch: str = "overlay"
 
     @property
     def registers(self) -> tuple[int, ...]:

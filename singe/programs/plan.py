@@ -285,13 +285,12 @@ def plan_registers(programs, target, ctas_per_sm: int) -> RegisterPlan:
     at ``ctas_per_sm`` CTAs per SM."""
     stripes = tuple(-(-len(set(programs.constants(w))) // WARP_SIZE) for w in range(programs.warps))
     budgets = tuple(target.register_budget(programs.threads, k) for k in range(1, ctas_per_sm + 1))
-    from singe.kernels.registry import kernel_spec
     from singe.programs.forwarding import fence_positions
     from singe.programs.lowering import program_units
 
     plan = RegisterPlan(budgets[-1], tuple(live_doubles(p) for p in programs.programs), stripes,
                         ctas_per_sm=ctas_per_sm, fewer_ctas_budgets=budgets[:-1])
-    if kernel_spec(programs.kernel).dispatch != "switch":
+    if programs.dispatch != "switch":
         return plan
     plan = replace(plan, margin=REGISTER_MARGIN + SWITCH_MARGIN, headroom=SWITCH_HEADROOM, all_stripes_or_none=True)
     plan = replace(plan, warp_budgets=warpgroup_budgets(plan, programs.warps, target))

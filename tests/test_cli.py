@@ -16,6 +16,16 @@ def test_compiles_transport_kernels_of_a_bundled_mechanism(capsys, tmp_path):
     assert "h2o2_viscosity.cu: 3 warps" in out and "h2o2_diffusion.cu: 3 warps" in out
 
 
+def test_viscosity_dispatch_applies_to_the_viscosity_kernel_alone(capsys, tmp_path):
+    """``--viscosity-dispatch switch``: the viscosity kernel as one switch case per warp (its options' key says
+    so in the file's header); the diffusion kernel of the same command keeps its overlay."""
+    assert main(["h2o2", "--warps", "3", "--viscosity-dispatch", "switch", "-o", str(tmp_path)]) == 0
+    viscosity = (tmp_path / "h2o2_viscosity.cu").read_text()
+    diffusion = (tmp_path / "h2o2_diffusion.cu").read_text()
+    assert "-switch)" in viscosity.splitlines()[1] and "switch (warp_id)" in viscosity
+    assert "-switch" not in diffusion.splitlines()[1] and "(1u << warp_id)" in diffusion
+
+
 @pytest.mark.parametrize("dump, marker", [("graph", "graph viscosity of h2o2"),
                                           ("mapping", "mapping viscosity of h2o2 onto 2 warps"),
                                           ("schedule", "warp programs viscosity of h2o2: 2 warps")])
@@ -29,6 +39,7 @@ def test_dump(capsys, dump, marker):
     (["h2o2", "--kernels", "chem"], "unknown kernel"),
     (["h2o2", "--weights", "1,2"], "weights must be three numbers"),
     (["h2o2", "--arch", "sm_70"], "invalid choice"),
+    (["h2o2", "--viscosity-dispatch", "jump"], "invalid choice"),
 ])
 def test_bad_options_one_line_status_2(capsys, argv, message):
     try:

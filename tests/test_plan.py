@@ -78,6 +78,24 @@ def test_ctas_per_sm_are_chosen_so_that_nothing_spills():
     assert named < 3 and not compile_kernel(load("dme"), "chemistry", warps=8, ctas_per_sm=named).programs.plan.spilled
 
 
+def test_diffusion_turns_wider_than_checked_warn(tmp_path):
+    """Beyond ``TURN_COLUMNS_CHECKED`` columns per warp ptxas's schedule of the diffusion turns outgrows the plan's
+    floor: GRI-Mech at 4 warps (14 columns) warns, names the warps that keep the turns within the checked width,
+    and (the warning's ground) spills at the CTAs chosen; at the defaults' 8 warps (7 columns) no warning."""
+    from singe.kernels.transport import TURN_COLUMNS_CHECKED
+
+    narrow = compile_kernel(load("gri30"), "diffusion", warps=8)
+    assert max(narrow.programs.plan.turn_columns) == TURN_COLUMNS_CHECKED == 7 and narrow.programs.warnings == ()
+    wide = compile_kernel(load("gri30"), "diffusion", warps=4)
+    (warning,) = wide.programs.warnings
+    assert "diffusion turns over up to 14 columns per warp" in warning and warning.endswith("--warps 8 keeps them "
+                                                                                              "within it")
+    assert generate(wide).cu.count("WARNING: diffusion turns") == 1
+    if find_nvcc() is not None:
+        source = generate(wide).write(tmp_path)[0]
+        assert compile_cuda(source, "sm_90").entries[0].spill_stores > 0
+
+
 def test_codegen_command_and_timing_read_the_same_plan():
     compiled = compile_kernel(load("dme"), "diffusion", warps=10, ctas_per_sm=3)
     plan = compiled.programs.plan

@@ -293,6 +293,23 @@ def diffusion_graph(mech: Mechanism) -> DataflowGraph:
 
 # -- the skewed schedule of the diffusion kernel (paper §3.3) ---------------------
 
+TURN_COLUMNS_CHECKED = 7
+"""Columns per warp (the block of ``column_blocks``, summed over the warp's turns) up to which the register plan's
+floor was checked against ptxas (``singe.programs.plan``): every mechanism measured at the defaults' 8 warps has at
+most 7 (GRI-Mech and n-heptane 7, n-dodecane 5, DME 4), and none spills.  Wider, ptxas's schedule of the turns holds
+more than the floor counts, and at the CTAs chosen from the floor it spilled (sm_90, spill stores): GRI-Mech 8-288 B
+at 7 down to 2 warps (8-27 columns), n-heptane 8-248 B at 5 down to 2 (11-26), DME 8 B at 3 (10); not n-heptane at
+7 or 6 (8, 9 columns), nor DME at 4 or 2 (8, 15).  Beyond it the command warns that registers may spill."""
+
+
+def turn_columns(op: Operation) -> set[int]:
+    """The columns a diffusion turn adds into (its column sums ``colsum{c}`` or ``colsum{c}@{t}``,
+    ``_turn_op``); none for any other operation."""
+    if op.kind != "turn":
+        return set()
+    return {int(name[len("colsum"):].split("@")[0]) for name in op.outputs if name.startswith("colsum")}
+
+
 def column_blocks(n: int, warps: int) -> list[list[int]]:
     """The columns of each warp: adjacent columns (paper §3.3), in blocks of
     ceil(n / warps) or floor(n / warps), the larger ones spread evenly among

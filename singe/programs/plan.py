@@ -89,6 +89,7 @@ class RegisterPlan:
     schedule of their straight-line code, nothing to spare (GRI-Mech chemistry at the defaults, sm_90:
     8 of 10 stripes kept, 40 B of spills; none, no spills)."""
     warp_budgets: tuple[int, ...] = ()  # per warp, its warpgroup's setmaxnreg count (sm_90a; () for none)
+    turn_columns: tuple[int, ...] = ()  # per warp, the columns its diffusion turns add into (() for other kernels)
 
     def budget_of(self, warp: int) -> int:
         """Registers per thread ``warp`` may use: its warpgroup's setmaxnreg count, else the launch budget."""
@@ -198,7 +199,7 @@ class RegisterPlan:
         at 15 warps x 3 CTAs: a floor of 42, a budget of 40, and ptxas compiles it in
         39 without spills, sm_80 and sm_90): there, registers *may* spill."""
         if not self.spilled:
-            return ()
+            return self._turn_warnings()
         outcome = "registers will spill" if self.spilled > REGISTER_GRANULE else \
             f"registers may spill (the estimate is within {REGISTER_GRANULE} registers of the budget)"
         over = sum(1 for w in range(len(self.per_warp)) if self.warp_floor(w) > self.budget_of(w))
@@ -211,6 +212,21 @@ class RegisterPlan:
             remedy = f"more warps per CTA than {warps} (--warps) may avoid them"
         return (f"{over} of {warps} warps need at least ~{self.floor} registers per thread, {self.budget} "
                 f"available at {self.ctas_per_sm} CTAs per SM: {outcome}; {remedy}",)
+
+    def _turn_warnings(self) -> tuple[str, ...]:
+        """The warning for diffusion turns wider than the floor was checked for (``TURN_COLUMNS_CHECKED``),
+        with the warps that keep them within it."""
+        from singe.kernels.transport import TURN_COLUMNS_CHECKED
+
+        widest = max(self.turn_columns, default=0)
+        if widest <= TURN_COLUMNS_CHECKED:
+            return ()
+        species = sum(self.turn_columns)
+        warps = -(-species // TURN_COLUMNS_CHECKED)
+        remedy = f"--warps {warps} keeps them within it" if warps <= WARP_SIZE else "fewer CTAs per SM may avoid that"
+        return (f"diffusion turns over up to {widest} columns per warp, more than the {TURN_COLUMNS_CHECKED} for which "
+                f"the register estimate was checked against ptxas: registers may spill at {self.ctas_per_sm} CTAs "
+                f"per SM (GRI-Mech at 4 warps, 14 columns: 164 B on sm_90); {remedy}",)
 
     def __str__(self) -> str:
         groups = self.warp_budgets[::WARPGROUP]
@@ -289,13 +305,24 @@ def plan_registers(programs, target, ctas_per_sm: int) -> RegisterPlan:
     from singe.programs.lowering import program_units
 
     plan = RegisterPlan(budgets[-1], tuple(live_doubles(p) for p in programs.programs), stripes,
-                        ctas_per_sm=ctas_per_sm, fewer_ctas_budgets=budgets[:-1])
+                        ctas_per_sm=ctas_per_sm, fewer_ctas_budgets=budgets[:-1],
+                        turn_columns=_turn_columns(programs))
     if programs.dispatch != "switch":
         return plan
     plan = replace(plan, margin=REGISTER_MARGIN + SWITCH_MARGIN, headroom=SWITCH_HEADROOM, all_stripes_or_none=True)
     plan = replace(plan, warp_budgets=warpgroup_budgets(plan, programs.warps, target))
     return replace(plan, fences=tuple(fence_positions(program_units(p), held_allowances(plan, w, unit_peaks(p)))
                                       for w, p in enumerate(programs.programs)))
+
+
+def _turn_columns(programs) -> tuple[int, ...]:
+    """Per warp, the columns its diffusion turns add into (``transport.turn_columns``); () without turns."""
+    from singe.kernels.transport import turn_columns
+    from singe.programs.lowering import ComputeUnit, program_units
+
+    widths = tuple(len(set().union(*(turn_columns(u.op) for u in program_units(p) if isinstance(u, ComputeUnit))))
+                   for p in programs.programs)
+    return widths if any(widths) else ()
 
 
 def held_allowances(plan: RegisterPlan, warp: int, peaks: list[int]) -> list[int]:

@@ -611,6 +611,7 @@ class WarpCode:
     forwarded: tuple = ()  # per unit, the (loads, stores) it issues (``issued_shared``); () when all do
     known: frozenset = frozenset()  # the units emitted for this warp alone: ptxas knows their constants' indices
     arch: ArchCode = ARCH_CODE["sm_90"]
+    constant_loads: int = 0  # per slab, the loads of its constants at known indices (``known_constant_loads``)
 
     def constant_class(self, k: int) -> str | None:
         """What one use of a constant of unit ``k`` loaded where used issues: a table load, or at an index ptxas
@@ -708,9 +709,7 @@ def warp_code(programs: WarpPrograms, arch: str = "sm_90") -> list[WarpCode]:
                       issued_shared(units[w], kept_values[w], fences[w]) if forward else (),
                       frozenset(k for k in range(len(units[w])) if (w, k) not in overlaid.shared_positions), code)
              for w in range(programs.warps)]
-    return [dataclasses.replace(c, dispatch=tuple((dict(c.dispatch) | {"other": dict(c.dispatch).get("other", 0)
-                                                                        + known_constant_loads(c)}).items()))
-            for c in codes]
+    return [dataclasses.replace(c, constant_loads=known_constant_loads(c)) for c in codes]
 
 
 def known_constant_loads(code: WarpCode) -> int:
@@ -742,8 +741,9 @@ def static_instructions(programs: WarpPrograms, arch: str = "sm_90") -> int:
     with every rolled loop counted as codegen emits it, its body ``unroll``
     times and its trip overhead once (``loop_static_savings``), every unit
     the overlay emits once for several warps (``OverlaidKernel.sharing``)
-    counted once, and the slab loop and dispatch (``WarpCode.dispatch``, which
-    every warp passes) once.  The divergent-path copies ptxas emits of the constants'
+    counted once, the slab loop and dispatch (``WarpCode.dispatch``, which
+    every warp passes) once, and each warp's loads of its known constants
+    (``WarpCode.constant_loads``).  The divergent-path copies ptxas emits of the constants'
     shuffles (``BRA.DIV``) and the library's slow-path call sites (a return address,
     the ``CALL``, two moves of the result per division, reciprocal or square root) are
     not counted.  n-heptane viscosity at 13 warps x 3 CTAs (rolled loops, sm_90):
@@ -760,6 +760,7 @@ def static_instructions(programs: WarpPrograms, arch: str = "sm_90") -> int:
         return size
 
     total = max((sum(n for _, n in code.dispatch) for code in codes), default=0)  # one slab loop and dispatch
+    total += sum(code.constant_loads for code in codes)  # in each warp's own code
     total += sum(static(k, code) for code in codes for k in range(len(code.units)))
     if programs.plan is not None:
         for warp, position, count in lay_out(programs).sharing:
@@ -811,6 +812,7 @@ def issued_per_warp(programs: WarpPrograms, arch: str = "sm_90") -> list[dict]:
     result = []
     for code in warp_code(programs, arch):
         counts = dict.fromkeys(ISSUE_CLASSES, 0)
+        counts["other"] += code.constant_loads
         for name, n in code.dispatch:
             counts[name] += n
         for k, unit in enumerate(code.units):
@@ -900,7 +902,7 @@ def warp_steps(programs: WarpPrograms, preset: Preset) -> list[list]:
         segment = builder.flush()
         if segment:
             steps.append(segment)
-        result.append(spread_issue(steps, sum(n for _, n in code.dispatch), {}))
+        result.append(spread_issue(steps, sum(n for _, n in code.dispatch) + code.constant_loads, {}))
     return result
 
 

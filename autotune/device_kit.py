@@ -75,14 +75,20 @@ VARIANTS = {  # name -> a singe command line (gpu_bench --sweep-best reads it), 
 }
 
 
-def bench_arguments(args, variants: list[str] = ()) -> list[str]:
+def bench_arguments(args, variants: list[str] = (), settings: str | None = None) -> list[str]:
     """gpu_bench's selection, the same here (compiling) and there (timing); ``variants``: the files of
-    ``write_variants``, as each side names them."""
-    words = ["--mechanisms", args.mechanisms, "--kernels", args.kernels, "--settings", args.settings,
+    ``write_variants``, as each side names them; ``settings``: these alone, without the sweeps' and the
+    variants' (default: ``args.settings`` and all of them)."""
+    words = ["--mechanisms", args.mechanisms, "--kernels", args.kernels, "--settings", settings or args.settings,
              "--arch", args.arch]
-    for path in [*(args.sweep_best or []), *variants]:
+    for path in [] if settings else [*(args.sweep_best or []), *variants]:
         words += ["--sweep-best", str(path)]
     return words
+
+
+def gpu_bench(words: list[str]) -> str:
+    """The session script's gpu_bench command of ``words``."""
+    return f"python3 -m autotune.gpu_bench {shlex.join(words)}"
 
 
 def write_variants(folder: pathlib.Path) -> list[pathlib.Path]:
@@ -147,7 +153,7 @@ def build_probes(folder: pathlib.Path, arch: str) -> None:
 
 def persistent_commands(args) -> list[str]:
     """The timing of each PERSISTENT kernel (``persistent_arguments``), one JSON each."""
-    return [f"timeout {LIMITS['persistent'] // len(PERSISTENT)} python3 -m autotune.gpu_bench {shlex.join(selection)} "
+    return [f"timeout {LIMITS['persistent'] // len(PERSISTENT)} {gpu_bench(selection)} "
             f"--points {args.points} --no-sanitizer --json \"$OUT/persistent_{name}.json\" --plot ''"
             for name, selection in persistent_arguments(args)]
 
@@ -160,8 +166,8 @@ def kit_path(folder: pathlib.Path) -> pathlib.Path:
 def run_script(folder: pathlib.Path, args, variants: list[pathlib.Path] = ()) -> str:
     """The device session, as bash, run from the repository root there."""
     kit = kit_path(folder)
-    bench = f"python3 -m autotune.gpu_bench {shlex.join(bench_arguments(args, [kit_path(v) for v in variants]))}"
-    paper = f"python3 -m autotune.gpu_bench {shlex.join(bench_arguments(argparse.Namespace(**{**vars(args), 'settings': 'paper', 'sweep_best': []})))}"
+    bench = gpu_bench(bench_arguments(args, [kit_path(v) for v in variants]))
+    paper = gpu_bench(bench_arguments(args, settings="paper"))
     metrics = ",".join(NCU_METRICS)
     return "\n".join([
         "#!/bin/bash",

@@ -128,6 +128,7 @@ values, and the grid's tail.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections import deque
 from dataclasses import dataclass, field
@@ -551,11 +552,11 @@ class ArchCode:
     expansions: dict[str, Expansion]  # the warp-specialized kernels' (the baseline's: with the library's exp)
     slab_overhead: dict[str, int]  # ``SLAB_OVERHEAD``
     warp_switch_slab: dict[str, int]  # ``WARP_SWITCH_SLAB``
-    uniform_constants: float
+    uniform_constants: int | None
     """The warp-specialized constants whose table index ptxas knows (code that one warp runs: its switch
     case, or a block masked to it alone) cost no instruction where they are used; per slab, a warp loads
     each distinct one once (``ULDC.64``), except the first ``uniform_constants`` of them, which ptxas keeps in
-    uniform registers across the slab loop (``known_constant_loads``).  math.inf: none is loaded (the
+    uniform registers across the slab loop (``WarpCode.constant_loads``).  None: none is loaded (the
     instructions read them from the constant bank)."""
 
     @property
@@ -583,7 +584,7 @@ ARCH_CODE = {
     # sm_80: a constant at a known index is a constant-bank operand of the instruction reading it (c[0x3][...]):
     # DME viscosity at 15 warps x 3 CTAs, warp 0 (its own masked block and switch case) issues no LDC or ULDC
     # where sm_90 issues 70 ULDC.64 per slab; the warps sharing code issue one LDC.64 per use on both
-    "sm_80": ArchCode(SM80_EXPANSIONS, SM80_SLAB_OVERHEAD, SM80_WARP_SWITCH_SLAB, math.inf),
+    "sm_80": ArchCode(SM80_EXPANSIONS, SM80_SLAB_OVERHEAD, SM80_WARP_SWITCH_SLAB, None),
 }
 
 
@@ -611,12 +612,35 @@ class WarpCode:
     forwarded: tuple = ()  # per unit, the (loads, stores) it issues (``issued_shared``); () when all do
     known: frozenset = frozenset()  # the units emitted for this warp alone: ptxas knows their constants' indices
     arch: ArchCode = ARCH_CODE["sm_90"]
-    constant_loads: int = 0  # per slab, the loads of its constants at known indices (``known_constant_loads``)
 
     def constant_class(self, k: int) -> str | None:
         """What one use of a constant of unit ``k`` loaded where used issues: a table load, or at an index ptxas
-        knows nothing (None: its loads are the warp's ``known_constant_loads``)."""
+        knows nothing (None: its loads are the warp's ``constant_loads``)."""
         return None if k in self.known and self.table_class == "other" else self.table_class
+
+    @functools.cached_property
+    def constant_loads(self) -> int:
+        """The ``ULDC.64`` this warp issues per slab for its constants at indices ptxas knows (``known``): one
+        per distinct constant its units read there (ptxas loads it once and reuses the uniform register), less
+        the ``ArchCode.uniform_constants`` it keeps across the slab loop.  The varying constants of a loop
+        emitted as a loop are table loads of each iteration instead (``loop_classes``)."""
+        if self.table_class != "other" or self.arch.uniform_constants is None:
+            return 0
+        distinct = set()
+        for k in self.known:
+            unit = self.units[k]
+            if isinstance(unit, ComputeUnit):
+                rolled = self._rolled_constants(unit)
+                distinct |= {src.value for instr in live_instructions(unit.op.instrs, self.needed(unit))
+                             for src in instr.srcs if isinstance(src, Const)
+                             and src.value not in self.in_registers and src.value not in rolled}
+        return max(0, len(distinct) - self.arch.uniform_constants)
+
+    def _rolled_constants(self, unit: ComputeUnit) -> set:
+        """The varying constants of ``unit``'s loops that are emitted as loops (read at a running index)."""
+        loops = [loop for loop in unit.loops if not loop_summary(unit, loop).unrolled] if self.rolled else []
+        return {loop.iteration(unit.instructions, t)[q].srcs[o].value
+                for loop in loops for q, o in varying_constants(unit, loop) for t in range(loop.count)}
 
     def needed(self, unit) -> set | None:
         """The values of a compute unit read after it (codegen emits what they need), None: all."""
@@ -705,34 +729,10 @@ def warp_code(programs: WarpPrograms, arch: str = "sm_90") -> list[WarpCode]:
     forward = unswitched(overlaid)
     kept_values = [frozenset(tables[w][:kept]) for w in range(programs.warps)]
     fences = programs.plan.fences or (frozenset(),) * programs.warps
-    codes = [WarpCode(units[w], kept_values[w], tuple(dispatch.items()), True, rolled, table_class,
-                      issued_shared(units[w], kept_values[w], fences[w]) if forward else (),
-                      frozenset(k for k in range(len(units[w])) if (w, k) not in overlaid.shared_positions), code)
-             for w in range(programs.warps)]
-    return [dataclasses.replace(c, constant_loads=known_constant_loads(c)) for c in codes]
-
-
-def known_constant_loads(code: WarpCode) -> int:
-    """The ``ULDC.64`` a warp issues per slab for its constants at indices ptxas knows (``WarpCode.known``):
-    one per distinct constant its units read there (ptxas loads it once and reuses the uniform register),
-    less the ``ArchCode.uniform_constants`` it keeps across the slab loop.  The varying constants of a loop
-    emitted as a loop are table loads of each iteration instead (``loop_classes``)."""
-    if code.table_class != "other" or math.isinf(code.arch.uniform_constants):
-        return 0
-    distinct = set()
-    for k in code.known:
-        unit = code.units[k]
-        if not isinstance(unit, ComputeUnit):
-            continue
-        rolled = set()
-        for loop in unit.loops if code.rolled else ():
-            if not loop_summary(unit, loop).unrolled:
-                rolled |= {loop.iteration(unit.instructions, t)[q].srcs[o].value
-                           for q, o in varying_constants(unit, loop) for t in range(loop.count)}
-        for instr in live_instructions(unit.op.instrs, code.needed(unit)):
-            distinct |= {src.value for src in instr.srcs if isinstance(src, Const)
-                         and src.value not in code.in_registers and src.value not in rolled}
-    return max(0, len(distinct) - int(code.arch.uniform_constants))
+    return [WarpCode(units[w], kept_values[w], tuple(dispatch.items()), True, rolled, table_class,
+                     issued_shared(units[w], kept_values[w], fences[w]) if forward else (),
+                     frozenset(k for k in range(len(units[w])) if (w, k) not in overlaid.shared_positions), code)
+            for w in range(programs.warps)]
 
 
 def static_instructions(programs: WarpPrograms, arch: str = "sm_90") -> int:
@@ -871,8 +871,8 @@ def loop_classes(unit: ComputeUnit, loop: Loop, code: WarpCode, k: int) -> dict:
     affine = 0 if summary.unrolled else summary.iterations * summary.affine_indices  # immediate offsets
     for per, n in ((LOOP_TABLE_COLUMN, tables),
                    (LOOP_AFFINE_COLUMN, affine), (LOOP_TRIP, summary.trips)):
-        for name, k in per.items():
-            counts[name] = counts.get(name, 0) + k * n
+        for name, each in per.items():
+            counts[name] = counts.get(name, 0) + each * n
     return counts
 
 

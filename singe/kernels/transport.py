@@ -227,6 +227,14 @@ def row_sum_name(r: int, c: int) -> str:
     return f"rowsum{r}_{c}"
 
 
+COLUMN_SUM = "colsum"
+
+
+def column_sum_name(c: int, turn: int | None = None) -> str:
+    """Column c's sum: complete, or as a diffusion turn leaves it (``_turn_op``; ``turn_columns`` reads it)."""
+    return f"{COLUMN_SUM}{c}" if turn is None else f"{COLUMN_SUM}{c}@{turn}"
+
+
 def pair_inverse_name(c: int, r: int) -> str:
     """1/(P D_rc) in the operation of column c (a temporary: ``pair_slice`` finds its instructions)."""
     return f"dc{c}.d{r}"
@@ -253,8 +261,8 @@ def diffusion_column_op(c: int, rows: list[int], coefficients: np.ndarray, previ
             b.emit("mul", inverse, Reg(f"x{c}"), dst=row_sum_name(r, c))
         outputs.append(row_sum_name(r, c))
     if column_sum is not None:
-        b.emit("mov", column_sum, dst=f"colsum{c}")
-        outputs.append(f"colsum{c}")
+        b.emit("mov", column_sum, dst=column_sum_name(c))
+        outputs.append(column_sum_name(c))
     inputs = ["lnT", f"x{c}"] + [f"x{r}" for r in rows] + [previous[r] for r in rows if r in previous]
     return _op(b, f"diffusion_column_{c}", "column", inputs, outputs)
 
@@ -286,7 +294,7 @@ def diffusion_graph(mech: Mechanism) -> DataflowGraph:
         ops.append(diffusion_column_op(c, rows, coefficients[:, c], dict(last_row_sum)))
         last_row_sum.update({r: row_sum_name(r, c) for r in rows})
     for k in range(n):
-        sums = ([f"colsum{k}"] if columns[k] else []) + ([last_row_sum[k]] if k in last_row_sum else [])
+        sums = ([column_sum_name(k)] if columns[k] else []) + ([last_row_sum[k]] if k in last_row_sum else [])
         ops.append(diffusion_output_op(k, float(weights[k]), sums))
     return DataflowGraph("diffusion", mech.name, tuple(ops), n)
 
@@ -303,11 +311,11 @@ at 7 down to 2 warps (8-27 columns), n-heptane 8-248 B at 5 down to 2 (11-26), D
 
 
 def turn_columns(op: Operation) -> set[int]:
-    """The columns a diffusion turn adds into (its column sums ``colsum{c}`` or ``colsum{c}@{t}``,
-    ``_turn_op``); none for any other operation."""
+    """The columns a diffusion turn adds into (its outputs named by ``column_sum_name``); none for any other
+    operation."""
     if op.kind != "turn":
         return set()
-    return {int(name[len("colsum"):].split("@")[0]) for name in op.outputs if name.startswith("colsum")}
+    return {int(name[len(COLUMN_SUM):].split("@")[0]) for name in op.outputs if name.startswith(COLUMN_SUM)}
 
 
 def column_blocks(n: int, warps: int) -> list[list[int]]:
@@ -441,7 +449,7 @@ def _turn_op(adder: tuple[int, int], t: int, pairs: list[tuple[int, int]], turns
     for c in dict.fromkeys(c for _, c in pairs):
         before = turns.turns_of(adder, c)
         if before[0] < t:
-            column_sum[c] = f"colsum{c}@{max(u for u in before if u < t)}"
+            column_sum[c] = column_sum_name(c, max(u for u in before if u < t))
             inputs[column_sum[c]] = None
     by_row: dict[int, list[int]] = {}
     for r, c in pairs:
@@ -464,7 +472,7 @@ def _turn_op(adder: tuple[int, int], t: int, pairs: list[tuple[int, int]], turns
             row_sum = out
         outputs.append(row_sum)
     for c, value in column_sum.items():
-        out = f"colsum{c}" if turns.turns_of(adder, c)[-1] == t else f"colsum{c}@{t}"
+        out = column_sum_name(c, None if turns.turns_of(adder, c)[-1] == t else t)
         instrs.append(Instr("mov", out, (Reg(value),)))
         outputs.append(out)
     return Operation(name, "turn", tuple(instrs), tuple(inputs), tuple(outputs))

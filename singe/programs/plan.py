@@ -246,11 +246,18 @@ def unit_peaks(program) -> list[int]:
     in the code codegen emits: backward liveness over its units
     (``lowering.program_units``); while an operation runs, its temporaries
     and one register each for its in-place loads and stores count too."""
-    from singe.programs.lowering import ComputeUnit, program_units
+    from singe.programs.lowering import program_units
+
+    return _peaks(program_units(program))
+
+
+def _peaks(units) -> list[int]:
+    """``unit_peaks`` of a warp's units."""
+    from singe.programs.lowering import ComputeUnit
 
     live: set[str] = set()
     peaks = []
-    for unit in reversed(program_units(program)):
+    for unit in reversed(units):
         if isinstance(unit, ComputeUnit):
             reads = unit.reads()
             streamed = min(len(unit.loads), 1) + min(len(set(unit.stores) - unit.keep), 1)
@@ -304,24 +311,26 @@ def plan_registers(programs, target, ctas_per_sm: int) -> RegisterPlan:
     from singe.programs.forwarding import fence_positions
     from singe.programs.lowering import program_units
 
-    plan = RegisterPlan(budgets[-1], tuple(live_doubles(p) for p in programs.programs), stripes,
-                        ctas_per_sm=ctas_per_sm, fewer_ctas_budgets=budgets[:-1],
-                        turn_columns=_turn_columns(programs))
+    units = [program_units(p) for p in programs.programs]
+    peaks = [_peaks(u) for u in units]
+    plan = RegisterPlan(budgets[-1], tuple(max(p, default=0) for p in peaks), stripes,
+                        ctas_per_sm=ctas_per_sm, fewer_ctas_budgets=budgets[:-1], turn_columns=_turn_columns(units))
     if programs.dispatch != "switch":
         return plan
     plan = replace(plan, margin=REGISTER_MARGIN + SWITCH_MARGIN, headroom=SWITCH_HEADROOM, all_stripes_or_none=True)
     plan = replace(plan, warp_budgets=warpgroup_budgets(plan, programs.warps, target))
-    return replace(plan, fences=tuple(fence_positions(program_units(p), held_allowances(plan, w, unit_peaks(p)))
-                                      for w, p in enumerate(programs.programs)))
+    return replace(plan, fences=tuple(fence_positions(u, held_allowances(plan, w, p))
+                                      for w, (u, p) in enumerate(zip(units, peaks))))
 
 
-def _turn_columns(programs) -> tuple[int, ...]:
-    """Per warp, the columns its diffusion turns add into (``transport.turn_columns``); () without turns."""
+def _turn_columns(units) -> tuple[int, ...]:
+    """Per warp (its units), the columns its diffusion turns add into (``transport.turn_columns``); () without
+    turns."""
     from singe.kernels.transport import turn_columns
-    from singe.programs.lowering import ComputeUnit, program_units
+    from singe.programs.lowering import ComputeUnit
 
-    widths = tuple(len(set().union(*(turn_columns(u.op) for u in program_units(p) if isinstance(u, ComputeUnit))))
-                   for p in programs.programs)
+    widths = tuple(len(set().union(*(turn_columns(u.op) for u in warp if isinstance(u, ComputeUnit))))
+                   for warp in units)
     return widths if any(widths) else ()
 
 

@@ -18,16 +18,16 @@ costs device time.  This builds here, into ``FOLDER``:
   indices and of constant-bank operands, feeding DFMA (the timing model's prices of the warp-specialized
   kernels' shared and constant loads).
 - ``variants/``: command lines of configurations beyond the paper's and the defaults, timed with them
-  (``VARIANTS``: the viscosity kernel dispatched by a switch, and at 4 warps x 8 CTAs, its fastest
-  measured setting).
+  (``VARIANTS``: DME viscosity at 4 warps x 8 CTAs, its fastest measured setting).
 - ``run.sh``: the session, in order of worth, each step under its own time limit, output in ``$OUT``:
   1. the timing run (gpu_bench, no sanitizer);
-  2. compute-sanitizer racecheck and synccheck of every warp-specialized kernel at 65,536 points;
-  3. DME viscosity and chemistry at the paper's settings again with a persistent grid
-     (``SINGE_GRID_LIMIT`` = SMs x CTAs per SM: the per-CTA prologue once per CTA, not per slab);
-  4. the probe under racecheck;
-  5. the load-throughput probe;
-  6. ncu's issued instructions and stall reasons per kernel (first launch of each).
+  2. chemistry at the defaults on sm_90a (``SETMAXNREG``: per-warpgroup register budgets);
+  3. the warp-specialized kernels at the paper's settings with one CTA per slab (``ONE_CTA_PER_SLAB``), the
+     control of the persistent grid that the launcher sizes by default;
+  4. compute-sanitizer racecheck and synccheck of every warp-specialized kernel at 65,536 points;
+  5. the probe under racecheck;
+  6. the load-throughput probe;
+  7. ncu's issued instructions and stall reasons per kernel (first launch of each).
 
 It prints the device call to make.  The folder is git-ignored; the tool carries it when ``carry`` names it.
 """
@@ -61,17 +61,13 @@ NCU_METRICS = ("smsp__inst_executed.sum", "smsp__sass_thread_inst_executed_op_df
                "smsp__average_warps_issue_stalled_not_selected_per_issue_active.ratio",
                "smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio")
 # seconds per step on the device (a 15-minute lease: ~1 minute to start, the rest here)
-LIMITS = {"timing": 200, "persistent": 60, "sanitizer": 150, "probe": 30, "mio": 10, "ncu": 90}
-SMS = 132  # an H100's or H200's streaming multiprocessors: the persistent grid is SMS x CTAs per SM
-PERSISTENT = (("dme", "viscosity"), ("dme", "chemistry"))  # timed again with a persistent grid
+LIMITS = {"timing": 190, "setmaxnreg": 60, "per_slab": 60, "sanitizer": 100, "probe": 30, "mio": 10, "ncu": 90}
+RACE_MODES = ("arrive", "sync", "none", "chain", "war", "many")  # of the racecheck probe (named_barrier_race.cu)
+ONE_CTA_PER_SLAB = "SINGE_GRID_LIMIT=1073741824"  # the launch before the persistent grid (its control)
+SETMAXNREG = ["--mechanisms", "dme,heptane", "--kernels", "chemistry", "--settings", "defaults",
+              "--arch", "sm_90a"]  # chemistry with per-warpgroup register budgets (setmaxnreg), both styles
 VARIANTS = {  # name -> a singe command line (gpu_bench --sweep-best reads it), timed in both styles
-    "dme_viscosity_15x3_switch": "singe dme.inp --kernels viscosity --warps 15 --ctas-per-sm 3 "
-                                 "--viscosity-dispatch switch",
     "dme_viscosity_4x8": "singe dme.inp --kernels viscosity --warps 4 --ctas-per-sm 8",
-    "dme_viscosity_4x8_switch": "singe dme.inp --kernels viscosity --warps 4 --ctas-per-sm 8 "
-                                "--viscosity-dispatch switch",
-    "heptane_viscosity_13x3_switch": "singe heptane.inp --kernels viscosity --warps 13 --ctas-per-sm 3 "
-                                     "--viscosity-dispatch switch",
 }
 
 
@@ -102,16 +98,11 @@ def write_variants(folder: pathlib.Path) -> list[pathlib.Path]:
     return paths
 
 
-def persistent_arguments(args) -> list[tuple[str, list[str]]]:
-    """(name, gpu_bench's selection) of each PERSISTENT kernel at the paper's setting, warp-specialized, with a
-    grid of SMS x its CTAs per SM."""
-    from autotune.bench import paper_options
-
-    return [(f"{mechanism}_{kernel}",
-             ["--mechanisms", mechanism, "--kernels", kernel, "--settings", "paper", "--arch", args.arch,
-              "--styles", "warp-specialized",
-              "--define", f"SINGE_GRID_LIMIT={SMS * paper_options(mechanism, kernel)['ctas_per_sm']}"])
-            for mechanism, kernel in PERSISTENT]
+def per_slab_arguments(args) -> list[str]:
+    """gpu_bench's selection of the warp-specialized kernels at the paper's settings launched with one CTA per
+    slab (``ONE_CTA_PER_SLAB``), the control of the persistent grid the launcher sizes by default."""
+    return ["--mechanisms", args.mechanisms, "--kernels", args.kernels, "--settings", "paper", "--arch", args.arch,
+            "--styles", "warp-specialized", "--define", ONE_CTA_PER_SLAB]
 
 
 def compile_into(folder: pathlib.Path, selection: list[str]) -> None:
@@ -151,13 +142,6 @@ def build_probes(folder: pathlib.Path, arch: str) -> None:
         subprocess.run([nvcc, f"-arch={arch}", "-O3", "-o", str(folder / name), str(source)], check=True)
 
 
-def persistent_commands(args) -> list[str]:
-    """The timing of each PERSISTENT kernel (``persistent_arguments``), one JSON each."""
-    return [f"timeout {LIMITS['persistent'] // len(PERSISTENT)} {gpu_bench(selection)} "
-            f"--points {args.points} --no-sanitizer --json \"$OUT/persistent_{name}.json\" --plot ''"
-            for name, selection in persistent_arguments(args)]
-
-
 def kit_path(folder: pathlib.Path) -> pathlib.Path:
     """The kit's folder as the session script names it: from the repository root, which the device's copy shares."""
     return folder.relative_to(ROOT) if folder.is_relative_to(ROOT) else folder
@@ -182,13 +166,18 @@ def run_script(folder: pathlib.Path, args, variants: list[pathlib.Path] = ()) ->
         "step 'timing'",
         f"timeout {LIMITS['timing']} {bench} --points {args.points} --no-sanitizer "
         '--json "$OUT/timing.json" --plot "$OUT/timing.png"',
-        "step 'persistent grid: SINGE_GRID_LIMIT = SMs x CTAs per SM'",
-        *persistent_commands(args),
+        "step 'chemistry at the defaults on sm_90a: setmaxnreg'",
+        f"timeout {LIMITS['setmaxnreg']} {gpu_bench(SETMAXNREG)} --points {args.points} --no-sanitizer "
+        '--json "$OUT/setmaxnreg.json" --plot ""',
+        "step 'one CTA per slab, control of the persistent grid'",
+        f"timeout {LIMITS['per_slab']} {gpu_bench(per_slab_arguments(args))} --points {args.points} --no-sanitizer "
+        '--json "$OUT/per_slab.json" --plot ""',
         "step 'compute-sanitizer, warp-specialized kernels, paper settings'",
         f"timeout {LIMITS['sanitizer']} {paper} --styles warp-specialized --points {SANITIZER_POINTS} "
         '--json "$OUT/sanitizer.json" --plot ""',
         "step 'racecheck probe: named barriers'",
-        f"for mode in arrive sync none; do timeout {LIMITS['probe'] // 3} compute-sanitizer --tool racecheck "
+        f"for mode in {' '.join(RACE_MODES)}; do timeout {LIMITS['probe'] // len(RACE_MODES)} "
+        "compute-sanitizer --tool racecheck "
         f"{kit}/probe $mode 2>&1 | grep -E 'probe|hazard|SUMMARY'; done",
         "step 'load throughput probe: LDS.64, LDC.64, constant-bank operands'",
         f"timeout {LIMITS['mio']} {kit}/mio",
@@ -216,7 +205,7 @@ def main(argv=None) -> int:
     folder.mkdir(parents=True, exist_ok=True)
     variants = write_variants(folder)
     compile_into(folder, bench_arguments(args, variants))
-    for _, selection in persistent_arguments(args):
+    for selection in (SETMAXNREG, per_slab_arguments(args)):
         compile_into(folder, selection)
     copy_mechanisms(folder, args.mechanisms.split(","))
     download_wheels(folder)

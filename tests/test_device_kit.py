@@ -16,7 +16,8 @@ def test_the_session_fits_one_device_call_in_order_of_worth(tmp_path):
     variants = device_kit.write_variants(folder)
     script = device_kit.run_script(folder, args, variants)
     steps = [line.split("'")[1] for line in script.splitlines() if line.startswith("step '")]
-    assert steps == ["timing", "persistent grid: SINGE_GRID_LIMIT = SMs x CTAs per SM",
+    assert steps == ["timing", "chemistry at the defaults on sm_90a: setmaxnreg",
+                     "one CTA per slab, control of the persistent grid",
                      "compute-sanitizer, warp-specialized kernels, paper settings", "racecheck probe: named barriers",
                      "load throughput probe: LDS.64, LDC.64, constant-bank operands",
                      "ncu: instructions and stall reasons, first launch of each kernel"]
@@ -24,8 +25,10 @@ def test_the_session_fits_one_device_call_in_order_of_worth(tmp_path):
     sanitizer = script.split("step 'compute-sanitizer")[1].split("step '")[0]
     assert timing.count("--sweep-best") == len(device_kit.VARIANTS) and "--sweep-best" not in sanitizer
     assert "--settings paper,defaults" in timing and "--settings paper " in sanitizer
-    assert (folder / "variants" / "dme_viscosity_15x3_switch.txt").read_text().endswith("--viscosity-dispatch switch\n")
-    assert "--define SINGE_GRID_LIMIT=396" in script and "--define SINGE_GRID_LIMIT=264" in script  # 132 x 3, x 2
+    assert (folder / "variants" / "dme_viscosity_4x8.txt").read_text().endswith("--warps 4 --ctas-per-sm 8\n")
+    control = script.split("step 'one CTA per slab")[1].split("step '")[0]
+    assert "--define SINGE_GRID_LIMIT=1073741824" in control and script.count("SINGE_GRID_LIMIT") == 1
+    assert "--arch sm_90a" in script.split("setmaxnreg'")[1].split("step '")[0]
     assert f"SINGE_CACHE=$PWD/{folder}/cache" in script
     assert "--no-sanitizer" in script.split("step 'compute-sanitizer")[0]  # timing runs without the sanitizer
     assert sum(device_kit.LIMITS.values()) + 30 <= 600  # the device's limit for one command
@@ -37,6 +40,7 @@ def test_the_probes_build_and_the_race_probe_refuses_an_unknown_mode(tmp_path):
     assert (tmp_path / "mio").is_file()
     done = subprocess.run([str(tmp_path / "probe"), "sideways"], capture_output=True, text=True)
     assert done.returncode == 2 and "usage" in done.stderr
+    assert done.stderr.split()[-1] == "|".join(device_kit.RACE_MODES)  # the session runs every mode the probe has
 
 
 @pytest.mark.skipif(find_nvcc() is None or bool(__import__("autotune.sass").sass.missing_tools()),
@@ -66,6 +70,5 @@ def test_the_variants_are_command_lines_gpu_bench_reads(tmp_path):
     from autotune.gpu_bench import settings_from_sweep
 
     read = {path.stem: settings_from_sweep(str(path)) for path in device_kit.write_variants(tmp_path)}
-    assert read["dme_viscosity_15x3_switch"][:2] == ("dme", "viscosity")
-    assert read["dme_viscosity_15x3_switch"][2]["dispatch"] == "switch"
+    assert read["dme_viscosity_4x8"][:2] == ("dme", "viscosity")
     assert (read["dme_viscosity_4x8"][2]["warps"], read["dme_viscosity_4x8"][2]["dispatch"]) == (4, "auto")

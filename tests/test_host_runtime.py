@@ -518,19 +518,23 @@ def test_command_validates_on_the_host(tmp_path, capsys):
     assert error <= REFERENCE_TOLERANCE
 
 
-@pytest.mark.parametrize("limit", [2, 0])
-def test_a_grid_limit_loops_each_cta_over_its_slabs(limit):
-    """``-DSINGE_GRID_LIMIT=2`` (the persistent grid autotune/device_kit.py times): two CTAs loop over the four
-    slabs of 128 points and give the bits of one CTA per slab.  Companion: the limit reaches the launch, which
-    a limit of 0 makes an empty grid (refused, as CUDA refuses it)."""
+@pytest.mark.parametrize("limit", [None, 3, 1 << 30])
+def test_the_persistent_grid_gives_the_bits_of_one_cta_per_slab(limit):
+    """The launcher's grid: as many CTAs as the device holds (the host's device holds two, SINGE_RESIDENT_CTAS),
+    or ``-DSINGE_GRID_LIMIT=N`` of them, each looping over its slabs.  Two, three or eight CTAs over the eight
+    slabs of 256 points give the same bits.  Companion: the launch ran the CTAs the grid names, so the loop over
+    slabs is taken (two or three CTAs) or not (one CTA per slab)."""
     T, P, Y = states("h2o2")
+    T, P, Y = np.tile(T, 2), np.tile(P, 2), np.tile(Y, 2)
     c = compiled("h2o2", "viscosity", 4)
-    flags = host.FLAGS + (f"-DSINGE_GRID_LIMIT={limit}",)
-    if limit:
-        assert np.array_equal(c.run_host(T, P, Y, flags=flags), c.run_host(T, P, Y))
-    else:
-        with pytest.raises(host.HostRuntimeError, match="empty grid"):
-            c.run_host(T, P, Y, flags=flags)
+    flags = host.FLAGS + (() if limit is None else (f"-DSINGE_GRID_LIMIT={limit}",))
+    generated = generate(c)
+    kernel = host.load(generated, flags=flags)
+    ours = kernel.run({"temperature": T, "pressure": P, "mass_fractions": Y}, len(T))
+    assert kernel.statistics["ctas"] == {None: 2, 3: 3, 1 << 30: 8}[limit]
+    reference_run = host.load(generated, flags=host.FLAGS + ("-DSINGE_GRID_LIMIT=1",)).run(
+        {"temperature": T, "pressure": P, "mass_fractions": Y}, len(T))
+    assert all(np.array_equal(ours[f], reference_run[f]) for f in ours)
 
 
 @pytest.mark.parametrize("name, warps", [("dme", 15), ("heptane", 4)])

@@ -11,14 +11,17 @@ from autotune.speedup import measured_lines, measured_pairs
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 RUNS = ROOT / "docs" / "measurements" / "2026-11-26-h200"
+H100_RUNS = ROOT / "docs" / "measurements" / "2026-11-27-h100"
+H200_TABLE = "### Throughput at the paper's settings"
+H100_TABLE = "### Throughput on the H100 at the paper's settings"
 README = ROOT / "docs" / "measurements" / "README.md"
 NAMES = {"dme": "DME", "heptane": "n-heptane"}
 
 
-def documented_mismatches(text: str, runs: list[dict]) -> list[str]:
-    """Each paper-setting pair of each run against its row of the README's throughput table: the row
-    names the kernel, then per run WS, baseline and **WS / baseline**, in the runs' order."""
-    table = text.split("### Throughput at the paper's settings", 1)[1].split("\n### ", 1)[0]
+def documented_mismatches(text: str, runs: list[dict], heading: str = H200_TABLE) -> list[str]:
+    """Each paper-setting pair of each run against its row of the README's throughput table under ``heading``:
+    the row names the kernel, then per run WS, baseline and **WS / baseline**, in the runs' order."""
+    table = text.split(heading + " ", 1)[1].split("\n### ", 1)[0]
     rows = {line.split("|")[1].strip().split(" (")[0]: [c.strip() for c in line.split("|")[2:]]
             for line in table.splitlines() if line.startswith(("| DME ", "| n-heptane "))}
     problems = []
@@ -41,14 +44,29 @@ def test_documented_throughput_is_the_stored_runs():
     assert documented_mismatches(README.read_text(), runs) == []
 
 
+def h100_runs() -> list[dict]:
+    return [measured_pairs(str(H100_RUNS / "run1_timing.json")), measured_pairs(str(H100_RUNS / "run2_paper.json"))]
+
+
+def test_documented_h100_throughput_is_the_stored_runs():
+    runs = h100_runs()
+    assert [len(pairs) for pairs in runs] == [6, 6]
+    assert {pair["device"] for pairs in runs for pair in pairs.values()} == {"NVIDIA H100 80GB HBM3"}
+    assert documented_mismatches(README.read_text(), runs, H100_TABLE) == []
+    text = README.read_text().replace("| 216.3 | 138.3 | **1.56** |", "| 216.3 | 138.3 | **1.65** |", 1)  # companion: a wrong number is caught
+    assert documented_mismatches(text, runs, H100_TABLE) == [
+        "run 2 dme chemistry: documented ['216.3', '138.3', '**1.65**'], measured ['216.3', '138.3', '**1.56**']"]
+
+
 def test_a_wrong_documented_number_is_caught():
-    text = README.read_text().replace("**0.44**", "**1.44**", 1)
+    text = README.read_text().replace("| 1070.6 | 2432.7 | **0.44** |", "| 1070.6 | 2432.7 | **1.44** |", 1)
     assert documented_mismatches(text, stored_runs()) == [
         "run 2 dme viscosity: documented ['1070.6', '2432.7', '**1.44**'], measured ['1070.6', '2432.7', '**0.44**']"]
 
 
 def test_every_stored_kernel_matched_the_reference():
-    records = [r for path in RUNS.glob("run*.json") for r in json.loads(path.read_text()) if "max_error" in r]
+    records = [r for folder in (RUNS, H100_RUNS) for path in folder.glob("run*.json")
+               for r in json.loads(path.read_text()) if "max_error" in r]
     assert records and all(r["correct"] and r["max_error"] <= 1e-9 for r in records)
 
 

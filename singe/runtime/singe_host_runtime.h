@@ -103,6 +103,7 @@ struct Site {
 
 constexpr int kWarpSize = 32;
 constexpr int kMaxThreads = 1024;
+constexpr int kResidentCtas = 2;  // CTAs the host's device holds at once (SINGE_RESIDENT_CTAS)
 constexpr int kMaxWarps = kMaxThreads / kWarpSize;
 constexpr int kBarriers = 16;
 constexpr uint64_t kPoison = 0x7ff8dead7ff8deadull;  // a quiet NaN as a double; garbage as anything else
@@ -1002,6 +1003,8 @@ inline double singe_rcp_approx(double d) {
   ((void)(stream), ::singe_host::launch(#kernel, &(kernel), dim3(grid), dim3(block), size_t(shared_bytes), \
                                         [=]() { kernel(__VA_ARGS__); }))
 #define SINGE_LAUNCH_STATUS() (::singe_host::take_status())
+// The host's device holds two CTAs at once: a persistent grid of two, each CTA looping over every other slab.
+#define SINGE_RESIDENT_CTAS(kernel, threads, shared_bytes, cache) ((void)(cache), ::singe_host::kResidentCtas)
 
 // ---------------------------------------------------------------------------------------------
 // C API for singe/host.py.

@@ -32,6 +32,22 @@
 #define SINGE_LAUNCH(kernel, grid, block, shared_bytes, stream, ...) \
   kernel<<<(grid), (block), (shared_bytes), (cudaStream_t)(stream)>>>(__VA_ARGS__)
 #define SINGE_LAUNCH_STATUS() ((int)cudaGetLastError())
+// The CTAs of `kernel` the current device holds at once (its SMs times the CTAs per SM that its registers and
+// shared memory allow), the size of a persistent grid; `cache` keeps it per device after the first launch.  0 where
+// the runtime cannot say (the launch then takes one CTA per slab), with the runtime's error cleared.
+inline int singe_resident_ctas(const void *kernel, int threads, size_t shared_bytes, int (&cache)[16])
+{
+  int device = 0, sms = 0, per_sm = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) return (void)cudaGetLastError(), 0;
+  if (device < 16 && cache[device]) return cache[device];
+  if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, shared_bytes) != cudaSuccess)
+    return (void)cudaGetLastError(), 0;
+  if (device < 16) cache[device] = sms * per_sm;
+  return sms * per_sm;
+}
+#define SINGE_RESIDENT_CTAS(kernel, threads, shared_bytes, cache) \
+  singe_resident_ctas((const void *)(kernel), (threads), (shared_bytes), (cache))
 #endif
 // This thread's warp in the CTA, read from lane 0 so that ptxas knows every lane holds the same value: a branch on it
 // is not divergent, and the unaligned barriers inside need no convergence code (without it: +10 % static SASS and
@@ -596,14 +612,18 @@ extern "C" int h2o2_viscosity(const double *temperature, const double *mass_frac
 {
   if (n_points <= 0) return 0;
   const int n_slabs = (n_points + 31) / 32;
-  // One CTA per slab of 32 points; -DSINGE_GRID_LIMIT=N launches at most N CTAs, each looping over its slabs
-  // (a persistent grid: the per-CTA prologue paid once per CTA rather than per slab).
-#ifdef SINGE_GRID_LIMIT
-  const int grid = n_slabs < SINGE_GRID_LIMIT ? n_slabs : SINGE_GRID_LIMIT;
-#else
-  const int grid = n_slabs;
-#endif
   SINGE_SET_SHARED(h2o2_viscosity_kernel, 7168);
+  // A persistent grid: as many CTAs as the device holds at once, each looping over its slabs of 32 points, so that
+  // the per-CTA prologue (constants into registers, the dispatch) is paid once per CTA rather than once per slab
+  // (an H100, DME chemistry at 8 warps x 2 CTAs: 155.7 Mpoints/s with one CTA per slab, 216.5 so).
+  // -DSINGE_GRID_LIMIT=N launches at most N CTAs instead (a large N: one CTA per slab).
+#ifdef SINGE_GRID_LIMIT
+  const int limit = SINGE_GRID_LIMIT;
+#else
+  static int resident[16];
+  const int limit = SINGE_RESIDENT_CTAS(h2o2_viscosity_kernel, 128, 7168, resident);
+#endif
+  const int grid = limit > 0 && limit < n_slabs ? limit : n_slabs;
   SINGE_LAUNCH(h2o2_viscosity_kernel, grid, 128, 7168, stream, temperature, mass_fractions, viscosity, n_points, species_stride);
   return SINGE_LAUNCH_STATUS();
 }

@@ -18,9 +18,9 @@ dodecane: ../shared/mechanisms), and ``cantera:NAME`` for a mechanism of
 Cantera's bundled data converted to CHEMKIN with ``yaml2ck`` (those with
 transport data: gri30_highT, air, alzueta = example_data/ammonia-CO-H2-Alzueta-2023,
 sif4 = the gas phase of SiF4_NH3_mec, ammonia_ru = the gas phase of
-example_data/ammonia-Ru-Ba-YSZ-CSM-2019; gri30_ion, the other one with transport
-data, is left out: yaml2ck writes its species notes as bare lines, which neither
-Cantera's ck2yaml nor singe reads back).
+example_data/ammonia-Ru-Ba-YSZ-CSM-2019), or a Cantera YAML file by its path: gri30_ion,
+the other one with transport data, is read from its YAML (yaml2ck writes its species
+notes as bare lines, which neither Cantera's ck2yaml nor singe reads back).
 For ``sm_90a``, a kernel with per-warpgroup register budgets (setmaxnreg)
 also shows the budgets and the same kernel without them (its CTAs per SM,
 registers, spills).  One nvcc at a time; the n-heptane kernels take minutes, so run it niced.

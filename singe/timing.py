@@ -6,11 +6,15 @@ preset (K20c, A100, H100), and reports modeled cycles per CTA slab and points
 per second per GPU.  It is a model, reported as it comes out, not fitted to
 the paper's measurements (``autotune/bench.py`` prints the two side by side).
 
-Measured against a GPU once (an H200, docs/measurements/2026-11-26-h200; ``python -m autotune.speedup
---measured FILE``): at the paper's settings the model gives 2.35-5.26x the measured throughput of the
-warp-specialized kernels and 0.47-4.14x that of the baselines, so its speedups (0.71-6.60 on the H100
-preset) are not what the device did (0.44-1.03).  Its latencies and throughputs were left as they are:
-two runs show the model is off, not which of its terms is.  Candidates are in docs/measurements/README.md.
+Measured against GPUs (docs/measurements; ``python -m autotune.speedup --measured FILE``).  On the H100,
+this model's own preset (2026-11-27-h100, run 2, paper settings, persistent grid), it gives 2.36-4.92x the
+measured throughput of the warp-specialized kernels and 0.57-4.86x that of the baselines, so its speedups
+(0.71-6.60) are not what the device did (0.44-1.56).  ncu puts the warp-specialized transport kernels'
+time in waits for shared and constant loads (short scoreboard, MIO throttle) and barriers, the chemistry
+kernels' in barriers and instruction fetch; the model finds them bound by issue, shared bandwidth or FP64.
+The reorder window is not the cause: at 8 or 2 instructions instead of 32 the warp-specialized transport
+kernels' modeled throughput moves by at most 5 % (chemistry's by up to 35 %).  Its latencies and throughputs were left as they are;
+the probes in ``autotune/probes`` measure the candidates (docs/measurements/README.md).
 
 Assumptions
 -----------
@@ -92,7 +96,8 @@ SM contention (event-driven, fluid)
       program starts the next slab at once); the modeled time of a slab is
       the steady state ``(end of the last slab - end of the first) / (slabs - 1)``.
       The constants prologue and the tail of the grid are not modeled
-      (a large grid: 128^3 points).
+      (a large persistent grid, as the launcher sizes it: each CTA pays its
+      prologue once over many slabs).
 Occupancy
     * CTAs per SM: the least of the thread, warp and CTA limits, registers
       (per-warp allocation in units of 256 registers, from the partition of the warp), shared memory (with

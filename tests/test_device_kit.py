@@ -48,7 +48,7 @@ def test_the_probes_build_and_the_race_probe_refuses_an_unknown_mode(tmp_path):
 def test_the_load_probe_issues_the_loads_it_names(tmp_path):
     """Each mode of autotune/probes/mio_throughput.cu is the load it measures: LDS.64 in 'lds', LDC.64 at a
     register index in 'ldc' (eight per iteration of the unrolled loop), neither in 'bank' (its loads at known
-    indices hoisted out of the loop) and 'none'."""
+    indices hoisted out of the loop) and 'none', and both in 'mixed'."""
     import re
 
     from autotune import sass
@@ -57,13 +57,14 @@ def test_the_load_probe_issues_the_loads_it_names(tmp_path):
     listing = subprocess.run([sass.tool("cuobjdump"), "-sass", str(tmp_path / "mio")], capture_output=True,
                              text=True, check=True).stdout
     bodies = dict(re.findall(r"Function : _Z3mioILi(\d)EEviPdPx(.*?)(?=Function :|\Z)", listing, re.S))
-    assert sorted(bodies) == ["0", "1", "2", "3"]
+    assert sorted(bodies) == ["0", "1", "2", "3", "4"]
     def indexed(body: str) -> int:  # loads of the table at a register index (the parameters are c[0x0])
         return len(re.findall(r"c\[0x3\]\[R\d", body))
 
     assert bodies["0"].count("LDS.64") >= 8 and not indexed(bodies["0"])
     assert indexed(bodies["1"]) >= 8 and "LDS.64" not in bodies["1"]
     assert "LDS.64" not in bodies["2"] + bodies["3"] and not indexed(bodies["2"] + bodies["3"])
+    assert bodies["4"].count("LDS.64") >= 4 and indexed(bodies["4"]) >= 4  # 'mixed': both in turn
 
 
 def test_the_variants_are_command_lines_gpu_bench_reads(tmp_path):

@@ -133,3 +133,15 @@ def test_an_ordinary_alias_loads(tmp_path):
     """Companion: one phase's species list reused by the other."""
     path = _aliased(tmp_path, "", NAMES.replace("[", "&names [", 1), "  species: *names\n")
     assert len(singe.load_mechanism(path).species) == 10
+
+
+def test_a_phase_with_another_transport_model_is_warned_of_at_its_line():
+    """gri30_ion declares 'ionized-gas': the kernels compute the mixture-averaged model (for its electron and
+    ions the diffusion coefficients differ about 2x), so the load warns at the phase.  Companion: h2o2, which
+    declares 'mixture-averaged', loads without the warning."""
+    ion = singe.load_mechanism(CANTERA_DATA / "gri30_ion.yaml")
+    [warning] = [w for w in ion.warnings if "declares transport" in w.message]
+    assert "'ionized-gas'" in warning.message and "mixture-averaged" in warning.message
+    assert (warning.location.line, warning.location.column) == (16, 1)  # '- name: gas'
+    assert "ionized-gas model" in warning.hint
+    assert not [w for w in singe.load_mechanism(CANTERA_DATA / "h2o2.yaml").warnings if "declares transport" in w.message]

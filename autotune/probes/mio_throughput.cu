@@ -10,6 +10,7 @@
 //   ldc   LDC.64 of a __constant__ table at a warp-uniform index that ptxas does not know (as SINGE_CONST_AT)
 //   bank  the same table at indices ptxas knows (constant-bank operands, or ULDC on sm_90)
 //   none  immediates: the DFMA rate alone
+//   mixed LDS.64 and LDC.64 in turn: near the slower alone if they share the MIO queue, near their sum if not
 // Printed per mode: loads (or DFMA) per SM per cycle, from clock64 around the loop of each CTA.  Exit 1 when a mode's
 // result is not the value computed on the host (the loads read what they should).
 #include <cstdio>
@@ -38,8 +39,8 @@ __global__ void __launch_bounds__(THREADS, CTAS_PER_SM) mio(int iterations, doub
 #pragma unroll
     for (int u = 0; u < UNROLL; u++) {
       double c;
-      if (MODE == 0) c = slots[(i * UNROLL + u) & 63][lane];
-      else if (MODE == 1) c = table[(base + i * UNROLL + u) & (TABLE - 1)];
+      if (MODE == 0 || (MODE == 4 && u % 2 == 0)) c = slots[(i * UNROLL + u) & 63][lane];
+      else if (MODE == 1 || MODE == 4) c = table[(base + i * UNROLL + u) & (TABLE - 1)];
       else if (MODE == 2) c = table[u];
       else c = 1.0 / (1 + u);
       a[u & 3] = fma(c, 0.5, a[u & 3]);
@@ -58,7 +59,8 @@ static double expected(int mode, int iterations, int thread, const double *host_
   for (int i = 0; i < iterations; i++)
     for (int u = 0; u < UNROLL; u++) {
       const int step = i * UNROLL + u;
-      const double c = mode == 0 ? 1.0 / (1 + (step & 63)) : mode == 1 ? host_table[(warp * 64 + step) & (TABLE - 1)]
+      const bool shared = mode == 0 || (mode == 4 && u % 2 == 0), indexed = mode == 1 || (mode == 4 && !shared);
+      const double c = shared ? 1.0 / (1 + (step & 63)) : indexed ? host_table[(warp * 64 + step) & (TABLE - 1)]
                        : mode == 2 ? host_table[u] : 1.0 / (1 + u);
       sum += 0.5 * c;
     }
@@ -67,8 +69,8 @@ static double expected(int mode, int iterations, int thread, const double *host_
 
 int main()
 {
-  const char *names[] = {"lds", "ldc", "bank", "none"};
-  void (*kernels[])(int, double *, long long *) = {mio<0>, mio<1>, mio<2>, mio<3>};
+  const char *names[] = {"lds", "ldc", "bank", "none", "mixed"};
+  void (*kernels[])(int, double *, long long *) = {mio<0>, mio<1>, mio<2>, mio<3>, mio<4>};
   int sms = 0;
   if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0) != cudaSuccess) return 3;
   double host_table[TABLE];
@@ -82,7 +84,7 @@ int main()
   static double host_out[1 << 20];
   static long long host_cycles[1 << 14];
   int wrong = 0;
-  for (int mode = 0; mode < 4; mode++) {
+  for (int mode = 0; mode < 5; mode++) {
     kernels[mode]<<<blocks, THREADS>>>(iterations, out, cycles);  // warm-up
     kernels[mode]<<<blocks, THREADS>>>(iterations, out, cycles);
     if (cudaMemcpy(host_out, out, sizeof(double) * blocks * THREADS, cudaMemcpyDeviceToHost) != cudaSuccess) return 3;

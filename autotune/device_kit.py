@@ -27,7 +27,8 @@ costs device time.  This builds here, into ``FOLDER``:
   4. compute-sanitizer racecheck and synccheck of every warp-specialized kernel at 65,536 points;
   5. the probe under racecheck;
   6. the load-throughput probe;
-  7. ncu's issued instructions and stall reasons per kernel (first launch of each).
+  7. ncu's issued instructions and stall reasons per kernel (first launch of each);
+  8. ncu's stalls per SASS instruction of DME viscosity and chemistry (``NCU_SOURCE``), as a report and as CSV.
 
 It prints the device call to make.  The folder is git-ignored; the tool carries it when ``carry`` names it.
 """
@@ -61,7 +62,11 @@ NCU_METRICS = ("smsp__inst_executed.sum", "smsp__sass_thread_inst_executed_op_df
                "smsp__average_warps_issue_stalled_not_selected_per_issue_active.ratio",
                "smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio")
 # seconds per step on the device (a 15-minute lease: ~1 minute to start, the rest here)
-LIMITS = {"timing": 190, "setmaxnreg": 60, "per_slab": 60, "sanitizer": 100, "probe": 30, "mio": 10, "ncu": 90}
+LIMITS = {"timing": 190, "setmaxnreg": 60, "per_slab": 60, "sanitizer": 100, "probe": 30, "mio": 10, "ncu": 60,
+          "ncu_source": 30}
+# The kernels whose stalls ncu attributes to each SASS instruction (its SourceCounters section), first launch each
+NCU_SOURCE = ["--mechanisms", "dme", "--kernels", "viscosity,chemistry", "--settings", "paper", "--arch", "sm_90",
+              "--styles", "warp-specialized"]
 RACE_MODES = ("arrive", "sync", "none", "chain", "war", "many")  # of the racecheck probe (named_barrier_race.cu)
 ONE_CTA_PER_SLAB = "SINGE_GRID_LIMIT=1073741824"  # the launch before the persistent grid (its control)
 SETMAXNREG = ["--mechanisms", "dme,heptane", "--kernels", "chemistry", "--settings", "defaults",
@@ -182,8 +187,15 @@ def run_script(folder: pathlib.Path, args, variants: list[pathlib.Path] = ()) ->
         "step 'load throughput probe: LDS.64, LDC.64, constant-bank operands'",
         f"timeout {LIMITS['mio']} {kit}/mio",
         "step 'ncu: instructions and stall reasons, first launch of each kernel'",
-        f"timeout {LIMITS['ncu']} ncu --kernel-id '::regex:_kernel$:1' --csv --log-file \"$OUT/ncu.csv\" "
+        "mkdir -p /tmp/ncu",
+        f"timeout {LIMITS['ncu']} ncu --kernel-id '::regex:_kernel$:1' --csv --log-file /tmp/ncu/ncu.csv "
         f"--metrics {metrics} {bench} --points {NCU_POINTS} --no-sanitizer --json '' --plot ''",
+        "step 'ncu: stalls per SASS instruction, DME viscosity and chemistry'",
+        f"timeout {LIMITS['ncu_source']} ncu --kernel-id '::regex:_kernel$:1' --section WarpStateStats "
+        f"--section SourceCounters -o /tmp/ncu/source {gpu_bench(NCU_SOURCE)} --points {NCU_POINTS} --no-sanitizer "
+        "--json '' --plot ''",
+        "ncu --import /tmp/ncu/source.ncu-rep --page source --csv --print-source sass > /tmp/ncu/source.csv",
+        'tar czf "$OUT/ncu.tgz" -C /tmp ncu  # one file: the device returns at most 8',
         "step done", ""])
 
 

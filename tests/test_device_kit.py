@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 
 import pytest
@@ -20,7 +21,8 @@ def test_the_session_fits_one_device_call_in_order_of_worth(tmp_path):
                      "one CTA per slab, control of the persistent grid",
                      "compute-sanitizer, warp-specialized kernels, paper settings", "racecheck probe: named barriers",
                      "load throughput probe: LDS.64, LDC.64, constant-bank operands",
-                     "ncu: instructions and stall reasons, first launch of each kernel"]
+                     "ncu: instructions and stall reasons, first launch of each kernel",
+                     "ncu: stalls per SASS instruction, DME viscosity and chemistry"]
     timing = script.split("step 'timing'")[1].split("step '")[0]
     sanitizer = script.split("step 'compute-sanitizer")[1].split("step '")[0]
     assert timing.count("--sweep-best") == len(device_kit.VARIANTS) and "--sweep-best" not in sanitizer
@@ -32,6 +34,8 @@ def test_the_session_fits_one_device_call_in_order_of_worth(tmp_path):
     assert f"SINGE_CACHE=$PWD/{folder}/cache" in script
     assert "--no-sanitizer" in script.split("step 'compute-sanitizer")[0]  # timing runs without the sanitizer
     assert sum(device_kit.LIMITS.values()) + 30 <= 600  # the device's limit for one command
+    outputs = set(re.findall(r'\$OUT/([\w.]+)', script))
+    assert "ncu.tgz" in outputs and len(outputs) <= 8  # the device returns at most 8 files
 
 
 @pytest.mark.skipif(find_nvcc() is None, reason="nvcc (CUDA toolkit) not installed")
@@ -49,7 +53,6 @@ def test_the_load_probe_issues_the_loads_it_names(tmp_path):
     """Each mode of autotune/probes/mio_throughput.cu is the load it measures: LDS.64 in 'lds', LDC.64 at a
     register index in 'ldc' (eight per iteration of the unrolled loop), neither in 'bank' (its loads at known
     indices hoisted out of the loop) and 'none', and both in 'mixed'."""
-    import re
 
     from autotune import sass
 

@@ -64,9 +64,7 @@ NCU_METRICS = ("smsp__inst_executed.sum", "smsp__sass_thread_inst_executed_op_df
 # seconds per step on the device (a 15-minute lease: ~1 minute to start, the rest here)
 LIMITS = {"timing": 190, "setmaxnreg": 60, "per_slab": 60, "sanitizer": 100, "probe": 30, "mio": 10, "ncu": 60,
           "ncu_source": 30}
-# The kernels whose stalls ncu attributes to each SASS instruction (its SourceCounters section), first launch each
-NCU_SOURCE = ["--mechanisms", "dme", "--kernels", "viscosity,chemistry", "--settings", "paper", "--arch", "sm_90",
-              "--styles", "warp-specialized"]
+NCU_SOURCE = ("dme", "viscosity,chemistry")  # (mechanisms, kernels) whose stalls ncu gives per SASS instruction
 RACE_MODES = ("arrive", "sync", "none", "chain", "war", "many")  # of the racecheck probe (named_barrier_race.cu)
 ONE_CTA_PER_SLAB = "SINGE_GRID_LIMIT=1073741824"  # the launch before the persistent grid (its control)
 SETMAXNREG = ["--mechanisms", "dme,heptane", "--kernels", "chemistry", "--settings", "defaults",
@@ -76,13 +74,12 @@ VARIANTS = {  # name -> a singe command line (gpu_bench --sweep-best reads it), 
 }
 
 
-def bench_arguments(args, variants: list[str] = (), settings: str | None = None) -> list[str]:
-    """gpu_bench's selection, the same here (compiling) and there (timing); ``variants``: the files of
-    ``write_variants``, as each side names them; ``settings``: these alone, without the sweeps' and the
-    variants' (default: ``args.settings`` and all of them)."""
-    words = ["--mechanisms", args.mechanisms, "--kernels", args.kernels, "--settings", settings or args.settings,
+def bench_arguments(args, variants: list[str] = ()) -> list[str]:
+    """gpu_bench's selection of the timing run, the same here (compiling) and there (timing): ``args.settings``,
+    the sweeps' best and ``variants`` (the files of ``write_variants``, as each side names them)."""
+    words = ["--mechanisms", args.mechanisms, "--kernels", args.kernels, "--settings", args.settings,
              "--arch", args.arch]
-    for path in [] if settings else [*(args.sweep_best or []), *variants]:
+    for path in [*(args.sweep_best or []), *variants]:
         words += ["--sweep-best", str(path)]
     return words
 
@@ -103,11 +100,20 @@ def write_variants(folder: pathlib.Path) -> list[pathlib.Path]:
     return paths
 
 
+def paper_arguments(args, mechanisms: str, kernels: str, *defines: str) -> list[str]:
+    """gpu_bench's selection of the warp-specialized kernels of ``mechanisms`` x ``kernels`` at the paper's
+    settings, for the kit's arch, with nvcc's ``defines``."""
+    words = ["--mechanisms", mechanisms, "--kernels", kernels, "--settings", "paper", "--arch", args.arch,
+             "--styles", "warp-specialized"]
+    for define in defines:
+        words += ["--define", define]
+    return words
+
+
 def per_slab_arguments(args) -> list[str]:
-    """gpu_bench's selection of the warp-specialized kernels at the paper's settings launched with one CTA per
-    slab (``ONE_CTA_PER_SLAB``), the control of the persistent grid the launcher sizes by default."""
-    return ["--mechanisms", args.mechanisms, "--kernels", args.kernels, "--settings", "paper", "--arch", args.arch,
-            "--styles", "warp-specialized", "--define", ONE_CTA_PER_SLAB]
+    """The kernels launched with one CTA per slab (``ONE_CTA_PER_SLAB``), the control of the persistent grid the
+    launcher sizes by default."""
+    return paper_arguments(args, args.mechanisms, args.kernels, ONE_CTA_PER_SLAB)
 
 
 def compile_into(folder: pathlib.Path, selection: list[str]) -> None:
@@ -156,7 +162,7 @@ def run_script(folder: pathlib.Path, args, variants: list[pathlib.Path] = ()) ->
     """The device session, as bash, run from the repository root there."""
     kit = kit_path(folder)
     bench = gpu_bench(bench_arguments(args, [kit_path(v) for v in variants]))
-    paper = gpu_bench(bench_arguments(args, settings="paper"))
+    paper = gpu_bench(paper_arguments(args, args.mechanisms, args.kernels))
     metrics = ",".join(NCU_METRICS)
     return "\n".join([
         "#!/bin/bash",
@@ -178,7 +184,7 @@ def run_script(folder: pathlib.Path, args, variants: list[pathlib.Path] = ()) ->
         f"timeout {LIMITS['per_slab']} {gpu_bench(per_slab_arguments(args))} --points {args.points} --no-sanitizer "
         '--json "$OUT/per_slab.json" --plot ""',
         "step 'compute-sanitizer, warp-specialized kernels, paper settings'",
-        f"timeout {LIMITS['sanitizer']} {paper} --styles warp-specialized --points {SANITIZER_POINTS} "
+        f"timeout {LIMITS['sanitizer']} {paper} --points {SANITIZER_POINTS} "
         '--json "$OUT/sanitizer.json" --plot ""',
         "step 'racecheck probe: named barriers'",
         f"for mode in {' '.join(RACE_MODES)}; do timeout {LIMITS['probe'] // len(RACE_MODES)} "
@@ -192,7 +198,8 @@ def run_script(folder: pathlib.Path, args, variants: list[pathlib.Path] = ()) ->
         f"--metrics {metrics} {bench} --points {NCU_POINTS} --no-sanitizer --json '' --plot ''",
         "step 'ncu: stalls per SASS instruction, DME viscosity and chemistry'",
         f"timeout {LIMITS['ncu_source']} ncu --kernel-id '::regex:_kernel$:1' --section WarpStateStats "
-        f"--section SourceCounters -o /tmp/ncu/source {gpu_bench(NCU_SOURCE)} --points {NCU_POINTS} --no-sanitizer "
+        f"--section SourceCounters -o /tmp/ncu/source {gpu_bench(paper_arguments(args, *NCU_SOURCE))} "
+        f"--points {NCU_POINTS} --no-sanitizer "
         "--json '' --plot ''",
         "ncu --import /tmp/ncu/source.ncu-rep --page source --csv --print-source sass > /tmp/ncu/source.csv",
         'tar czf "$OUT/ncu.tgz" -C /tmp ncu  # one file: the device returns at most 8',

@@ -13,8 +13,9 @@ measured throughput of the warp-specialized kernels and 0.57-4.86x that of the b
 time in waits for shared and constant loads (short scoreboard, MIO throttle) and barriers, the chemistry
 kernels' in barriers and instruction fetch; the model finds them bound by issue, shared bandwidth or FP64.
 The reorder window is not the cause: at 8 or 2 instructions instead of 32 the warp-specialized transport
-kernels' modeled throughput moves by at most 5 % (chemistry's by up to 35 %).  Its latencies and throughputs were left as they are;
-the probes in ``autotune/probes`` measure the candidates (docs/measurements/README.md).
+kernels' modeled throughput moves by at most 5 % (chemistry's by up to 35 %).  Its latencies and
+throughputs were left as they are; the probes in ``autotune/probes`` measure the candidates
+(docs/measurements/README.md).
 
 Assumptions
 -----------

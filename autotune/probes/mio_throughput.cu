@@ -23,6 +23,15 @@ constexpr int THREADS = 256;
 constexpr int CTAS_PER_SM = 4;
 __constant__ double table[TABLE];
 
+// Where load u of an iteration reads its double in each mode (lds, ldc, bank, none, mixed), on the device and
+// in the host's check alike.
+enum Source { kShared, kIndexed, kBank, kImmediate };
+__host__ __device__ constexpr Source source(int mode, int u)
+{
+  return mode == 4 ? (u % 2 == 0 ? kShared : kIndexed) : mode == 0 ? kShared : mode == 1 ? kIndexed
+         : mode == 2 ? kBank : kImmediate;
+}
+
 template <int MODE>
 __global__ void __launch_bounds__(THREADS, CTAS_PER_SM) mio(int iterations, double *out, long long *cycles)
 {
@@ -38,11 +47,10 @@ __global__ void __launch_bounds__(THREADS, CTAS_PER_SM) mio(int iterations, doub
   for (int i = 0; i < iterations; i++) {
 #pragma unroll
     for (int u = 0; u < UNROLL; u++) {
-      double c;
-      if (MODE == 0 || (MODE == 4 && u % 2 == 0)) c = slots[(i * UNROLL + u) & 63][lane];
-      else if (MODE == 1 || MODE == 4) c = table[(base + i * UNROLL + u) & (TABLE - 1)];
-      else if (MODE == 2) c = table[u];
-      else c = 1.0 / (1 + u);
+      const Source from = source(MODE, u);
+      const double c = from == kShared ? slots[(i * UNROLL + u) & 63][lane]
+                       : from == kIndexed ? table[(base + i * UNROLL + u) & (TABLE - 1)]
+                       : from == kBank ? table[u] : 1.0 / (1 + u);
       a[u & 3] = fma(c, 0.5, a[u & 3]);
     }
   }
@@ -59,9 +67,10 @@ static double expected(int mode, int iterations, int thread, const double *host_
   for (int i = 0; i < iterations; i++)
     for (int u = 0; u < UNROLL; u++) {
       const int step = i * UNROLL + u;
-      const bool shared = mode == 0 || (mode == 4 && u % 2 == 0), indexed = mode == 1 || (mode == 4 && !shared);
-      const double c = shared ? 1.0 / (1 + (step & 63)) : indexed ? host_table[(warp * 64 + step) & (TABLE - 1)]
-                       : mode == 2 ? host_table[u] : 1.0 / (1 + u);
+      const Source from = source(mode, u);
+      const double c = from == kShared ? 1.0 / (1 + (step & 63))
+                       : from == kIndexed ? host_table[(warp * 64 + step) & (TABLE - 1)]
+                       : from == kBank ? host_table[u] : 1.0 / (1 + u);
       sum += 0.5 * c;
     }
   return sum;

@@ -14,6 +14,10 @@
 #include <cstring>
 #include <cuda_runtime.h>
 
+// The named barriers as the kernels emit them (templates/common.cuh.j2: SINGE_BAR_ARRIVE, SINGE_BAR_SYNC)
+#define ARRIVE(id, threads) asm volatile("barrier.arrive %0, %1;" :: "r"(id), "r"(threads) : "memory")
+#define SYNC(id, threads) asm volatile("barrier.sync %0, %1;" :: "r"(id), "r"(threads) : "memory")
+
 enum Mode { kArrive, kSync, kNone, kChain, kWar, kMany, kModes };
 constexpr int kWarps = 15;
 
@@ -40,10 +44,10 @@ __global__ void probe(int mode, double *out)
   case kArrive: case kSync: case kNone:
     if (warp == 0) {
       slot[lane] = written(0, lane);
-      if (mode == kArrive) asm volatile("barrier.arrive 1, 64;" ::: "memory");
-      if (mode == kSync) asm volatile("barrier.sync 1, 64;" ::: "memory");
+      if (mode == kArrive) ARRIVE(1, 64);
+      if (mode == kSync) SYNC(1, 64);
     } else if (warp == 1) {
-      if (mode != kNone) asm volatile("barrier.sync 1, 64;" ::: "memory");
+      if (mode != kNone) SYNC(1, 64);
       else for (volatile int spin = 0; spin < 100000; spin = spin + 1) {}
       *mine = slot[lane];
     }
@@ -51,12 +55,12 @@ __global__ void probe(int mode, double *out)
   case kChain:
     if (warp == 0) {
       slot[lane] = written(0, lane);
-      asm volatile("barrier.arrive 1, 64;" ::: "memory");
+      ARRIVE(1, 64);
     } else if (warp == 1) {
-      asm volatile("barrier.sync 1, 64;" ::: "memory");
-      asm volatile("barrier.arrive 2, 64;" ::: "memory");
+      SYNC(1, 64);
+      ARRIVE(2, 64);
     } else if (warp == 2) {
-      asm volatile("barrier.sync 2, 64;" ::: "memory");
+      SYNC(2, 64);
       *mine = slot[lane];
     }
     break;
@@ -64,15 +68,15 @@ __global__ void probe(int mode, double *out)
     if (warp == 1) {
       slot[lane] = written(1, lane);
       *mine = *(volatile double *)&slot[lane];
-      asm volatile("barrier.arrive 1, 64;" ::: "memory");
+      ARRIVE(1, 64);
     } else if (warp == 0) {
-      asm volatile("barrier.sync 1, 64;" ::: "memory");
+      SYNC(1, 64);
       slot[lane] = -1.0;
     }
     break;
   case kMany:
     if (warp > 0) slot[warp * 32 + lane] = written(warp, lane);
-    asm volatile("barrier.sync 2, 480;" ::: "memory");
+    SYNC(2, 480);
     if (warp == 0) {
       double sum = 0.0;
       for (int w = 1; w < kWarps; w++) sum += slot[w * 32 + lane];

@@ -888,8 +888,7 @@ extern "C" int h2o2_diffusion(const double *temperature, const double *pressure,
   SINGE_SET_SHARED(h2o2_diffusion_kernel, 6656);
   // A persistent grid: as many CTAs as the device holds at once, each looping over its slabs of 32 points, so that
   // the per-CTA prologue (constants into registers, the dispatch) is paid once per CTA rather than once per slab
-  // (an H100, DME chemistry at 8 warps x 2 CTAs: 155.7 Mpoints/s with one CTA per slab, 216.5 so).
-  // -DSINGE_GRID_LIMIT=N launches at most N CTAs instead (a large N: one CTA per slab).
+  // (singe's docs/design.md, "The launch").  -DSINGE_GRID_LIMIT=N launches at most N CTAs instead.
 #ifdef SINGE_GRID_LIMIT
   const int limit = SINGE_GRID_LIMIT;
 #else

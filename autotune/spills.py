@@ -4,7 +4,9 @@
         [--settings defaults|paper] [--kernels viscosity,diffusion,chemistry] [--json FILE] [--threshold]
 
 Per mechanism x kernel x arch: the settings (warps, CTAs per SM: chosen by
-the compiler from the register plan unless ``--ctas-per-sm`` is given),
+the compiler from the register plan unless ``--ctas-per-sm`` is given, and
+settled by ptxas where the plan's floor is unchecked, as the command does:
+``singe.ptxas_check``),
 the plan's printed estimate (``~N``), its need and budget, ptxas's registers
 and spill bytes, and the estimate's error against ptxas; with ``--threshold``
 also the fewest registers (a multiple of 8) at which ptxas compiles the same
@@ -43,6 +45,7 @@ from singe import SingeError, compile_kernel
 from singe.codegen import generate
 from singe.codegen.nvcc import compile_cuda, find_nvcc, nvcc_arch, parse_ptxas
 from singe.kernels.registry import kernel_spec
+from singe.ptxas_check import settle_if_needed
 
 from autotune.bench import PAPER_SETTINGS, mechanism_path
 
@@ -87,9 +90,13 @@ def settings(mechanism: str, kernel: str, which: str, warps: int, ctas: int | No
 
 def row(name: str, mech, kernel: str, options: dict, arch: str, scratch: pathlib.Path,
         threshold: bool = False) -> dict:
-    """One kernel compiled by singe and by nvcc for ``arch``."""
+    """One kernel compiled by singe and by nvcc for ``arch``; with the CTAs per SM chosen, as the command
+    does: settled by ptxas where the plan's floor is unchecked (``singe.ptxas_check``; ``settled``: the
+    counts ptxas spilled at before)."""
     start = time.perf_counter()
     compiled = compile_kernel(mech, kernel, arch=arch, **options)
+    settled = settle_if_needed(compiled) if options.get("ctas_per_sm") is None else None
+    compiled = settled.compiled if settled else compiled
     plan = compiled.programs.plan
     generated = generate(compiled)
     path = generated.write(scratch / f"{name.replace(':', '_')}_{arch}")[0]
@@ -101,6 +108,7 @@ def row(name: str, mech, kernel: str, options: dict, arch: str, scratch: pathlib
             "registers": entry.registers, "spill_stores": entry.spill_stores, "spill_loads": entry.spill_loads,
             "error": (plan.predicted - entry.registers) / entry.registers,
             "singe_s": nvcc_start - start, "nvcc_s": time.perf_counter() - nvcc_start,
+            "settled": [[t.ctas, t.entry.spill_stores] for t in settled.trials[:-1]] if settled else [],
             "threshold": spill_threshold(path, arch, plan.floor - THRESHOLD_BELOW_FLOOR) if threshold else None}
     budgets = list(plan.warp_budgets[::4])
     plain = without_setmaxnreg(mech, kernel, options, arch, scratch) if budgets else None
@@ -150,7 +158,8 @@ def format_row(r: dict) -> str:
                f"{plain['registers']} registers, {plain['spill_stores']}/{plain['spill_loads']} B") if plain else ""
     return (f"{r['mechanism']:20} {r['kernel']:11} {r['arch']:6} {setting:>11} {r['predicted']:5} {r['need']:5} "
             f"{r['budget']:6} {r['registers']:6} {r['spill_stores']:6}/{r['spill_loads']:<6} {r['error']:+7.1%} "
-            f"{r['nvcc_s']:6.1f}s" + (f" {r['threshold']:9}" if r.get("threshold") else "") + budgets)
+            f"{r['nvcc_s']:6.1f}s" + (f" {r['threshold']:9}" if r.get("threshold") else "") + budgets
+            + "".join(f" (ptxas spilled {stores} B at {ctas})" for ctas, stores in r.get("settled", [])))
 
 
 HEADER = (f"{'mechanism':20} {'kernel':11} {'arch':6} {'warps x CTA':>11} {'~plan':>5} {'need':>5} {'budget':>6} "

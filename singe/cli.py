@@ -71,7 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="warps of the chemistry kernel that take the QSSA computation (default 1)")
     parser.add_argument("--ctas-per-sm", type=int, default=None,
                         help="target CTAs per SM (default: the most the register plan and shared memory allow "
-                             "without spills)")
+                             "without spills; where the plan's estimate is unchecked, wide diffusion turns, "
+                             "settled by ptxas when nvcc is installed)")
     parser.add_argument("--arch", choices=sorted(TARGETS), default="sm_90")
     parser.add_argument("--weights", type=_weights, default=CompileOptions().weights,
                         help="mapping weights flops,registers,locality (default 1,0.5,1)")
@@ -181,6 +182,20 @@ def _progress(kernel: str):
     return report
 
 
+def _settle(compiled, kernel: str):
+    """``singe.ptxas_check.settle_if_needed``, each ptxas run reported as it ends; None where nvcc fails (the
+    plan's warning stands)."""
+    from singe.ptxas_check import settle_if_needed
+
+    def report(trial) -> None:
+        print(f"  {kernel}: ptxas at {trial}", flush=True)
+    try:
+        return settle_if_needed(compiled, progress=report)
+    except SingeInputError as error:
+        print(f"  {kernel}: ptxas did not check the CTAs per SM: {str(error).splitlines()[0]}")
+        return None
+
+
 def _dump(compiled, what: str) -> str:
     if compiled.form == "tables" and what != "schedule":
         return (f"{compiled.summary()}\n(the table form has no dataflow graph or mapping: its tables are read by "
@@ -197,6 +212,8 @@ def _compile_all(mech: Mechanism, args) -> None:
         start = time.perf_counter()
         compiled = compile_kernel(mech, kernel, options=_options(args, kernel),
                                   progress=_progress(kernel) if progress else None)
+        settled = _settle(compiled, kernel) if args.ctas_per_sm is None and not args.dump else None
+        compiled = settled.compiled if settled else compiled
         if args.dump:
             print(_dump(compiled, args.dump))
             continue
@@ -206,6 +223,8 @@ def _compile_all(mech: Mechanism, args) -> None:
         if progress:
             _progress(kernel)("emit", time.perf_counter() - emit)
         print(kernel_line(compiled, generated, time.perf_counter() - start))
+        if settled:
+            print(f"  {settled.report()}")
         if args.baseline and compiled.form == "tables":
             print("  no data-parallel baseline of the table form (--form unrolled --baseline writes one)")
         elif args.baseline:

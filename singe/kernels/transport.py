@@ -307,7 +307,8 @@ floor was checked against ptxas (``singe.programs.plan``): every mechanism measu
 most 7 (GRI-Mech and n-heptane 7, n-dodecane 5, DME 4), and none spills.  Wider, ptxas's schedule of the turns holds
 more than the floor counts, and at the CTAs chosen from the floor it spilled (sm_90, spill stores): GRI-Mech 8-288 B
 at 7 down to 2 warps (8-27 columns), n-heptane 8-248 B at 5 down to 2 (11-26), DME 8 B at 3 (10); not n-heptane at
-7 or 6 (8, 9 columns), nor DME at 4 or 2 (8, 15).  Beyond it the command warns that registers may spill."""
+7 or 6 (8, 9 columns), nor DME at 4 or 2 (8, 15).  Beyond it ptxas settles the CTAs per SM where nvcc is installed
+(``singe.ptxas_check``), and the command warns that registers may spill where it is not."""
 
 
 def turn_columns(op: Operation) -> set[int]:

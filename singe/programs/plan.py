@@ -90,6 +90,13 @@ class RegisterPlan:
     8 of 10 stripes kept, 40 B of spills; none, no spills)."""
     warp_budgets: tuple[int, ...] = ()  # per warp, its warpgroup's setmaxnreg count (sm_90a; () for none)
     turn_columns: tuple[int, ...] = ()  # per warp, the columns its diffusion turns add into (() for other kernels)
+    stripe_limit: int | None = None
+    """At most this many constant stripes in registers (None: as many as the budget leaves): where ptxas settles
+    the CTAs per SM (``confirmed``), the chosen count's, so that the registers of fewer CTAs go to ptxas's
+    schedule rather than to constants."""
+    confirmed: str = ""
+    """Where the floor is ``unchecked``: the arch whose ptxas compiled the kernel at these CTAs per SM without
+    spills (``singe.ptxas_check.settle_ctas``); '' when none did."""
 
     def budget_of(self, warp: int) -> int:
         """Registers per thread ``warp`` may use: its warpgroup's setmaxnreg count, else the launch budget."""
@@ -136,6 +143,8 @@ class RegisterPlan:
                        for w, (r, s) in enumerate(zip(self.per_warp, self.constant_stripes)))
         else:
             room = (self.budget - max(self.per_warp, default=self.overhead) + 2 * self.stripes - self.margin) // 2
+        if self.stripe_limit is not None:
+            room = min(room, self.stripe_limit)
         if self.all_stripes_or_none:
             return stripes if room - self.headroom // 2 >= stripes else 0
         return max(0, min(stripes, room))
@@ -213,14 +222,22 @@ class RegisterPlan:
         return (f"{over} of {warps} warps need at least ~{self.floor} registers per thread, {self.budget} "
                 f"available at {self.ctas_per_sm} CTAs per SM: {outcome}; {remedy}",)
 
-    def _turn_warnings(self) -> tuple[str, ...]:
-        """The warning for diffusion turns wider than the floor was checked for (``TURN_COLUMNS_CHECKED``),
-        with the warps that keep them within it."""
+    @property
+    def unchecked(self) -> bool:
+        """The floor is outside what was checked against ptxas: diffusion turns wider than
+        ``TURN_COLUMNS_CHECKED`` columns per warp, whose schedule ptxas grows beyond it."""
         from singe.kernels.transport import TURN_COLUMNS_CHECKED
 
-        widest = max(self.turn_columns, default=0)
-        if widest <= TURN_COLUMNS_CHECKED:
+        return max(self.turn_columns, default=0) > TURN_COLUMNS_CHECKED
+
+    def _turn_warnings(self) -> tuple[str, ...]:
+        """The warning for diffusion turns wider than the floor was checked for (``TURN_COLUMNS_CHECKED``),
+        with the warps that keep them within it; none once ptxas ``confirmed`` the CTAs per SM."""
+        from singe.kernels.transport import TURN_COLUMNS_CHECKED
+
+        if not self.unchecked or self.confirmed:
             return ()
+        widest = max(self.turn_columns)
         species = sum(self.turn_columns)
         warps = -(-species // TURN_COLUMNS_CHECKED)
         remedy = f"--warps {warps} keeps them within it" if warps <= WARP_SIZE else "fewer CTAs per SM may avoid that"
@@ -231,8 +248,9 @@ class RegisterPlan:
     def __str__(self) -> str:
         groups = self.warp_budgets[::WARPGROUP]
         setmaxnreg = f"; setmaxnreg per warpgroup {'/'.join(map(str, groups))}" if groups else ""
+        confirmed = f"; no spills in ptxas ({self.confirmed})" if self.confirmed else ""
         return (f"~{self.predicted} registers (need {self.need}, budget {self.budget}{setmaxnreg}; "
-                f"{self.stripes_in_registers()} of {self.stripes} constant stripes in registers)")
+                f"{self.stripes_in_registers()} of {self.stripes} constant stripes in registers{confirmed})")
 
 
 def live_doubles(program) -> int:

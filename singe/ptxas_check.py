@@ -1,0 +1,140 @@
+"""ptxas settles the CTAs per SM where the register plan's floor was not checked against it.
+
+The compiler chooses the CTAs per SM from the register plan (``singe.compiler.choose_ctas_per_sm``),
+whose floor was checked against ptxas for the code the defaults and the paper's settings produce.
+Beyond that (``RegisterPlan.unchecked``: diffusion turns wider than ``TURN_COLUMNS_CHECKED`` columns
+per warp, at 2-7 warps for 50 species) ptxas's schedule holds more than the floor counts and spilled
+at the chosen count (GRI-Mech diffusion at 2-7 warps, sm_90: 8-288 B of spill stores).  There, when
+nvcc is installed, ``settle_ctas`` compiles the kernel with ptxas at the chosen count and, while
+ptxas spills, at one CTA per SM fewer (the same code with more registers, then the kernel compiled
+anew at that count: ``CODES``), and takes the first that does not spill; the plan
+records the arch (``RegisterPlan.confirmed``) and the command's warning gives way to the trials.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tempfile
+from dataclasses import dataclass
+
+from singe.codegen.nvcc import PtxasEntry, compile_cuda, find_nvcc
+
+
+@dataclass(frozen=True)
+class Trial:
+    """ptxas's report of the kernel at ``ctas`` CTAs per SM."""
+
+    ctas: int
+    code: str  # which code (``CODES``)
+    entry: PtxasEntry
+
+    @property
+    def spills(self) -> bool:
+        return bool(self.entry.spill_stores or self.entry.spill_loads)
+
+    def __str__(self) -> str:
+        spills = f"{self.entry.spill_stores} B of spill stores" if self.spills else "no spills"
+        return (f"{self.ctas} CTA{'s' if self.ctas != 1 else ''} per SM ({self.code}): {self.entry.registers} "
+                f"registers, {spills}")
+
+
+@dataclass(frozen=True)
+class Settled:
+    """The kernel at the CTAs per SM ptxas settled (the chosen one when it spills at every count), and the
+    trials in the order they ran."""
+
+    compiled: object  # singe.compiler.CompiledKernel
+    trials: tuple[Trial, ...]
+
+    @property
+    def spill_free(self) -> bool:
+        return bool(self.trials) and not self.trials[-1].spills
+
+    def report(self) -> str:
+        """What ptxas settled, in a line."""
+        arch, first, last = self.compiled.options.arch, self.trials[0].ctas, self.trials[-1].ctas
+        if not self.spill_free:
+            return f"warning: ptxas ({arch}) spills at every count from {first} CTAs per SM to 1; kept {first}"
+        if len(self.trials) == 1:
+            return f"ptxas ({arch}): no spills at the {first} CTAs per SM chosen"
+        spilled = f"{first}" if first == last + 1 else f"{first}-{last + 1}"
+        return (f"ptxas ({arch}) spills at {spilled} CTAs per SM and not at {last} ({self.trials[-1].code}): "
+                f"{last} taken")
+
+
+def needs_settling(compiled) -> bool:
+    """The kernel's CTAs per SM came from a plan whose floor is ``unchecked`` and not yet ``confirmed``."""
+    plan = compiled.programs.plan
+    return compiled.form != "tables" and plan is not None and plan.unchecked and not plan.confirmed
+
+
+def ptxas_entry(compiled, compile=compile_cuda) -> PtxasEntry:
+    """ptxas's report of ``compiled``'s warp-specialized kernel for its arch."""
+    from singe.codegen import generate
+
+    generated = generate(compiled)
+    with tempfile.TemporaryDirectory() as scratch:
+        return compile(generated.write(scratch)[0], compiled.options.arch).entry(generated.name)
+
+
+CODES = ("chosen", "same code", "rescheduled")
+"""The candidates of a count: the compiler's choice (its own count only); at fewer CTAs per SM the chosen
+count's code under the smaller count's launch bounds (``at_fewer_ctas``), then the kernel compiled anew at
+that count (``compile_kernel``), whose scheduler may hold more values and whose plan may keep more
+constant stripes.  ptxas is not monotone in either: n-heptane diffusion at 4 warps on sm_80 spills 8-24 B
+as the same code at every count from 5 CTAs per SM to 1, and none rescheduled at 1."""
+
+
+def candidates(compiled):
+    """(ctas, code, kernel) to try, the most CTAs per SM first (``CODES``), each kernel built when reached."""
+    from singe.compiler import compile_kernel
+
+    yield compiled.options.ctas_per_sm, "chosen", compiled
+    for ctas in range(compiled.options.ctas_per_sm - 1, 0, -1):
+        yield ctas, "same code", at_fewer_ctas(compiled, ctas)
+        yield ctas, "rescheduled", compile_kernel(compiled.mechanism, compiled.kernel,
+                                                  options=compiled.options.replace(ctas_per_sm=ctas))
+
+
+def settle_ctas(compiled, compile=compile_cuda, progress=None) -> Settled:
+    """``compiled`` (CTAs per SM chosen by the compiler) at the most CTAs per SM, no more than its own, at
+    which ptxas compiles it without spills, in the first of its ``candidates`` that does;
+    ``progress(trial)`` after each ptxas run.  ``compile``: ``compile_cuda`` or a stand-in with its
+    signature.  Raises ``SingeInputError`` when nvcc fails (an arch it does not know)."""
+    trials = []
+    for ctas, code, candidate in candidates(compiled):
+        trials.append(Trial(ctas, code, ptxas_entry(candidate, compile)))
+        if progress:
+            progress(trials[-1])
+        if not trials[-1].spills:
+            return Settled(_with_plan(candidate, confirmed=compiled.options.arch), tuple(trials))
+    return Settled(compiled, tuple(trials))
+
+
+def at_fewer_ctas(compiled, ctas: int):
+    """``compiled``'s code at ``ctas`` CTAs per SM, fewer than its own: the same mapping and warp programs
+    (their shared memory and barriers fit fewer CTAs too), the launch bounds and the register plan of
+    ``ctas``, with no more constant stripes in registers than ``compiled`` keeps
+    (``RegisterPlan.stripe_limit``): the registers fewer CTAs leave go to ptxas's schedule of the same code
+    rather than to constants or to a schedule holding more values."""
+    from singe.programs.plan import plan_registers
+
+    assert ctas < compiled.options.ctas_per_sm, (ctas, compiled.options.ctas_per_sm)
+    options = compiled.options.replace(ctas_per_sm=ctas)
+    kept = compiled.programs.plan.stripes_in_registers()
+    plan = dataclasses.replace(plan_registers(compiled.programs, options.target, ctas), stripe_limit=kept)
+    return dataclasses.replace(compiled, options=options, programs=dataclasses.replace(compiled.programs, plan=plan))
+
+
+def _with_plan(compiled, **changes):
+    """``compiled`` with its register plan's fields ``changes`` replaced."""
+    programs = compiled.programs
+    plan = dataclasses.replace(programs.plan, **changes)
+    return dataclasses.replace(compiled, programs=dataclasses.replace(programs, plan=plan))
+
+
+def settle_if_needed(compiled, progress=None) -> Settled | None:
+    """``settle_ctas`` where the kernel ``needs_settling`` and nvcc is installed; None otherwise."""
+    if not needs_settling(compiled) or find_nvcc() is None:
+        return None
+    return settle_ctas(compiled, progress=progress)

@@ -1,0 +1,87 @@
+"""ptxas settles the CTAs per SM where the register plan's floor is unchecked (``singe.ptxas_check``)."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import pytest
+
+from singe.cli import main
+from singe.codegen import generate
+from singe.codegen.nvcc import NvccResult, PtxasEntry, find_nvcc
+from singe.compiler import compile_kernel
+from singe import ptxas_check
+from singe.ptxas_check import needs_settling, settle_ctas, settle_if_needed
+from conftest import load
+
+
+def fake_ptxas(spills_above: int):
+    """A stand-in for ``compile_cuda``: spill stores at more than ``spills_above`` CTAs per SM (read from the
+    kernel's launch bounds), none at fewer."""
+    def compile_cuda(source, arch):
+        text = open(source).read()
+        threads, ctas, name = re.search(r"__launch_bounds__\((\d+), (\d+)\)\s*(\w+)", text).groups()
+        stores = 64 if int(ctas) > spills_above else 0
+        registers = 65536 // (int(threads) * int(ctas))
+        return NvccResult(arch, (PtxasEntry(name, arch, registers, stores, stores, stores),), ())
+    return compile_cuda
+
+
+@pytest.fixture(scope="module")
+def wide():
+    """GRI-Mech diffusion at 4 warps: 14 columns a warp in its turns, beyond the checked 7; 7 CTAs chosen."""
+    compiled = compile_kernel(load("gri30"), "diffusion", warps=4)
+    assert compiled.options.ctas_per_sm == 7 and needs_settling(compiled)
+    return compiled
+
+
+def test_settling_takes_the_most_ctas_ptxas_compiles_without_spills(wide):
+    settled = settle_ctas(wide, compile=fake_ptxas(spills_above=4))
+    assert [(t.ctas, t.code) for t in settled.trials] == [(7, "chosen"), (6, "same code"), (6, "rescheduled"),
+                                                           (5, "same code"), (5, "rescheduled"), (4, "same code")]
+    assert [t.spills for t in settled.trials] == [True] * 5 + [False]
+    assert settled.spill_free and settled.compiled.options.ctas_per_sm == 4
+    plan = settled.compiled.programs.plan
+    assert plan.confirmed == "sm_90" and plan.ctas_per_sm == 4 and not needs_settling(settled.compiled)
+    assert str(plan).endswith("0 of 37 constant stripes in registers; no spills in ptxas (sm_90))")
+    settled.compiled.verify()  # the same programs: their barriers and shared memory fit fewer CTAs
+    assert settled.compiled.programs.programs == wide.programs.programs
+    unlimited = dataclasses.replace(plan, stripe_limit=None)  # what 4 CTAs' budget alone would keep
+    assert plan.stripes_in_registers() == wide.programs.plan.stripes_in_registers() < unlimited.stripes_in_registers()
+    assert settled.compiled.programs.warnings == () and "WARNING" not in generate(settled.compiled).cu
+    assert "__launch_bounds__(128, 4)" in generate(settled.compiled).cu
+    assert settled.report() == "ptxas (sm_90) spills at 7-5 CTAs per SM and not at 4 (same code): 4 taken"
+
+
+def test_settling_keeps_the_choice_and_its_warning_where_ptxas_spills_at_every_count(wide):
+    """The companion: a ptxas that spills everywhere leaves the chosen kernel, and its warning, as they were."""
+    settled = settle_ctas(wide, compile=fake_ptxas(spills_above=0))
+    assert [t.ctas for t in settled.trials] == [7] + [c for c in range(6, 0, -1) for _ in range(2)]
+    assert not settled.spill_free
+    assert settled.compiled is wide and "diffusion turns over up to 14" in settled.compiled.programs.warnings[0]
+    assert settled.report() == "warning: ptxas (sm_90) spills at every count from 7 CTAs per SM to 1; kept 7"
+
+
+def test_only_unchecked_plans_are_settled(monkeypatch):
+    """At the defaults' 8 warps (7 columns a warp, checked) ptxas is not run; without nvcc nothing is."""
+    narrow = compile_kernel(load("gri30"), "diffusion", warps=8)
+    assert not needs_settling(narrow) and settle_if_needed(narrow) is None
+    monkeypatch.setattr(ptxas_check, "find_nvcc", lambda: None)
+    assert settle_if_needed(compile_kernel(load("gri30"), "diffusion", warps=4)) is None
+
+
+@pytest.mark.skipif(find_nvcc() is None, reason="nvcc (CUDA toolkit) not installed")
+def test_the_command_lets_ptxas_settle_the_ctas(tmp_path, capsys):
+    """GRI-Mech diffusion at 7 warps: the plan chooses 4 CTAs per SM, where ptxas (sm_90) spills 8 B; the command
+    takes 3, where it does not, and the written kernel compiles without spills and without the warning."""
+    from singe.codegen.nvcc import compile_cuda
+
+    assert main(["gri30", "--warps", "7", "--kernels", "diffusion", "-o", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "diffusion: ptxas at 4 CTAs per SM" in out and "B of spill stores" in out
+    assert "ptxas (sm_90) spills at 4 CTAs per SM and not at 3 (same code): 3 taken" in out and "warning" not in out
+    source = tmp_path / "gri30_diffusion.cu"
+    assert "__launch_bounds__(224, 3)" in source.read_text()
+    entry = compile_cuda(source, "sm_90").entries[0]
+    assert entry.spill_stores == entry.spill_loads == 0

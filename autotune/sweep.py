@@ -26,13 +26,13 @@ import json
 import pathlib
 import shlex
 import sys
-import tempfile
 import time
 
 import numpy as np
 
 import singe
 from singe import KERNELS, PLACEMENTS, TARGETS, CompileOptions, OptionError, SingeError, SingeInputError, kernel_spec
+from singe.ptxas_check import ptxas_entry
 
 DEFAULT_WEIGHTS = "1,0.5,1;1,0,0;0.2,1,3"
 AXES = ("warps", "ctas_per_sm", "qssa_warps", "weights", "placement")
@@ -133,14 +133,6 @@ def _init_worker(mechanism: str, kernel: str, states: int, seed: int, ptxas: boo
                    expected=spec.reference(mech, T, P, Y, **extra))
 
 
-def _ptxas_entry(generated, arch: str):
-    """Compile emitted CUDA with nvcc and return ptxas's entry of its kernel."""
-    with tempfile.TemporaryDirectory() as scratch:
-        path = generated.write(scratch)[0]
-        result = singe.compile_cuda(path, arch)
-    return result.entry(generated.name)
-
-
 def evaluate(fields: dict) -> dict:
     """Compile, validate and model one configuration; never raises (a failure is a record)."""
     options = CompileOptions(**{**fields, "weights": tuple(fields["weights"])})
@@ -178,7 +170,7 @@ def evaluate(fields: dict) -> dict:
     entry = None
     if _WORKER["ptxas"]:
         try:
-            entry = _ptxas_entry(singe.generate(compiled), options.arch)
+            entry = ptxas_entry(singe.generate(compiled), options.arch)
             record["ptxas"] = {"registers": entry.registers, "spill_stores": entry.spill_stores,
                                "spill_loads": entry.spill_loads}
         except Exception as error:  # noqa: BLE001 - nvcc may not know the arch; the estimate stands
@@ -203,7 +195,7 @@ def baseline_record(mechanism: str, kernel: str, arch: str, ptxas: bool) -> dict
     entry = None
     if ptxas:
         try:
-            entry = _ptxas_entry(singe.generate_baseline(compiled), arch)
+            entry = ptxas_entry(singe.generate_baseline(compiled), arch)
             record["ptxas"] = {"registers": entry.registers, "spill_stores": entry.spill_stores,
                                "spill_loads": entry.spill_loads}
         except Exception as error:  # noqa: BLE001

@@ -68,13 +68,10 @@ def needs_settling(compiled) -> bool:
     return compiled.form != "tables" and plan is not None and plan.unchecked and not plan.confirmed
 
 
-def ptxas_entry(compiled, compile=compile_cuda) -> PtxasEntry:
-    """ptxas's report of ``compiled``'s warp-specialized kernel for its arch."""
-    from singe.codegen import generate
-
-    generated = generate(compiled)
+def ptxas_entry(generated, arch: str, compile=compile_cuda) -> PtxasEntry:
+    """ptxas's report of a generated warp-specialized kernel for ``arch``."""
     with tempfile.TemporaryDirectory() as scratch:
-        return compile(generated.write(scratch)[0], compiled.options.arch).entry(generated.name)
+        return compile(generated.write(scratch)[0], arch).entry(generated.name)
 
 
 CODES = ("chosen", "same code", "rescheduled")
@@ -98,12 +95,19 @@ def candidates(compiled):
 
 def settle_ctas(compiled, compile=compile_cuda, progress=None) -> Settled:
     """``compiled`` (CTAs per SM chosen by the compiler) at the most CTAs per SM, no more than its own, at
-    which ptxas compiles it without spills, in the first of its ``candidates`` that does;
+    which ptxas compiles it without spills, in the first of its ``candidates`` that does (one that generates
+    the file of an earlier one is skipped);
     ``progress(trial)`` after each ptxas run.  ``compile``: ``compile_cuda`` or a stand-in with its
     signature.  Raises ``SingeInputError`` when nvcc fails (an arch it does not know)."""
-    trials = []
+    from singe.codegen import generate
+
+    trials, sources = [], set()
     for ctas, code, candidate in candidates(compiled):
-        trials.append(Trial(ctas, code, ptxas_entry(candidate, compile)))
+        generated = generate(candidate)
+        if generated.cu in sources:  # rescheduled as it was: the same file
+            continue
+        sources.add(generated.cu)
+        trials.append(Trial(ctas, code, ptxas_entry(generated, compiled.options.arch, compile)))
         if progress:
             progress(trials[-1])
         if not trials[-1].spills:

@@ -18,7 +18,8 @@ costs device time.  This builds here, into ``FOLDER``:
   indices and of constant-bank operands, feeding DFMA (the timing model's prices of the warp-specialized
   kernels' shared and constant loads).
 - ``variants/``: command lines of configurations beyond the paper's and the defaults, timed with them
-  (``VARIANTS``: DME viscosity at 4 warps x 8 CTAs, its fastest measured setting).
+  (``VARIANTS``: DME viscosity at 4 warps x 8 CTAs, its fastest measured setting; GRI-Mech diffusion at 4 warps
+  at the plan's 7 CTAs per SM, where ptxas spills, and at the 4 ptxas settles).
 - ``run.sh``: the session, in order of worth, each step under its own time limit, output in ``$OUT``:
   1. the timing run (gpu_bench, no sanitizer);
   2. chemistry at the defaults on sm_90a (``SETMAXNREG``: per-warpgroup register budgets);
@@ -71,6 +72,10 @@ SETMAXNREG = ["--mechanisms", "dme,heptane", "--kernels", "chemistry", "--settin
               "--arch", "sm_90a"]  # chemistry with per-warpgroup register budgets (setmaxnreg), both styles
 VARIANTS = {  # name -> a singe command line (gpu_bench --sweep-best reads it), timed in both styles
     "dme_viscosity_4x8": "singe dme.inp --kernels viscosity --warps 4 --ctas-per-sm 8",
+    # GRI-Mech diffusion at 4 warps: the plan's 7 CTAs per SM, where ptxas spills 164 B (sm_90), against the 4 at
+    # which the command's ptxas check settles (singe.ptxas_check): does the spill-free count run faster?
+    "gri30_diffusion_4x7": "singe gri30 --kernels diffusion --warps 4 --ctas-per-sm 7",
+    "gri30_diffusion_4x4": "singe gri30 --kernels diffusion --warps 4 --ctas-per-sm 4",
 }
 
 

@@ -191,8 +191,10 @@ def _settle(compiled, kernel: str):
         print(f"  {kernel}: ptxas at {trial}", flush=True)
     try:
         return settle_if_needed(compiled, progress=report)
-    except SingeInputError as error:
-        print(f"  {kernel}: ptxas did not check the CTAs per SM: {str(error).splitlines()[0]}")
+    except SingeInputError as error:  # nvcc's own line: an arch it does not know (k20c: sm_35)
+        lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+        reason = next((line for line in lines if "fatal" in line), lines[-1])
+        print(f"  {kernel}: ptxas did not check the CTAs per SM ({reason})")
         return None
 
 

@@ -86,3 +86,13 @@ def test_the_command_lets_ptxas_settle_the_ctas(tmp_path, capsys):
     assert "__launch_bounds__(224, 3)" in source.read_text()
     entry = compile_cuda(source, "sm_90").entries[0]
     assert entry.spill_stores == entry.spill_loads == 0
+
+
+@pytest.mark.skipif(find_nvcc() is None, reason="nvcc (CUDA toolkit) not installed")
+def test_an_arch_nvcc_cannot_compile_for_leaves_the_warning(tmp_path, capsys):
+    """k20c (sm_35), which CUDA 13's nvcc no longer targets: the command says why ptxas did not check, and the
+    plan's warning stands."""
+    assert main(["gri30", "--warps", "4", "--kernels", "diffusion", "--arch", "k20c", "-o", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "diffusion: ptxas did not check the CTAs per SM (nvcc fatal" in out and "'sm_35'" in out
+    assert "warning: diffusion turns over up to 14 columns per warp" in out

@@ -55,11 +55,12 @@ class Settled:
         arch, first, last = self.compiled.options.arch, self.trials[0].ctas, self.trials[-1].ctas
         if not self.spill_free:
             return f"warning: ptxas ({arch}) spills at every count from {first} CTAs per SM to 1; kept {first}"
+        registers = self.trials[-1].entry.registers
         if len(self.trials) == 1:
-            return f"ptxas ({arch}): no spills at the {first} CTAs per SM chosen"
+            return f"ptxas ({arch}): no spills at the {first} CTAs per SM chosen ({registers} registers)"
         spilled = f"{first}" if first == last + 1 else f"{first}-{last + 1}"
-        return (f"ptxas ({arch}) spills at {spilled} CTAs per SM and not at {last} ({self.trials[-1].code}): "
-                f"{last} taken")
+        return (f"ptxas ({arch}) spills at {spilled} CTAs per SM and not at {last} ({self.trials[-1].code}, "
+                f"{registers} registers): {last} taken")
 
 
 def needs_settling(compiled) -> bool:

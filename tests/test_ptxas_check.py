@@ -52,7 +52,7 @@ def test_settling_takes_the_most_ctas_ptxas_compiles_without_spills(wide):
     assert plan.stripes_in_registers() == wide.programs.plan.stripes_in_registers() < unlimited.stripes_in_registers()
     assert settled.compiled.programs.warnings == () and "WARNING" not in generate(settled.compiled).cu
     assert "__launch_bounds__(128, 4)" in generate(settled.compiled).cu
-    assert settled.report() == "ptxas (sm_90) spills at 7-5 CTAs per SM and not at 4 (same code): 4 taken"
+    assert settled.report() == "ptxas (sm_90) spills at 7-5 CTAs per SM and not at 4 (same code, 128 registers): 4 taken"
 
 
 def test_settling_keeps_the_choice_and_its_warning_where_ptxas_spills_at_every_count(wide):
@@ -81,7 +81,7 @@ def test_the_command_lets_ptxas_settle_the_ctas(tmp_path, capsys):
     assert main(["gri30", "--warps", "7", "--kernels", "diffusion", "-o", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "diffusion: ptxas at 4 CTAs per SM" in out and "B of spill stores" in out
-    assert "ptxas (sm_90) spills at 4 CTAs per SM and not at 3 (same code): 3 taken" in out and "warning" not in out
+    assert "ptxas (sm_90) spills at 4 CTAs per SM and not at 3 (same code, " in out and "warning" not in out
     source = tmp_path / "gri30_diffusion.cu"
     assert "__launch_bounds__(224, 3)" in source.read_text()
     entry = compile_cuda(source, "sm_90").entries[0]

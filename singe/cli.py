@@ -71,8 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="warps of the chemistry kernel that take the QSSA computation (default 1)")
     parser.add_argument("--ctas-per-sm", type=int, default=None,
                         help="target CTAs per SM (default: the most the register plan and shared memory allow "
-                             "without spills; where the plan's estimate is unchecked, wide diffusion turns, "
-                             "settled by ptxas when nvcc is installed)")
+                             "without spills; where the plan's estimate is unchecked, diffusion turns wider than 7 "
+                             "columns a warp or chemistry below 6 warps, settled by ptxas when nvcc is installed)")
     parser.add_argument("--arch", choices=sorted(TARGETS), default="sm_90")
     parser.add_argument("--weights", type=_weights, default=CompileOptions().weights,
                         help="mapping weights flops,registers,locality (default 1,0.5,1)")

@@ -3,8 +3,9 @@
 The compiler chooses the CTAs per SM from the register plan (``singe.compiler.choose_ctas_per_sm``),
 whose floor was checked against ptxas for the code the defaults and the paper's settings produce.
 Beyond that (``RegisterPlan.unchecked``: diffusion turns wider than ``TURN_COLUMNS_CHECKED`` columns
-per warp, at 2-7 warps for 50 species) ptxas's schedule holds more than the floor counts and spilled
-at the chosen count (GRI-Mech diffusion at 2-7 warps, sm_90: 8-288 B of spill stores).  There, when
+per warp, at 2-7 warps for 50 species; switch-dispatched chemistry below ``SWITCH_WARPS_CHECKED`` warps)
+ptxas's schedule holds more than the floor counts and spilled at the chosen count (GRI-Mech diffusion at
+2-7 warps, sm_90: 8-288 B of spill stores; its chemistry at 3-5 warps 24-276 B).  There, when
 nvcc is installed, ``settle_ctas`` compiles the kernel with ptxas at the chosen count and, while
 ptxas spills, at one CTA per SM fewer (the same code with more registers, then the kernel compiled
 anew at that count: ``CODES``), and takes the first that does not spill; the plan

@@ -169,3 +169,14 @@ def test_chosen_ctas_do_not_spill_and_one_more_does(tmp_path):
     assert entries[0].spill_stores == entries[0].spill_loads == 0, entries[0]
     assert entries[1].spill_stores > 0, entries[1]  # the companion: the rule's reason shows in ptxas
     assert f"--ctas-per-sm {chosen.options.ctas_per_sm} would avoid them" in more.programs.warnings[0]
+
+
+def test_a_stripe_limit_caps_the_stripes_kept_in_registers():
+    """``RegisterPlan.stripe_limit`` (the chosen count's stripes, where ptxas settles the CTAs per SM): at most
+    that many stripes stay in registers; a switch-dispatched plan keeps all of them or none."""
+    roomy = RegisterPlan(255, (30,), (3,), margin=56, headroom=16)
+    assert roomy.stripes_in_registers() == 3
+    assert dataclasses.replace(roomy, stripe_limit=2).stripes_in_registers() == 2
+    switch = dataclasses.replace(roomy, all_stripes_or_none=True)
+    assert switch.stripes_in_registers() == 3 == dataclasses.replace(switch, stripe_limit=3).stripes_in_registers()
+    assert dataclasses.replace(switch, stripe_limit=2).stripes_in_registers() == 0

@@ -96,3 +96,20 @@ def test_an_arch_nvcc_cannot_compile_for_leaves_the_warning(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "diffusion: ptxas did not check the CTAs per SM (nvcc fatal" in out and "'sm_35'" in out
     assert "warning: diffusion turns over up to 14 columns per warp" in out
+
+
+def test_switch_dispatched_kernels_below_the_checked_warps_are_settled():
+    """GRI-Mech chemistry at 3 warps (switch-dispatched, below ``SWITCH_WARPS_CHECKED``): its plan is unchecked
+    and warns; ptxas settles it like a wide diffusion kernel, the same code first (its constant stripes all in
+    registers or none, as the chosen count's); at 6 warps the plan is checked and nothing runs."""
+    from singe.programs.plan import SWITCH_WARPS_CHECKED
+
+    few = compile_kernel(load("gri30"), "chemistry", warps=3)
+    assert SWITCH_WARPS_CHECKED == 6 and needs_settling(few)
+    assert "checked against ptxas from 6 warps per CTA: at 3" in few.programs.warnings[0]
+    settled = settle_ctas(few, compile=fake_ptxas(spills_above=few.options.ctas_per_sm - 1))
+    assert [(t.ctas, t.code) for t in settled.trials][-1] == (few.options.ctas_per_sm - 1, "same code")
+    plan = settled.compiled.programs.plan
+    assert settled.spill_free and plan.confirmed and settled.compiled.programs.warnings == ()
+    assert plan.stripes_in_registers() == few.programs.plan.stripes_in_registers()
+    assert not needs_settling(compile_kernel(load("gri30"), "chemistry", warps=6))

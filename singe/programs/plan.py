@@ -65,6 +65,12 @@ of 68 and spills 8-16 B at 3 CTAs (budget 80; no spills from 88, ptxas .maxnreg)
 2 CTAs (budget 128).  The other chemistry kernels at the defaults keep their CTA counts (their floors are
 within a few registers of ptxas's: H2/O2 44 against 48, Cantera's air 42/40, DME 112/112, n-heptane
 182/176, n-dodecane 244/240)."""
+SWITCH_WARPS_CHECKED = 6
+"""Warps per CTA from which the floor of the switch-dispatched kernels (chemistry) was checked against ptxas.
+Measured at the CTAs per SM chosen from the plan (sm_90, spill stores): GRI-Mech 276 B at 3 warps, 32 B at 4 and
+24 B at 5; n-heptane 16 B at 3 and 8 B at 4; none at 6 and 7 (GRI-Mech, DME, n-heptane, H2/O2), at the
+defaults' 8, nor at the paper's settings.  Below it the plan is ``unchecked``: ptxas settles the CTAs per SM
+(``singe.ptxas_check``)."""
 WARPGROUP = 4  # warps of a warpgroup: setmaxnreg changes the registers of 4 consecutive warps, from a multiple of 4
 SETMAXNREG_RANGE = (24, 256)  # PTX ISA 8.0: the count of setmaxnreg, a multiple of 8
 REGISTER_GRANULE = 8  # registers per thread of one allocation granule (256 per warp)
@@ -90,6 +96,7 @@ class RegisterPlan:
     8 of 10 stripes kept, 40 B of spills; none, no spills)."""
     warp_budgets: tuple[int, ...] = ()  # per warp, its warpgroup's setmaxnreg count (sm_90a; () for none)
     turn_columns: tuple[int, ...] = ()  # per warp, the columns its diffusion turns add into (() for other kernels)
+    switch: bool = False  # the kernel is switch-dispatched (each warp's own straight-line code: chemistry)
     stripe_limit: int | None = None
     """At most this many constant stripes in registers (None: as many as the budget leaves): where ptxas settles
     the CTAs per SM (``confirmed``), the chosen count's, so that the registers of fewer CTAs go to ptxas's
@@ -143,11 +150,13 @@ class RegisterPlan:
                        for w, (r, s) in enumerate(zip(self.per_warp, self.constant_stripes)))
         else:
             room = (self.budget - max(self.per_warp, default=self.overhead) + 2 * self.stripes - self.margin) // 2
-        if self.stripe_limit is not None:
-            room = min(room, self.stripe_limit)
         if self.all_stripes_or_none:
-            return stripes if room - self.headroom // 2 >= stripes else 0
-        return max(0, min(stripes, room))
+            kept = stripes if room - self.headroom // 2 >= stripes else 0
+        else:
+            kept = max(0, min(stripes, room))
+        if self.stripe_limit is not None and kept > self.stripe_limit:
+            kept = 0 if self.all_stripes_or_none else self.stripe_limit
+        return kept
 
     def slots_in_registers(self, slots: int) -> int:
         """How many of a per-warp constant table's ``slots`` codegen keeps in
@@ -208,7 +217,7 @@ class RegisterPlan:
         at 15 warps x 3 CTAs: a floor of 42, a budget of 40, and ptxas compiles it in
         39 without spills, sm_80 and sm_90): there, registers *may* spill."""
         if not self.spilled:
-            return self._turn_warnings()
+            return self._unchecked_warnings()
         outcome = "registers will spill" if self.spilled > REGISTER_GRANULE else \
             f"registers may spill (the estimate is within {REGISTER_GRANULE} registers of the budget)"
         over = sum(1 for w in range(len(self.per_warp)) if self.warp_floor(w) > self.budget_of(w))
@@ -225,18 +234,25 @@ class RegisterPlan:
     @property
     def unchecked(self) -> bool:
         """The floor is outside what was checked against ptxas: diffusion turns wider than
-        ``TURN_COLUMNS_CHECKED`` columns per warp, whose schedule ptxas grows beyond it."""
+        ``TURN_COLUMNS_CHECKED`` columns per warp, whose schedule ptxas grows beyond it, or a
+        switch-dispatched kernel of fewer than ``SWITCH_WARPS_CHECKED`` warps."""
         from singe.kernels.transport import TURN_COLUMNS_CHECKED
 
-        return max(self.turn_columns, default=0) > TURN_COLUMNS_CHECKED
+        few_warps = self.switch and len(self.per_warp) < SWITCH_WARPS_CHECKED
+        return few_warps or max(self.turn_columns, default=0) > TURN_COLUMNS_CHECKED
 
-    def _turn_warnings(self) -> tuple[str, ...]:
-        """The warning for diffusion turns wider than the floor was checked for (``TURN_COLUMNS_CHECKED``),
-        with the warps that keep them within it; none once ptxas ``confirmed`` the CTAs per SM."""
+    def _unchecked_warnings(self) -> tuple[str, ...]:
+        """The warning for a floor outside what was checked against ptxas (``unchecked``), with the warps
+        that bring it back; none once ptxas ``confirmed`` the CTAs per SM."""
         from singe.kernels.transport import TURN_COLUMNS_CHECKED
 
         if not self.unchecked or self.confirmed:
             return ()
+        if max(self.turn_columns, default=0) <= TURN_COLUMNS_CHECKED:
+            return (f"the register estimate of the switch-dispatched kernel was checked against ptxas from "
+                    f"{SWITCH_WARPS_CHECKED} warps per CTA: at {len(self.per_warp)} registers may spill at "
+                    f"{self.ctas_per_sm} CTAs per SM (GRI-Mech chemistry at 3 warps: 276 B on sm_90); "
+                    f"--warps {SWITCH_WARPS_CHECKED} keeps it within what was checked",)
         widest = max(self.turn_columns)
         species = sum(self.turn_columns)
         warps = -(-species // TURN_COLUMNS_CHECKED)
@@ -335,7 +351,8 @@ def plan_registers(programs, target, ctas_per_sm: int) -> RegisterPlan:
                         ctas_per_sm=ctas_per_sm, fewer_ctas_budgets=budgets[:-1], turn_columns=_turn_columns(units))
     if programs.dispatch != "switch":
         return plan
-    plan = replace(plan, margin=REGISTER_MARGIN + SWITCH_MARGIN, headroom=SWITCH_HEADROOM, all_stripes_or_none=True)
+    plan = replace(plan, margin=REGISTER_MARGIN + SWITCH_MARGIN, headroom=SWITCH_HEADROOM, all_stripes_or_none=True,
+                   switch=True)
     plan = replace(plan, warp_budgets=warpgroup_budgets(plan, programs.warps, target))
     return replace(plan, fences=tuple(fence_positions(u, held_allowances(plan, w, p))
                                       for w, (u, p) in enumerate(zip(units, peaks))))

@@ -55,7 +55,9 @@ class Settled:
         """What ptxas settled, in a line."""
         arch, first, last = self.compiled.options.arch, self.trials[0].ctas, self.trials[-1].ctas
         if not self.spill_free:
-            return f"warning: ptxas ({arch}) spills at every count from {first} CTAs per SM to 1; kept {first}"
+            counts = "at its only count, 1 CTA per SM" if first == 1 else \
+                f"at every count from {first} CTAs per SM to 1; kept {first}"
+            return f"warning: ptxas ({arch}) spills {counts}"
         registers = self.trials[-1].entry.registers
         if len(self.trials) == 1:
             return f"ptxas ({arch}): no spills at the {first} CTAs per SM chosen ({registers} registers)"
@@ -81,7 +83,8 @@ CODES = ("chosen", "same code", "rescheduled")
 count's code under the smaller count's launch bounds (``at_fewer_ctas``), then the kernel compiled anew at
 that count (``compile_kernel``), whose scheduler may hold more values and whose plan may keep more
 constant stripes.  ptxas is not monotone in either: n-heptane diffusion at 4 warps on sm_80 spills 8-24 B
-as the same code at every count from 5 CTAs per SM to 1, and none rescheduled at 1."""
+as the same code at every count from 5 CTAs per SM to 1, and none rescheduled at 4; GRI-Mech chemistry at
+3 warps (sm_90) 56 B as the same code at 2, none rescheduled there."""
 
 
 def candidates(compiled):

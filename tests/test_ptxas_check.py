@@ -62,6 +62,8 @@ def test_settling_keeps_the_choice_and_its_warning_where_ptxas_spills_at_every_c
     assert not settled.spill_free
     assert settled.compiled is wide and "diffusion turns over up to 14" in settled.compiled.programs.warnings[0]
     assert settled.report() == "warning: ptxas (sm_90) spills at every count from 7 CTAs per SM to 1; kept 7"
+    only = settle_ctas(compile_kernel(load("gri30"), "diffusion", warps=4, ctas_per_sm=1), compile=fake_ptxas(0))
+    assert only.report() == "warning: ptxas (sm_90) spills at its only count, 1 CTA per SM"
 
 
 def test_only_unchecked_plans_are_settled(monkeypatch):

@@ -10,7 +10,11 @@ instructions issued per point, by class, with control flow evaluated per warp.
 Issued counts come from a walk of the SASS per warp: the integer and
 predicate instructions that control flow depends on (thread and block ids,
 kernel parameters, jump tables, loop counters) are evaluated concretely for
-lane 0 of each warp, everything else only counted.  A branch whose predicate
+lane 0 of each warp, everything else only counted.  The tables a kernel
+reads from global memory (the table form's ``static __device__`` arrays)
+are read too (``global_tables``: ``.nv.global.init`` and the bank-4 pointers
+to it, with 64-bit address arithmetic and double comparisons of known
+values), so the table form's loops run their real trip counts.  A branch whose predicate
 is not known (it depends on floating-point data, e.g. the slow paths of the
 CUDA library's division) is taken as not taken, the fast path; ``BRA.DIV``
 (the divergent-warp path of a shuffle) is never taken.  Predicated
@@ -209,6 +213,7 @@ class Machine:
     grid_dim: int = 1
     banks: dict[int, dict[int, int]] = field(default_factory=dict)  # bank -> byte offset -> 32-bit word
     slabs: int | None = None  # slabs this CTA runs: the slab loop's back-edge is taken slabs - 1 times
+    memory: dict[int, int] = field(default_factory=dict)  # global byte address -> 32-bit word (``global_tables``)
 
 
 @dataclass
@@ -385,15 +390,18 @@ def _next_register(operand: str) -> str:
 
 
 def _iadd3(lane: _Lane, ins: Instruction) -> None:
-    operands = [x for x in ins.operands[1:] if not re.fullmatch(r"!?U?P[0-6T]", x)]
-    if ".X" in ins.opcode.split("."):
-        lane.set(ins.operands[0], None)
-        return
-    values = [lane.value(x) for x in operands]
-    lane.set(ins.operands[0], None if None in values else sum(values))
-    for operand in ins.operands[1:]:
-        if re.fullmatch(r"U?P[0-6]", operand):
-            lane.preds[operand] = None  # carry out
+    """``IADD3 Rd, [Pc0, [Pc1,]] a, b, c``: the sum, its carries out into the predicates (bit 32, bit 33);
+    ``IADD3.X Rd, a, b, c, Pc0, Pc1``: with the carries in (the high word of a 64-bit sum)."""
+    extended = ".X" in ins.opcode.split(".")
+    carries_out = [] if extended else [x for x in ins.operands[1:3] if re.fullmatch(r"U?P[0-6T]", x)]
+    operands = [x for x in ins.operands[1 + len(carries_out):] if not re.fullmatch(r"!?U?P[0-6T]", x)]
+    carries_in = [x for x in ins.operands[1:] if re.fullmatch(r"!?U?P[0-6T]", x)] if extended else []
+    values = [lane.value(x) for x in operands] + [lane.predicate(x) for x in carries_in]
+    total = None if None in values else sum(int(v) for v in values)
+    lane.set(ins.operands[0], total)
+    for bit, name in enumerate(carries_out):
+        if name not in ("PT", "UPT"):
+            lane.preds[name] = None if total is None else bool((total >> (32 + bit)) & 1)
 
 
 def _viadd(lane: _Lane, ins: Instruction) -> None:
@@ -438,15 +446,24 @@ def _shf(lane: _Lane, ins: Instruction) -> None:
 
 
 def _lea(lane: _Lane, ins: Instruction) -> None:
+    """``LEA Rd, [Pc,] a, b, shift``: (a << shift) + b, its carry out into Pc; ``LEA.HI.X Rd, a, b, c, shift, Pc``:
+    the high word of ((c:a) << shift) + (b:...) with the carry in (the high word of a 64-bit address)."""
+    predicates = [x for x in ins.operands[1:] if re.fullmatch(r"!?U?P[0-6T]", x)]
     operands = [x for x in ins.operands if not re.fullmatch(r"!?U?P[0-6T]", x)]
+    parts = ins.opcode.split(".")
+    if "HI" in parts and "X" in parts and "SX32" not in parts and len(operands) == 5 and len(predicates) == 1:
+        a, b, c, shift = (lane.value(x) for x in operands[1:5])
+        carry = lane.predicate(predicates[0])
+        known = None not in (a, b, c, shift, carry)
+        lane.set(operands[0], ((((c << 32) | a) << shift) >> 32) + b + int(carry) if known else None)
+        return
     a, b, shift = (lane.value(x) for x in operands[1:4])
-    if ".HI" in ins.opcode or ".X" in ins.opcode.split(".") or None in (a, b, shift):
-        lane.set(operands[0], None)
-    else:
-        lane.set(operands[0], (a << shift) + b)
-    for operand in ins.operands[1:]:
+    unknown = "HI" in parts or "X" in parts or None in (a, b, shift)
+    total = None if unknown else ((a << shift) & _MASK) + b
+    lane.set(operands[0], total)
+    for operand in predicates:
         if re.fullmatch(r"U?P[0-6]", operand):
-            lane.preds[operand] = None
+            lane.preds[operand] = None if total is None else bool((total >> 32) & 1)
 
 
 def _signed(x: int) -> int:
@@ -470,6 +487,50 @@ def _isetp(lane: _Lane, ins: Instruction) -> None:
         result = _compare(parts[1], a, b, "U32" in parts)
         combine = (lambda x, y: x and y) if "AND" in parts else (lambda x, y: x or y) if "OR" in parts else \
             (lambda x, y: x != y)
+        lane.preds[first] = combine(result, chain)
+        lane.preds[second] = combine(not result, chain)
+    lane.preds["PT"] = lane.preds["UPT"] = True
+
+
+def _double(lane: _Lane, operand: str) -> float | None:
+    """A double operand: a register pair (``|R|`` its magnitude, ``-R`` negated) or an immediate."""
+    magnitude, negate = operand.startswith("|") or operand.startswith("-|"), operand.startswith("-")
+    name = operand.strip("-|").replace(".reuse", "")
+    if re.fullmatch(r"R\d+", name):
+        low, high = lane.value(name), lane.value(_next_register(name))
+        if None in (low, high):
+            return None
+        value = float(np.array([(high << 32) | low], dtype=np.uint64).view(np.float64)[0])
+    else:
+        try:
+            value = float(name.replace("QNAN", "nan"))
+        except ValueError:
+            return None
+    value = abs(value) if magnitude else value
+    return -value if negate else value
+
+
+_UNORDERED = {"EQU": "EQ", "NEU": "NE", "LTU": "LT", "LEU": "LE", "GTU": "GT", "GEU": "GE"}
+
+
+def _dsetp(lane: _Lane, ins: Instruction) -> None:
+    """``DSETP.<cmp>.<AND|OR|XOR> Pa, Pb, a, b, Pc`` on known doubles (a table's value against a constant: the
+    table form's exponents of 1); the unordered comparisons are true on a NaN."""
+    parts = ins.opcode.split(".")
+    first, second, a, b = ins.operands[:4]
+    chain = lane.predicate(ins.operands[4]) if len(ins.operands) > 4 else True
+    x, y = _double(lane, a), _double(lane, b)
+    kind = parts[1]
+    if None in (x, y, chain) or _UNORDERED.get(kind, kind) not in ("EQ", "NE", "LT", "LE", "GT", "GE"):
+        lane.preds[first] = lane.preds[second] = None
+    else:
+        if x != x or y != y:  # NaN: only the unordered comparisons hold
+            result = kind in _UNORDERED
+        else:
+            result = {"EQ": x == y, "NE": x != y, "LT": x < y, "LE": x <= y, "GT": x > y,
+                      "GE": x >= y}[_UNORDERED.get(kind, kind)]
+        combine = (lambda u, v: u and v) if "AND" in parts else (lambda u, v: u or v) if "OR" in parts else \
+            (lambda u, v: u != v)
         lane.preds[first] = combine(result, chain)
         lane.preds[second] = combine(not result, chain)
     lane.preds["PT"] = lane.preds["UPT"] = True
@@ -560,6 +621,31 @@ def _ldc(lane: _Lane, ins: Instruction) -> None:
     lane.set(ins.operands[0], value, wide)
 
 
+_GLOBAL_ADDRESS = re.compile(r"\[(U?R\d+)\.64(?:\+(0x[0-9a-f]+|U?R\d+))?\]$")
+
+
+def _ldg(lane: _Lane, ins: Instruction) -> None:
+    """A global load: the words of the tables singe emits (``global_tables``) where the address is known and
+    in them, else unknown."""
+    words = _words(ins.opcode)
+    address = None
+    m = _GLOBAL_ADDRESS.search(ins.operands[1].split("]", 1)[-1] if "desc[" in ins.operands[1] else ins.operands[1])
+    if m:
+        low, high = lane.value(m.group(1)), lane.value(_next_register(m.group(1)))
+        offset = lane.value(m.group(2)) if m.group(2) else 0
+        if None not in (low, high, offset):
+            address = ((high << 32) | low) + offset
+    memory = lane.machine.memory
+    values = [None if address is None else memory.get(address + 4 * i) for i in range(words)]
+    if ".U8" in ins.opcode or ".S8" in ins.opcode or ".U16" in ins.opcode or ".S16" in ins.opcode:
+        values = [None]
+    first = re.fullmatch(r"(R)(\d+)", ins.operands[0].split(".")[0])
+    if first is None:
+        return
+    for i, value in enumerate(values or [None]):
+        lane.set(f"R{int(first.group(2)) + i}", value)
+
+
 def _plop3(lane: _Lane, ins: Instruction) -> None:
     outputs = [x for x in ins.operands[:2]]
     inputs = [lane.predicate(x) for x in ins.operands[2:5]]
@@ -595,7 +681,7 @@ def _hfma2_constant(lane: _Lane, ins: Instruction) -> None:
 
 _HANDLERS = {"MOV": _mov, "R2UR": _mov, "HFMA2": _hfma2_constant, "S2R": _special, "S2UR": _special, "CS2R": None, "IMAD": _imad, "IADD3": _iadd3,
              "VIADD": _viadd, "IADD": _viadd, "LOP3": _lop3, "SHF": _shf, "LEA": _lea, "ISETP": _isetp,
-             "SEL": _sel, "VIMNMX": _minmax, "IMNMX": _minmax, "VIADDMNMX": _viaddmnmx, "STL": _stl, "LDL": _ldl, "LDC": _ldc, "PLOP3": _plop3,
+             "SEL": _sel, "VIMNMX": _minmax, "IMNMX": _minmax, "VIADDMNMX": _viaddmnmx, "STL": _stl, "LDL": _ldl, "LDC": _ldc, "LDG": _ldg, "DSETP": _dsetp, "PLOP3": _plop3,
              "SHFL": _shfl}
 _HANDLERS = {k: v for k, v in _HANDLERS.items() if v is not None}
 
@@ -793,6 +879,47 @@ class KernelSass:
         return max(totals) / (sum(totals) / len(totals)) if totals and sum(totals) else 1.0
 
 
+GLOBAL_BASE = 1 << 40  # where the walk places .nv.global.init (any address the kernel does not compute otherwise)
+
+
+def _section_words(elf_dump: str, name: str) -> list[int]:
+    """The words of one section printed by ``cuobjdump -elf`` (its name alone on a line, then hex words)."""
+    words, inside = [], False
+    for line in elf_dump.splitlines():
+        stripped = line.strip()
+        if stripped == name:
+            inside = True
+        elif inside and re.fullmatch(r"(0x[0-9a-f]{8}\s*)+", stripped):
+            words += [int(w, 16) for w in stripped.split()]
+        elif inside and stripped:
+            break
+    return words
+
+
+def global_tables(elf_dump: str) -> tuple[dict[int, int], dict[int, int]]:
+    """The tables a kernel reads from global memory (singe's ``static __device__`` arrays: the table form's):
+    (bank-4 words, memory).  ``.nv.global.init`` is placed at ``GLOBAL_BASE`` (memory: byte address -> word),
+    and each pointer ``.rela.nv.constant4`` relocates into bank 4 (R_CUDA_64) is its symbol's address there."""
+    words = _section_words(elf_dump, ".nv.global.init")
+    memory = {GLOBAL_BASE + 4 * i: w for i, w in enumerate(words)}
+    index = re.search(r"^\s*0x[0-9a-f]+\s+0\s+0\s+SECTION\s+LOCAL\s+DEFAULT\s+-\s+(0x[0-9a-f]+)\s+\.nv\.global\.init$",
+                      elf_dump, re.M)
+    symbols = {}
+    if index:
+        pattern = rf"^\s*0x[0-9a-f]+\s+(0x[0-9a-f]+|0)\s+(0x[0-9a-f]+|0)\s+OBJECT\s+\w+\s+\w+\s+-\s+{index.group(1)}\s+(\S+)$"
+        symbols = {name: int(value, 16) for value, _, name in re.findall(pattern, elf_dump, re.M)}
+    bank4: dict[int, int] = {}
+    relocations = elf_dump.split(".section .rela.nv.constant4", 1)[1].split(".section", 1)[0] \
+        if ".section .rela.nv.constant4" in elf_dump else ""
+    for offset, name, addend in re.findall(r"^(0x[0-9a-f]+|0)\s+(\S+)\s+R_CUDA_64\s+(0x[0-9a-f]+|0)$", relocations,
+                                           re.M):
+        if name in symbols:
+            address = GLOBAL_BASE + symbols[name] + int(addend, 16)
+            bank4[int(offset, 16)] = address & _MASK
+            bank4[int(offset, 16) + 4] = address >> 32
+    return bank4, memory
+
+
 def _banks(elf_dump: str, function: str, arch: str, last_ints: dict[int, int], block_dim: int) -> dict:
     sections = constant_sections(elf_dump)
     banks: dict[int, dict[int, int]] = {}
@@ -801,6 +928,7 @@ def _banks(elf_dump: str, function: str, arch: str, last_ints: dict[int, int], b
         if bank == 0 or (name.count(".") > 2 and function not in name):
             continue
         banks.setdefault(bank, {}).update({4 * i: w for i, w in enumerate(words)})
+    banks.setdefault(4, {}).update(global_tables(elf_dump)[0])
     params = parameter_offsets(elf_dump, function)
     base = PARAMETER_BASE.get(arch, 0x210)
     bank0 = {0x0: block_dim, 0x4: 1, 0x8: 1, 0xC: 1, 0x10: 1, 0x14: 1, 0x28: LOCAL_BASE}
@@ -817,16 +945,18 @@ def count_kernel(listing: Listing, elf_dump: str, function: str, arch: str, warp
     slabs and one), or for one warp of a data-parallel kernel."""
     params = parameter_offsets(elf_dump, function)
     n_index, stride_index = len(params) - 2, len(params) - 1  # ..., n_points, species_stride
+    memory = global_tables(elf_dump)[1]
     if data_parallel:
         banks = _banks(elf_dump, function, arch, {n_index: 1 << 20, stride_index: 1 << 20}, 32 * warps)
-        return [walk(listing, function, Machine(tid=0, block_dim=32 * warps, grid_dim=1 << 15, banks=banks))]
+        return [walk(listing, function, Machine(tid=0, block_dim=32 * warps, grid_dim=1 << 15, banks=banks,
+                                                memory=memory))]
     result = []
     for w in range(warps):
         walks = []
         for slabs in (1, 2):
             banks = _banks(elf_dump, function, arch, {n_index: 32 * slabs, stride_index: 32 * slabs}, 32 * warps)
             walks.append(walk(listing, function, Machine(tid=32 * w, block_dim=32 * warps, banks=banks,
-                                                         slabs=slabs)))
+                                                         slabs=slabs, memory=memory)))
         difference = Walk(walks[1].counts - walks[0].counts, walks[1].opcodes - walks[0].opcodes,
                           walks[1].unknown_branches - walks[0].unknown_branches,
                           walks[1].slab_tests_overruled)

@@ -208,17 +208,17 @@ PER_FEATURE: dict[str, dict[str, float]] = {
         "rows": 18.11, "falloff": 51.77, "troe": 234.0, "plog": 355.78, "eff_entries": 1.06, "plain_entries": 3.46,
         "gibbs_entries": 3.37, "equilibrium": 2.59, "reverse": 21.85, "split_rows": 3.14, "split_entries": 0.18,
         "qssa_species": 28.93, "qssa_cells": 0.19, "qssa_terms": 0.98, "solve_divides": 20.88, "stiff_slab": 4.73,
-        "stiff_species": 48.11, "stiff_entries": 1.55, "scale_rows": 1.79, "scale_powers": 3.49,
+        "stiff_species": 48.11, "stiff_entries": 1.55, "scale_rows": 1.79, "scale_powers": 99.49,
         "stiff_qssa_entries": 4.71},
     "mufu": {"slab": 5.97, "partials": 0.09, "sums_species": 0.25, "sums_entries": 0.01, "falloff": 2.46,
         "troe": 5.64, "plog": 3.49, "eff_entries": 0.02, "gibbs_entries": 0.06, "explicit_reverse": 0.4,
         "split_rows": 0.18, "qssa_species": 0.34, "qssa_cells": 0.47, "qssa_terms": 0.02, "solve_divides": 1.02,
-        "stiff_slab": 0.97, "stiff_species": 4.26, "scale_powers": 2.18},
+        "stiff_slab": 0.97, "stiff_species": 4.26, "scale_powers": 3.18},
     "lds": {"eff_entries": 1.0, "plain_entries": 1.0, "gibbs_entries": 2.0, "stiff_species": 1.0},
     "sts": {"species": 2.0},
     "ldg": {"partials": 1.22, "species": 14.0, "sums_species": 1.4, "sums_entries": 2.99, "rows": 0.71,
         "falloff": 6.25, "troe": 0.93, "plog": 46.66, "eff_entries": 1.97, "plain_entries": 1.78,
-        "gibbs_entries": 1.55, "reverse": 0.14, "explicit_reverse": 2.25, "split_rows": 0.94,
+        "gibbs_entries": 1.55, "equilibrium": 0.14, "explicit_reverse": 2.39, "split_rows": 0.94,
         "split_entries": 0.73, "qssa_terms": 2.96, "solve_ops": 2.76, "solve_divides": 1.3, "stiff_slab": 2.56,
         "stiff_species": 0.61, "stiff_entries": 3.83, "scale_rows": 1.43, "scale_factors": 2.45,
         "scale_powers": 2.99, "stiff_qssa_entries": 1.1},
@@ -231,17 +231,19 @@ PER_FEATURE: dict[str, dict[str, float]] = {
         "gibbs_entries": 0.85, "explicit_reverse": 3.84, "split_rows": 0.52, "qssa_species": 0.68,
         "qssa_cells": 4.09, "qssa_terms": 0.43, "solve_ops": 1.73, "solve_divides": 2.41, "stiff_slab": 5.94,
         "stiff_species": 11.78, "stiff_entries": 0.44, "scale_rows": 2.47, "scale_factors": 1.81,
-        "scale_powers": 5.66, "stiff_qssa_entries": 0.04},
-    "other": {"partials": 18.9, "species": 219.93, "sums_species": 52.58, "sums_entries": 4.89, "rows": 105.82,
-        "falloff": 82.79, "troe": 281.36, "plog": 430.62, "eff_entries": 5.01, "plain_entries": 0.16,
-        "gibbs_entries": 0.66, "reverse": 28.42, "explicit_reverse": 33.79, "split_rows": 9.0,
-        "split_entries": 0.16, "qssa_cells": 29.84, "qssa_terms": 12.0, "solve_ops": 22.64, "solve_divides": 25.25,
-        "stiff_slab": 83.1, "stiff_species": 128.26, "stiff_entries": 16.39, "scale_rows": 20.07,
-        "scale_factors": 0.98, "scale_powers": 48.64, "stiff_qssa_entries": 2.11},
+        "scale_powers": 17.66, "stiff_qssa_entries": 0.04},
+    "other": {"slab": 39.14, "partials": 14.0, "species": 110.52, "sums_species": 53.66, "sums_entries": 4.99,
+        "rows": 95.67, "falloff": 86.95, "troe": 291.0, "plog": 447.8, "eff_entries": 5.85, "plain_entries": 2.8,
+        "gibbs_entries": 3.85, "equilibrium": 28.02, "explicit_reverse": 62.39, "split_rows": 10.53,
+        "split_entries": 0.76, "qssa_species": 29.06, "qssa_cells": 19.69, "qssa_terms": 10.17, "solve_ops": 20.7,
+        "solve_divides": 25.4, "stiff_slab": 59.47, "stiff_species": 118.15, "stiff_entries": 15.28,
+        "scale_rows": 22.73, "scale_factors": 2.25, "scale_powers": 168.51, "stiff_qssa_entries": 6.59},
 }
 """Machine instructions per unit of each feature, by class (``singe.timing.ISSUE_CLASSES``;
 'lds'/'sts' are the C_k and g_k/RT accesses in shared memory).  Fitted by
-``autotune/table_fit.py`` (see there for the fit kernels)."""
+``autotune/table_fit.py`` (see there for the fit kernels), refitted once the SASS walk read the tables
+(``autotune.sass.global_tables``): before, it guessed the branches on them, the scaled directions'
+``pow`` among them (taken for every factor; skipped for an exponent of 1, as the kernel does)."""
 
 
 def _place(counts: dict, shared: bool) -> dict:

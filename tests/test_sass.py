@@ -426,3 +426,62 @@ def test_a_warp_id_shuffled_from_lane_0_decides_the_branch():
     assert [w.opcodes["DMUL"] for w in walks("RZ")] == [1, 0]
     assert all(w.unknown_branches == 0 for w in walks("RZ"))
     assert all(w.unknown_branches == 1 for w in walks("0x1"))
+
+
+TABLES = """
+        .type           t_kernel,@function
+t_kernel:
+        /*0000*/                   LDC.64 R2, c[0x4][0x8] ;
+        /*0010*/                   MOV R14, 0x1 ;
+        /*0020*/                   LEA R16, P3, R14, R2, 0x2 ;
+        /*0030*/                   LEA.HI.X R17, R14, R3, RZ, 0x2, P3 ;
+        /*0040*/                   LDG.E.CONSTANT R18, desc[UR6][R16.64] ;
+        /*0050*/                   ISETP.NE.AND P4, PT, R18, 0x2, PT ;
+        /*0060*/               @P4 EXIT ;
+        /*0070*/                   LDG.E.CONSTANT R4, desc[UR6][R2.64] ;
+        /*0080*/                   MOV R5, RZ ;
+.L_x_0:
+        /*0090*/                   DMUL R6, R6, R6 ;
+        /*00a0*/                   IADD3 R5, R5, 0x1, RZ ;
+        /*00b0*/                   ISETP.GE.AND P0, PT, R5, R4, PT ;
+        /*00c0*/              @!P0 BRA `(.L_x_0) ;
+        /*00d0*/                   LDC.64 R8, c[0x4][RZ] ;
+        /*00e0*/                   IADD3 R10, P1, PT, R8, 0x8, RZ ;
+        /*00f0*/                   IADD3.X R11, R9, RZ, RZ, P1, !PT ;
+        /*0100*/                   LDG.E.64.CONSTANT R12, desc[UR6][R10.64] ;
+        /*0110*/                   DSETP.NEU.AND P2, PT, R12, 1, PT ;
+        /*0120*/              @!P2 EXIT ;
+        /*0130*/                   MUFU.RCP64H R13, R13 ;
+        /*0140*/                   EXIT ;
+"""
+
+TABLES_ELF = """
+.section .symtab
+   Num            Value             Size  Type          Bind    Vis        Other      Ndx  Name
+   0x1                0                0  SECTION       LOCAL   DEFAULT    -         0x11  .nv.global.init
+   0x2                0             0x10  OBJECT        LOCAL   DEFAULT    -         0x11  t_value
+   0x3             0x10              0x8  OBJECT        LOCAL   DEFAULT    -         0x11  t_count
+.nv.global.init
+0x00000000 0x40000000 0x00000000 0x3ff00000
+0x00000003 0x00000002
+.section .rela.nv.constant4	RELA
+0x8    t_count    R_CUDA_64    0x0
+0x0    t_value    R_CUDA_64    0x0
+.section .rela.debug_frame	RELA
+"""
+
+
+def test_the_walk_reads_the_tables_a_kernel_loads_from_global_memory():
+    """The table form's loops run over counts in ``static __device__`` arrays: the walk places
+    ``.nv.global.init`` and the bank-4 pointers to it, and follows 64-bit address arithmetic (LEA with
+    LEA.HI.X, IADD3 with IADD3.X) and a table double against 1 (DSETP).  Here t_count = {3, 2} and t_value =
+    {2.0, 1.0}: t_count[1] == 2 goes on, the loop runs t_count[0] = 3 times, t_value[1] == 1 exits."""
+    listing = sass.parse_listing(TABLES)
+    banks = sass._banks(TABLES_ELF, "t_kernel", "sm_90", {}, 32)
+    memory = sass.global_tables(TABLES_ELF)[1]
+    walk = sass.walk(listing, "t_kernel", sass.Machine(tid=0, banks=banks, memory=memory))
+    assert walk.unknown_branches == 0 and walk.opcodes["DMUL"] == 3 and walk.opcodes["MUFU.RCP64H"] == 0
+    assert walk.total == 9 + 3 * 4 + 6
+    # the companion: without the tables nothing past the first load is known
+    blind = sass.walk(listing, "t_kernel", sass.Machine(tid=0, banks=sass._banks("", "t_kernel", "sm_90", {}, 32)))
+    assert blind.unknown_branches > 0 and blind.opcodes["DMUL"] != 3

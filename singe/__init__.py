@@ -5,6 +5,7 @@ The public API (docs/design.md describes the stages behind it)::
     mech = singe.load_mechanism("mechanisms/h2o2/h2o2.inp")        # frontend -> Mechanism
     kernel = singe.compile_kernel(mech, "viscosity", warps=4)      # graph -> mapping -> warp programs
     singe.generate(kernel).write("out/")                           # CUDA
+    singe.settle_if_needed(kernel)                                 # ptxas's CTAs per SM where the plan is unchecked
     singe.reference.viscosity(mech, T, P, Y)                       # what the kernel must compute
 
 ``singe.KERNELS`` holds every kernel's definition (``KernelSpec``),
@@ -26,10 +27,11 @@ from singe.kernels import build_graph
 from singe.kernels.registry import KERNELS, KernelSpec, kernel_spec
 from singe.mechanism import Mechanism
 from singe.options import PLACEMENTS, CompileOptions
+from singe.ptxas_check import settle_if_needed
 from singe.targets import TARGETS, Target
 from singe.version import __version__
 
 __all__ = ["load_mechanism", "compile_kernel", "generate", "generate_baseline", "CompileOptions", "CompiledKernel",
            "GeneratedKernel", "KERNELS", "KernelSpec", "kernel_spec", "Mechanism", "PLACEMENTS", "TARGETS", "Target",
-           "compile_cuda", "bundled_names", "bundled_path", "resolve_mechanism", "build_graph", "host", "reference", "timing", "validate", "OptionError", "SingeError",
+           "compile_cuda", "settle_if_needed", "bundled_names", "bundled_path", "resolve_mechanism", "build_graph", "host", "reference", "timing", "validate", "OptionError", "SingeError",
            "SingeInputError", "SingeInternalError", "__version__"]

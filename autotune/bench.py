@@ -118,16 +118,12 @@ def compile_for(mech, kernel: str, config: dict, arch: str):
     raise SingeError(f"{kernel} does not compile for {arch}: {problems[0]}")
 
 
-def ptxas_pair(compiled) -> tuple:
-    """ptxas entries (warp-specialized, baseline) of ``compiled`` for PTXAS_ARCH."""
-    from singe import compile_cuda, generate, generate_baseline
+def ptxas_pair(compiled, arch: str = PTXAS_ARCH) -> tuple:
+    """ptxas entries (warp-specialized, baseline) of ``compiled`` for ``arch``."""
+    from singe import generate, generate_baseline
+    from singe.codegen.nvcc import ptxas_entry
 
-    entries = []
-    for generated in (generate(compiled), generate_baseline(compiled)):
-        with tempfile.TemporaryDirectory() as scratch:
-            path = generated.write(scratch)[0]
-            entries.append(compile_cuda(path, PTXAS_ARCH).entry(generated.name))
-    return tuple(entries)
+    return tuple(ptxas_entry(generated, arch) for generated in (generate(compiled), generate_baseline(compiled)))
 
 
 def sass_pair(compiled) -> dict:

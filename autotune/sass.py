@@ -481,10 +481,17 @@ def _isetp(lane: _Lane, ins: Instruction) -> None:
     first, second, a, b = ins.operands[:4]
     chain = lane.predicate(ins.operands[4]) if len(ins.operands) > 4 else True
     a, b = lane.value(a), lane.value(b)
-    if "EX" in parts or None in (a, b) or chain is None:
+    _set_predicates(lane, parts, first, second, None if "EX" in parts or None in (a, b) or chain is None else
+                    _compare(parts[1], a, b, "U32" in parts), chain)
+
+
+def _set_predicates(lane: _Lane, parts: list[str], first: str, second: str, result: bool | None,
+                    chain: bool | None) -> None:
+    """What a ``xSETP.<cmp>.<AND|OR|XOR> Pa, Pb, ..., Pc`` writes: Pa = result op Pc, Pb = (not result) op Pc;
+    both unknown with ``result`` (None: unknown)."""
+    if result is None:
         lane.preds[first] = lane.preds[second] = None
     else:
-        result = _compare(parts[1], a, b, "U32" in parts)
         combine = (lambda x, y: x and y) if "AND" in parts else (lambda x, y: x or y) if "OR" in parts else \
             (lambda x, y: x != y)
         lane.preds[first] = combine(result, chain)
@@ -521,19 +528,14 @@ def _dsetp(lane: _Lane, ins: Instruction) -> None:
     chain = lane.predicate(ins.operands[4]) if len(ins.operands) > 4 else True
     x, y = _double(lane, a), _double(lane, b)
     kind = parts[1]
-    if None in (x, y, chain) or _UNORDERED.get(kind, kind) not in ("EQ", "NE", "LT", "LE", "GT", "GE"):
-        lane.preds[first] = lane.preds[second] = None
+    ordered = _UNORDERED.get(kind, kind)
+    if None in (x, y, chain) or ordered not in ("EQ", "NE", "LT", "LE", "GT", "GE"):
+        result = None
+    elif x != x or y != y:  # NaN: only the unordered comparisons hold
+        result = kind in _UNORDERED
     else:
-        if x != x or y != y:  # NaN: only the unordered comparisons hold
-            result = kind in _UNORDERED
-        else:
-            result = {"EQ": x == y, "NE": x != y, "LT": x < y, "LE": x <= y, "GT": x > y,
-                      "GE": x >= y}[_UNORDERED.get(kind, kind)]
-        combine = (lambda u, v: u and v) if "AND" in parts else (lambda u, v: u or v) if "OR" in parts else \
-            (lambda u, v: u != v)
-        lane.preds[first] = combine(result, chain)
-        lane.preds[second] = combine(not result, chain)
-    lane.preds["PT"] = lane.preds["UPT"] = True
+        result = {"EQ": x == y, "NE": x != y, "LT": x < y, "LE": x <= y, "GT": x > y, "GE": x >= y}[ordered]
+    _set_predicates(lane, parts, first, second, result, chain)
 
 
 def _sel(lane: _Lane, ins: Instruction) -> None:
@@ -629,7 +631,7 @@ def _ldg(lane: _Lane, ins: Instruction) -> None:
     in them, else unknown."""
     words = _words(ins.opcode)
     address = None
-    m = _GLOBAL_ADDRESS.search(ins.operands[1].split("]", 1)[-1] if "desc[" in ins.operands[1] else ins.operands[1])
+    m = _GLOBAL_ADDRESS.search(ins.operands[1])  # desc[UR6][R22.64+0x8]: the address is the last bracket
     if m:
         low, high = lane.value(m.group(1)), lane.value(_next_register(m.group(1)))
         offset = lane.value(m.group(2)) if m.group(2) else 0
@@ -642,7 +644,7 @@ def _ldg(lane: _Lane, ins: Instruction) -> None:
     first = re.fullmatch(r"(R)(\d+)", ins.operands[0].split(".")[0])
     if first is None:
         return
-    for i, value in enumerate(values or [None]):
+    for i, value in enumerate(values):
         lane.set(f"R{int(first.group(2)) + i}", value)
 
 
@@ -950,12 +952,13 @@ def count_kernel(listing: Listing, elf_dump: str, function: str, arch: str, warp
         banks = _banks(elf_dump, function, arch, {n_index: 1 << 20, stride_index: 1 << 20}, 32 * warps)
         return [walk(listing, function, Machine(tid=0, block_dim=32 * warps, grid_dim=1 << 15, banks=banks,
                                                 memory=memory))]
+    banks = {slabs: _banks(elf_dump, function, arch, {n_index: 32 * slabs, stride_index: 32 * slabs}, 32 * warps)
+             for slabs in (1, 2)}  # the same for every warp (the walk only reads them)
     result = []
     for w in range(warps):
         walks = []
         for slabs in (1, 2):
-            banks = _banks(elf_dump, function, arch, {n_index: 32 * slabs, stride_index: 32 * slabs}, 32 * warps)
-            walks.append(walk(listing, function, Machine(tid=32 * w, block_dim=32 * warps, banks=banks,
+            walks.append(walk(listing, function, Machine(tid=32 * w, block_dim=32 * warps, banks=banks[slabs],
                                                          slabs=slabs, memory=memory)))
         difference = Walk(walks[1].counts - walks[0].counts, walks[1].opcodes - walks[0].opcodes,
                           walks[1].unknown_branches - walks[0].unknown_branches,

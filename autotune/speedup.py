@@ -28,25 +28,12 @@ import argparse
 import json
 import pathlib
 import sys
-import tempfile
 
 import singe
 from singe import compile_kernel
 from singe.timing import PRESET_OF_ARCH, PRESETS, model, model_baseline
 
-from autotune.bench import NO_MATPLOTLIB, PAPER_SETTINGS, PAPER_SPEEDUP, mechanism_path, pyplot, report
-
-
-def _ptxas(compiled, arch: str) -> tuple:
-    """ptxas entries (warp-specialized, baseline) of ``compiled`` for ``arch``."""
-    from singe.codegen import generate, generate_baseline
-    from singe.codegen.nvcc import compile_cuda
-
-    entries = []
-    for generated in (generate(compiled), generate_baseline(compiled)):
-        with tempfile.TemporaryDirectory() as scratch:
-            entries.append(compile_cuda(generated.write(scratch)[0], arch).entry(generated.name))
-    return tuple(entries)
+from autotune.bench import NO_MATPLOTLIB, PAPER_SETTINGS, PAPER_SPEEDUP, mechanism_path, ptxas_pair, pyplot, report
 
 
 def speedup_row(name: str, mech, kernel: str, preset: str, ptxas: bool) -> dict:
@@ -54,7 +41,7 @@ def speedup_row(name: str, mech, kernel: str, preset: str, ptxas: bool) -> dict:
     warps, qssa, ctas = PAPER_SETTINGS[name][kernel]
     arch = PRESETS[preset].arch
     compiled = compile_kernel(mech, kernel, warps=warps, qssa_warps=qssa, ctas_per_sm=ctas, arch=arch)
-    entries = _ptxas(compiled, arch) if ptxas else (None, None)
+    entries = ptxas_pair(compiled, arch) if ptxas else (None, None)
     ws = model(compiled, preset, ptxas=entries[0])
     base = model_baseline(compiled, preset, ptxas=entries[1])
     return {"mechanism": name, "kernel": kernel, "preset": preset, "warps": warps, "qssa_warps": qssa,

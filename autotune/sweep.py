@@ -32,7 +32,7 @@ import numpy as np
 
 import singe
 from singe import KERNELS, PLACEMENTS, TARGETS, CompileOptions, OptionError, SingeError, SingeInputError, kernel_spec
-from singe.ptxas_check import ptxas_entry
+from singe.codegen.nvcc import ptxas_entry
 
 DEFAULT_WEIGHTS = "1,0.5,1;1,0,0;0.2,1,3"
 AXES = ("warps", "ctas_per_sm", "qssa_warps", "weights", "placement")

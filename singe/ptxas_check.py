@@ -15,10 +15,9 @@ records the arch (``RegisterPlan.confirmed``) and the command's warning gives wa
 from __future__ import annotations
 
 import dataclasses
-import tempfile
 from dataclasses import dataclass
 
-from singe.codegen.nvcc import PtxasEntry, compile_cuda, find_nvcc
+from singe.codegen.nvcc import PtxasEntry, compile_cuda, find_nvcc, ptxas_entry
 
 
 @dataclass(frozen=True)
@@ -70,12 +69,6 @@ def needs_settling(compiled) -> bool:
     """The kernel's CTAs per SM came from a plan whose floor is ``unchecked`` and not yet ``confirmed``."""
     plan = compiled.programs.plan
     return compiled.form != "tables" and plan is not None and plan.unchecked and not plan.confirmed
-
-
-def ptxas_entry(generated, arch: str, compile=compile_cuda) -> PtxasEntry:
-    """ptxas's report of a generated warp-specialized kernel for ``arch``."""
-    with tempfile.TemporaryDirectory() as scratch:
-        return compile(generated.write(scratch)[0], arch).entry(generated.name)
 
 
 CODES = ("chosen", "same code", "rescheduled")

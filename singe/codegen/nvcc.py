@@ -89,3 +89,11 @@ def compile_cuda(source: str | os.PathLike, arch: str = "sm_90", include: list[s
         raise SingeInputError(f"nvcc failed on {source}:\n{output}")
     entries, warnings = parse_ptxas(output)
     return NvccResult(arch, tuple(entries), tuple(warnings), output)
+
+
+def ptxas_entry(generated, arch: str, compile=compile_cuda) -> PtxasEntry:
+    """ptxas's report of a generated kernel (``singe.codegen.GeneratedKernel``, either style) for ``arch``:
+    its files written to a scratch folder and compiled there (``compile``: ``compile_cuda`` or a stand-in
+    with its signature)."""
+    with tempfile.TemporaryDirectory() as scratch:
+        return compile(generated.write(scratch)[0], arch).entry(generated.name)

@@ -232,14 +232,18 @@ class RegisterPlan:
                 f"available at {self.ctas_per_sm} CTAs per SM: {outcome}; {remedy}",)
 
     @property
-    def unchecked(self) -> bool:
-        """The floor is outside what was checked against ptxas: diffusion turns wider than
-        ``TURN_COLUMNS_CHECKED`` columns per warp, whose schedule ptxas grows beyond it, or a
-        switch-dispatched kernel of fewer than ``SWITCH_WARPS_CHECKED`` warps."""
+    def _wide_turns(self) -> bool:
+        """Diffusion turns wider than ``TURN_COLUMNS_CHECKED`` columns per warp, whose schedule ptxas grows beyond
+        the floor."""
         from singe.kernels.transport import TURN_COLUMNS_CHECKED
 
-        few_warps = self.switch and len(self.per_warp) < SWITCH_WARPS_CHECKED
-        return few_warps or max(self.turn_columns, default=0) > TURN_COLUMNS_CHECKED
+        return max(self.turn_columns, default=0) > TURN_COLUMNS_CHECKED
+
+    @property
+    def unchecked(self) -> bool:
+        """The floor is outside what was checked against ptxas: ``_wide_turns``, or a switch-dispatched kernel
+        of fewer than ``SWITCH_WARPS_CHECKED`` warps."""
+        return self._wide_turns or (self.switch and len(self.per_warp) < SWITCH_WARPS_CHECKED)
 
     def _unchecked_warnings(self) -> tuple[str, ...]:
         """The warning for a floor outside what was checked against ptxas (``unchecked``), with the warps
@@ -248,7 +252,7 @@ class RegisterPlan:
 
         if not self.unchecked or self.confirmed:
             return ()
-        if max(self.turn_columns, default=0) <= TURN_COLUMNS_CHECKED:
+        if not self._wide_turns:
             return (f"the register estimate of the switch-dispatched kernel was checked against ptxas from "
                     f"{SWITCH_WARPS_CHECKED} warps per CTA: at {len(self.per_warp)} registers may spill at "
                     f"{self.ctas_per_sm} CTAs per SM (GRI-Mech chemistry at 3 warps: 276 B on sm_90); "

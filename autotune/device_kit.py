@@ -18,18 +18,16 @@ costs device time.  This builds here, into ``FOLDER``:
   indices and of constant-bank operands, feeding DFMA (the timing model's prices of the warp-specialized
   kernels' shared and constant loads).
 - ``variants/``: command lines of configurations beyond the paper's and the defaults, timed with them
-  (``VARIANTS``: DME viscosity at 4 warps x 8 CTAs, its fastest measured setting; GRI-Mech diffusion at 4 warps
-  at the plan's 7 CTAs per SM, where ptxas spills, and at the 4 ptxas settles).
+  (``VARIANTS``: DME viscosity at 4 warps x 8 CTAs and n-heptane diffusion at 3 x 5, their fastest measured
+  settings; DME diffusion at 3 warps at the plan's 8 CTAs per SM, where ptxas spills, and at the 6 it settles).
 - ``run.sh``: the session, in order of worth, each step under its own time limit, output in ``$OUT``:
   1. the timing run (gpu_bench, no sanitizer);
   2. chemistry at the defaults on sm_90a (``SETMAXNREG``: per-warpgroup register budgets);
-  3. the warp-specialized kernels at the paper's settings with one CTA per slab (``ONE_CTA_PER_SLAB``), the
-     control of the persistent grid that the launcher sizes by default;
-  4. compute-sanitizer racecheck and synccheck of every warp-specialized kernel at 65,536 points;
-  5. the probe under racecheck;
-  6. the load-throughput probe;
-  7. ncu's issued instructions and stall reasons per kernel (first launch of each);
-  8. ncu's stalls per SASS instruction of DME viscosity and chemistry (``NCU_SOURCE``), as a report and as CSV.
+  3. compute-sanitizer racecheck and synccheck of every warp-specialized kernel at 65,536 points;
+  4. the probe under racecheck;
+  5. the load-throughput probe;
+  6. ncu's issued instructions and stall reasons per kernel (first launch of each);
+  7. ncu's stalls per SASS instruction of DME viscosity and chemistry (``NCU_SOURCE``), as a report and as CSV.
 
 It prints the device call to make.  The folder is git-ignored; the tool carries it when ``carry`` names it.
 """
@@ -62,22 +60,24 @@ NCU_METRICS = ("smsp__inst_executed.sum", "smsp__sass_thread_inst_executed_op_df
                "smsp__average_warps_issue_stalled_no_instruction_per_issue_active.ratio",
                "smsp__average_warps_issue_stalled_not_selected_per_issue_active.ratio",
                "smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio")
-# seconds per step on the device (a 15-minute lease: ~1 minute to start, the rest here).  Measured on the H100
-# (docs/measurements/2026-11-27-h100): the timing run's 32 configurations took 193 s (this one times 30), the
-# per-slab control's 6 kernels 31 s.
-LIMITS = {"timing": 210, "setmaxnreg": 60, "per_slab": 40, "sanitizer": 100, "probe": 30, "mio": 10, "ncu": 60,
+# seconds per step on the device (a 15-minute lease: ~1 minute to start, the rest here).  Measured: the timing
+# run's 32 configurations took 193 s on the H100 (docs/measurements/2026-11-27-h100); on the H200
+# (2026-11-27-h200) 26 of 30 took 210 s, and the step was stopped there.
+LIMITS = {"timing": 250, "setmaxnreg": 60, "sanitizer": 100, "probe": 30, "mio": 10, "ncu": 60,
           "ncu_source": 30}
 NCU_SOURCE = ("dme", "viscosity,chemistry")  # (mechanisms, kernels) whose stalls ncu gives per SASS instruction
+STEP_MARK = "== "  # run.sh's step() prints "== HH:MM:SS name" before each step
 RACE_MODES = ("arrive", "sync", "none", "chain", "war", "many")  # of the racecheck probe (named_barrier_race.cu)
-ONE_CTA_PER_SLAB = "SINGE_GRID_LIMIT=1073741824"  # the launch before the persistent grid (its control)
 SETMAXNREG = ["--mechanisms", "dme,heptane", "--kernels", "chemistry", "--settings", "defaults",
               "--arch", "sm_90a"]  # chemistry with per-warpgroup register budgets (setmaxnreg), both styles
 VARIANTS = {  # name -> a singe command line (gpu_bench --sweep-best reads it), timed in both styles
     "dme_viscosity_4x8": "singe dme.inp --kernels viscosity --warps 4 --ctas-per-sm 8",
-    # GRI-Mech diffusion at 4 warps: the plan's 7 CTAs per SM, where ptxas spills 164 B (sm_90), against the 4 at
-    # which the command's ptxas check settles (singe.ptxas_check): does the spill-free count run faster?
-    "gri30_diffusion_4x7": "singe gri30 --kernels diffusion --warps 4 --ctas-per-sm 7",
-    "gri30_diffusion_4x4": "singe gri30 --kernels diffusion --warps 4 --ctas-per-sm 4",
+    # Fewer warps, more CTAs: n-heptane diffusion at 3 warps x 5 CTAs (where ptxas settles) ran at 128.7 Mpoints/s
+    # on the H200, against 94.6 at the paper's 13x3 (docs/measurements/2026-11-27-h200).  DME diffusion at
+    # 3 warps: the plan's 8 CTAs, where ptxas spills 8 B (sm_90), against the 6 ptxas settles.
+    "heptane_diffusion_3x5": "singe heptane.inp --kernels diffusion --warps 3 --ctas-per-sm 5",
+    "dme_diffusion_3x8": "singe dme.inp --kernels diffusion --warps 3 --ctas-per-sm 8",
+    "dme_diffusion_3x6": "singe dme.inp --kernels diffusion --warps 3 --ctas-per-sm 6",
 }
 
 
@@ -115,12 +115,6 @@ def paper_arguments(args, mechanisms: str, kernels: str, *defines: str) -> list[
     for define in defines:
         words += ["--define", define]
     return words
-
-
-def per_slab_arguments(args) -> list[str]:
-    """The kernels launched with one CTA per slab (``ONE_CTA_PER_SLAB``), the control of the persistent grid the
-    launcher sizes by default."""
-    return paper_arguments(args, args.mechanisms, args.kernels, ONE_CTA_PER_SLAB)
 
 
 def compile_into(folder: pathlib.Path, selection: list[str]) -> None:
@@ -180,16 +174,13 @@ def run_script(folder: pathlib.Path, args, variants: list[pathlib.Path] = ()) ->
         f'export PYTHONPATH=/tmp/site:$PWD SINGE_CACHE=$PWD/{kit}/cache',
         f"mkdir -p ../shared && cp -r {kit}/shared/mechanisms ../shared/",
         "nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv,noheader; nvcc --version | tail -1",
-        'step() { echo "== $(date +%T) $1"; }',
+        f'step() {{ echo "{STEP_MARK}$(date +%T) $1"; }}',
         "step 'timing'",
         f"timeout {LIMITS['timing']} {bench} --points {args.points} --no-sanitizer "
         '--json "$OUT/timing.json" --plot "$OUT/timing.png"',
         "step 'chemistry at the defaults on sm_90a: setmaxnreg'",
         f"timeout {LIMITS['setmaxnreg']} {gpu_bench(SETMAXNREG)} --points {args.points} --no-sanitizer "
         '--json "$OUT/setmaxnreg.json" --plot ""',
-        "step 'one CTA per slab, control of the persistent grid'",
-        f"timeout {LIMITS['per_slab']} {gpu_bench(per_slab_arguments(args))} --points {args.points} --no-sanitizer "
-        '--json "$OUT/per_slab.json" --plot ""',
         "step 'compute-sanitizer, warp-specialized kernels, paper settings'",
         f"timeout {LIMITS['sanitizer']} {paper} --points {SANITIZER_POINTS} "
         '--json "$OUT/sanitizer.json" --plot ""',
@@ -213,6 +204,18 @@ def run_script(folder: pathlib.Path, args, variants: list[pathlib.Path] = ()) ->
         "step done", ""])
 
 
+def step_output(log: str, name: str) -> str:
+    """What step ``name`` of a session's log (run.sh's ``$OUT/log.txt``) printed, up to the next step."""
+    lines, inside = [], False
+    for line in log.splitlines():
+        if line.startswith(STEP_MARK) and line[len(STEP_MARK) + 8:9 + len(STEP_MARK)] == " ":  # after HH:MM:SS
+            inside = line[len(STEP_MARK) + 9:] == name
+            continue
+        if inside:
+            lines.append(line)
+    return "\n".join(lines)
+
+
 def parse_arguments(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--folder", default=str(ROOT / ".device_kit"))
@@ -231,8 +234,7 @@ def main(argv=None) -> int:
     folder.mkdir(parents=True, exist_ok=True)
     variants = write_variants(folder)
     compile_into(folder, bench_arguments(args, variants))
-    for selection in (SETMAXNREG, per_slab_arguments(args)):
-        compile_into(folder, selection)
+    compile_into(folder, SETMAXNREG)
     copy_mechanisms(folder, args.mechanisms.split(","))
     download_wheels(folder)
     build_probes(folder, args.arch)

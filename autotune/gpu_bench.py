@@ -208,6 +208,38 @@ def row_line(record: dict) -> str:
             + "".join(f" {t}:{'clean' if r['clean'] else 'FAIL'}" for t, r in record.get("sanitizer", {}).items()))
 
 
+ROW = re.compile(r"^(?P<mechanism>\S+) (?P<kernel>\S+) (?P<setting>\S+) \((?P<shape>[^)]*)\)\s+"
+                 r"(?P<style>warp-specialized|baseline)\s+(?P<registers>\d+)r\s+(?P<spill_stores>\d+)B\s+"
+                 r"(?P<median_ms>[\d.]+) ms\s+(?P<mpoints_per_s>[\d.]+)\s+(?P<gflops>[\d.]+)\s+"
+                 r"(?:(?P<fp64>[\d.]+)%|n/a)\s+(?P<max_error>\S+) (?P<verdict>ok|WRONG)")
+DEVICE = re.compile(r"^device: (?P<name>.+) \((?P<arch>sm_\w+), \d+ SMs\)$")
+
+
+def records_from_log(text: str) -> list[dict]:
+    """The timed rows ``row_line`` printed, read back from a run's log: for a run whose JSON was never written
+    (its step stopped at a time limit before ``--json`` was written after each configuration).  Each record has
+    what the row shows: label, mechanism, kernel, setting, style, registers, spill_stores, median_ms,
+    mpoints_per_s, gflops, fp64_fraction, max_error, correct, and the device of the log's last ``device:`` line
+    before it, with the device's arch (a log does not say the build's)."""
+    records, device = [], {"device": None, "arch": None}
+    for line in text.splitlines():
+        found = DEVICE.match(line)
+        if found:
+            device = {"device": found["name"], "arch": found["arch"]}
+            continue
+        row = ROW.match(line)
+        if row is None:
+            continue
+        fp64 = row["fp64"]
+        records.append({"label": f"{row['mechanism']} {row['kernel']} {row['setting']} ({row['shape']})",
+                        **{k: row[k] for k in ("mechanism", "kernel", "setting", "style")}, **device,
+                        "registers": int(row["registers"]), "spill_stores": int(row["spill_stores"]),
+                        "median_ms": float(row["median_ms"]), "mpoints_per_s": float(row["mpoints_per_s"]),
+                        "gflops": float(row["gflops"]), "fp64_fraction": float(fp64) / 100 if fp64 else None,
+                        "max_error": float(row["max_error"]), "correct": row["verdict"] == "ok"})
+    return records
+
+
 def write_plot(records: list[dict], path: str, device: str) -> str:
     plt = pyplot()
     if plt is None:
@@ -325,10 +357,12 @@ def main(argv=None) -> int:
                 if not result["clean"]:
                     print("\n".join(f"    {tool}: {line}" for line in result["first_report"]))
         records.extend(new)
+        if args.json:  # after each configuration: a run stopped at a time limit keeps what it measured
+            pathlib.Path(args.json).write_text(json.dumps(records, indent=1))
     if device is None:
         print(f"compiled {len(records)} kernels; nothing was timed (no GPU: {why})")
-    if args.json:
-        pathlib.Path(args.json).write_text(json.dumps(records, indent=1))
+    if args.json and not records:
+        pathlib.Path(args.json).write_text("[]")
     if args.plot and device is not None:
         print(write_plot(records, args.plot, device.name))
     return 1 if any(r.get("correct") is False for r in records) else 0

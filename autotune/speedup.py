@@ -70,8 +70,13 @@ def format_rows(rows: list[dict]) -> list[str]:
 def measured_pairs(path: str) -> dict[tuple[str, str], dict]:
     """(mechanism, kernel) -> the measured pair at the paper's setting of a gpu_bench JSON:
     {device, arch, 'warp-specialized': Mpoints/s, 'baseline': Mpoints/s, speedup}."""
+    return paper_pairs(json.loads(pathlib.Path(path).read_text()))
+
+
+def paper_pairs(records: list[dict]) -> dict[tuple[str, str], dict]:
+    """``measured_pairs`` of gpu_bench's records (its JSON, or ``gpu_bench.records_from_log``)."""
     pairs: dict[tuple[str, str], dict] = {}
-    for record in json.loads(pathlib.Path(path).read_text()):
+    for record in records:
         if record.get("setting") != "paper" or "mpoints_per_s" not in record:
             continue
         pair = pairs.setdefault((record["mechanism"], record["kernel"]),

@@ -18,7 +18,6 @@ def test_the_session_fits_one_device_call_in_order_of_worth(tmp_path):
     script = device_kit.run_script(folder, args, variants)
     steps = [line.split("'")[1] for line in script.splitlines() if line.startswith("step '")]
     assert steps == ["timing", "chemistry at the defaults on sm_90a: setmaxnreg",
-                     "one CTA per slab, control of the persistent grid",
                      "compute-sanitizer, warp-specialized kernels, paper settings", "racecheck probe: named barriers",
                      "load throughput probe: LDS.64, LDC.64, constant-bank operands",
                      "ncu: instructions and stall reasons, first launch of each kernel",
@@ -28,10 +27,10 @@ def test_the_session_fits_one_device_call_in_order_of_worth(tmp_path):
     assert timing.count("--sweep-best") == len(device_kit.VARIANTS) and "--sweep-best" not in sanitizer
     assert "--settings paper,defaults" in timing and "--settings paper " in sanitizer
     assert (folder / "variants" / "dme_viscosity_4x8.txt").read_text().endswith("--warps 4 --ctas-per-sm 8\n")
-    control = script.split("step 'one CTA per slab")[1].split("step '")[0]
-    assert "--define SINGE_GRID_LIMIT=1073741824" in control and script.count("SINGE_GRID_LIMIT") == 1
+    assert "SINGE_GRID_LIMIT" not in script  # every step launches the persistent grid
     assert "--arch sm_90a" in script.split("setmaxnreg'")[1].split("step '")[0]
     assert f"SINGE_CACHE=$PWD/{folder}/cache" in script
+    assert 'step() { echo "== $(date +%T) $1"; }' in script  # the mark step_output reads
     assert "--no-sanitizer" in script.split("step 'compute-sanitizer")[0]  # timing runs without the sanitizer
     assert sum(device_kit.LIMITS.values()) + 30 <= 600  # the device's limit for one command
     outputs = set(re.findall(r'\$OUT/([\w.]+)', script))
@@ -76,3 +75,11 @@ def test_the_variants_are_command_lines_gpu_bench_reads(tmp_path):
     read = {path.stem: settings_from_sweep(str(path)) for path in device_kit.write_variants(tmp_path)}
     assert read["dme_viscosity_4x8"][:2] == ("dme", "viscosity")
     assert (read["dme_viscosity_4x8"][2]["warps"], read["dme_viscosity_4x8"][2]["dispatch"]) == (4, "auto")
+
+
+def test_a_steps_output_is_read_back_from_the_log():
+    log = "\n".join(["NVIDIA H200", "== 07:28:05 timing", "row 1", "row 2", "== 07:31:35 racecheck probe: named barriers",
+                     "== counted", "probe arrive", "== 07:36:21 done"])
+    assert device_kit.step_output(log, "timing") == "row 1\nrow 2"
+    assert device_kit.step_output(log, "racecheck probe: named barriers") == "== counted\nprobe arrive"
+    assert device_kit.step_output(log, "sanitizer") == ""

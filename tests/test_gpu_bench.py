@@ -67,3 +67,46 @@ def test_bench_prints_the_comparison_when_measurements_exist(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "The timing model against gpu_bench.py's measurements" in done.stdout
     assert "measured    100.00 (a test device)  ratio" in done.stdout
+
+
+def timed(mpoints: float, fp64=0.192, verdict=True) -> dict:
+    return {**fake_measurement(mpoints), "median_ms": 1.915, "gflops": 6412.0, "fp64_fraction": fp64,
+            "max_error": 2.4e-15, "correct": verdict}
+
+
+def test_a_log_gives_back_the_rows_it_printed():
+    """``records_from_log`` reads ``row_line``'s rows (a run stopped before its JSON keeps its log), with the
+    device of the ``device:`` line above them; untimed rows and other lines are not rows."""
+    from autotune.gpu_bench import records_from_log, row_line
+
+    rows = [timed(1095.32), {**timed(2443.28, fp64=None, verdict=False), "style": "baseline"}]
+    untimed = {k: v for k, v in timed(1.0).items() if k not in ("mpoints_per_s", "median_ms")}
+    log = "\n".join(["device: NVIDIA H200 (sm_90, 132 SMs)", "configuration  style", *map(row_line, rows),
+                     row_line(untimed), "    racecheck: Error: Race reported"])
+    read = records_from_log(log)
+    assert [(r["style"], r["mpoints_per_s"], r["fp64_fraction"], r["correct"]) for r in read] == [
+        ("warp-specialized", 1095.32, 0.192, True), ("baseline", 2443.28, None, False)]
+    assert {r["device"] for r in read} == {"NVIDIA H200"} and read[0]["label"] == rows[0]["label"]
+    assert (read[0]["mechanism"], read[0]["kernel"], read[0]["setting"]) == ("h2o2", "viscosity", "defaults")
+
+
+def test_the_results_are_written_after_each_configuration(tmp_path, monkeypatch):
+    """A run stopped at a time limit keeps the configurations it finished."""
+    from autotune import gpu_bench
+
+    results = tmp_path / "gpu_bench.json"
+    seen = []
+
+    def run_config(config, *rest):
+        if seen:
+            assert [r["mpoints_per_s"] for r in json.loads(results.read_text())] == [100.0]  # the first is on disk
+            raise KeyboardInterrupt  # the limit's kill
+        seen.append(config)
+        return [timed(100.0)]
+
+    monkeypatch.setattr(gpu_bench, "run_config", run_config)
+    monkeypatch.setattr(gpu_bench, "find_device", lambda args: (None, "a test"))
+    with pytest.raises(KeyboardInterrupt):
+        gpu_bench.main(["--mechanisms", "h2o2", "--kernels", "viscosity,diffusion", "--settings", "defaults",
+                        "--json", str(results), "--plot", ""])
+    assert len(seen) == 1 and len(json.loads(results.read_text())) == 1

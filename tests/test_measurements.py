@@ -6,14 +6,18 @@ from __future__ import annotations
 import json
 import pathlib
 
-from autotune.gpu_bench import first_report
-from autotune.speedup import measured_lines, measured_pairs
+from autotune.device_kit import step_output
+from autotune.gpu_bench import first_report, records_from_log
+from autotune.speedup import measured_lines, measured_pairs, paper_pairs
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 RUNS = ROOT / "docs" / "measurements" / "2026-11-26-h200"
 H100_RUNS = ROOT / "docs" / "measurements" / "2026-11-27-h100"
 H200_TABLE = "### Throughput at the paper's settings"
 H100_TABLE = "### Throughput on the H100 at the paper's settings"
+H200_SESSION = ROOT / "docs" / "measurements" / "2026-11-27-h200"
+H200_SESSION_TABLE = "### Throughput on the H200 at the paper's settings, persistent grid"
+SETTLED_TABLE = "### Spills against occupancy"
 README = ROOT / "docs" / "measurements" / "README.md"
 NAMES = {"dme": "DME", "heptane": "n-heptane"}
 
@@ -65,7 +69,7 @@ def test_a_wrong_documented_number_is_caught():
 
 
 def test_every_stored_kernel_matched_the_reference():
-    records = [r for folder in (RUNS, H100_RUNS) for path in folder.glob("run*.json")
+    records = [r for folder in (RUNS, H100_RUNS, H200_SESSION) for path in folder.glob("*.json")
                for r in json.loads(path.read_text()) if "max_error" in r]
     assert records and all(r["correct"] and r["max_error"] <= 1e-9 for r in records)
 
@@ -86,3 +90,46 @@ def test_sanitizer_report_keeps_its_first_lines():
             "========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)\nprogram output\n")
     assert first_report(text, lines=3) == ["COMPUTE-SANITIZER", "Error: Race reported between Write access at k+0x10",
                                            "and Read access at k+0x20 [32 hazards]"]
+
+
+def h200_session_run() -> dict:
+    """The timing step of the 2026-11-27 H200 session, read back from its log (the step stopped before its JSON)."""
+    return paper_pairs(records_from_log(step_output((H200_SESSION / "run_log.txt").read_text(), "timing")))
+
+
+def test_documented_h200_session_throughput_is_its_log():
+    pairs = h200_session_run()
+    assert len(pairs) == 6 and {pair["device"] for pair in pairs.values()} == {"NVIDIA H200"}
+    assert documented_mismatches(README.read_text(), [pairs], H200_SESSION_TABLE) == []
+    text = README.read_text().replace("| 330.7 | 488.0 | **0.68** |", "| 330.7 | 488.0 | **0.86** |", 1)
+    assert documented_mismatches(text, [pairs], H200_SESSION_TABLE) == [  # companion: a wrong number is caught
+        "run 1 dme diffusion: documented ['330.7', '488.0', '**0.86**'], measured ['330.7', '488.0', '**0.68**']"]
+
+
+def settled_mismatches(text: str) -> list[str]:
+    """Each row of the spills-against-occupancy table: its 'plan / settled' Mpoints/s against the stored runs'
+    warp-specialized records at the plan's and the settled CTAs per SM."""
+    table = text.split(SETTLED_TABLE, 1)[1].split("\n### ", 1)[0]
+    timed = {(r["mechanism"], r["kernel"], r["options"]["warps"], r["options"]["ctas_per_sm"]): r["mpoints_per_s"]
+             for name in ("gri30_diffusion_4_warps.json", "settled_ctas.json")
+             for r in json.loads((H200_SESSION / name).read_text()) if r["style"] == "warp-specialized"}
+    names = {"GRI-Mech": "gri30", "n-heptane": "heptane"}
+    problems = []
+    for line in table.splitlines():
+        if not line.startswith(("| GRI-Mech ", "| n-heptane ")):
+            continue
+        cells = [c.strip() for c in line.split("|")[1:-1]]
+        mechanism, kernel = names[cells[0].split()[0]], cells[0].split()[1].rstrip(",")
+        warps = int(cells[0].split()[2])
+        plan, settled = (int(cells[i].split()[0]) for i in (1, 3))
+        expected = f"{timed[(mechanism, kernel, warps, plan)]:.1f} / {timed[(mechanism, kernel, warps, settled)]:.1f}"
+        if cells[4] != expected:
+            problems.append(f"{cells[0]}: documented {cells[4]}, measured {expected}")
+    return problems
+
+
+def test_documented_spills_against_occupancy_are_the_stored_runs():
+    text = README.read_text()
+    assert text.split(SETTLED_TABLE, 1)[1].count("| GRI-Mech ") == 2 and settled_mismatches(text) == []
+    wrong = text.replace("| 110.8 / 87.9 |", "| 87.9 / 110.8 |", 1)
+    assert settled_mismatches(wrong) == ["GRI-Mech diffusion, 4 warps: documented 87.9 / 110.8, measured 110.8 / 87.9"]

@@ -7,15 +7,18 @@ per second per GPU.  It is a model, reported as it comes out, not fitted to
 the paper's measurements (``autotune/bench.py`` prints the two side by side).
 
 Measured against GPUs (docs/measurements; ``python -m autotune.speedup --measured FILE``).  On the H100,
-this model's own preset (2026-11-27-h100, run 2, paper settings, persistent grid), it gives 2.36-4.92x the
-measured throughput of the warp-specialized kernels and 0.57-4.86x that of the baselines, so its speedups
-(0.71-6.60) are not what the device did (0.44-1.56).  ncu puts the warp-specialized transport kernels'
-time in waits for shared and constant loads (short scoreboard, MIO throttle) and barriers, the chemistry
-kernels' in barriers and instruction fetch; the model finds them bound by issue, shared bandwidth or FP64.
-The reorder window is not the cause: at 8 or 2 instructions instead of 32 the warp-specialized transport
-kernels' modeled throughput moves by at most 5 % (chemistry's by up to 35 %).  Its latencies and
-throughputs were left as they are; the probes in ``autotune/probes`` measure the candidates
-(docs/measurements/README.md).
+this model's own preset (2026-11-27-h100, run 2, paper settings, persistent grid), it gives 1.50-4.58x the
+measured throughput of the warp-specialized kernels and 0.57-4.86x that of the baselines; its speedups
+(0.41-6.14) against the device's (0.44-1.56).  ncu puts the warp-specialized transport kernels' time in
+waits for shared and constant loads (short scoreboard, MIO throttle) and barriers, the chemistry
+kernels' in barriers and instruction fetch.  Since the H200 session of 2026-11-27 the model charges a
+constant-table ``LDC.64`` on the SM's load queue with the ``LDS.64`` (``LDC_QUEUE_SHARE``, measured by
+the load probe); before, it charged an issue slot only, and gave 2.36-4.92x (DME viscosity 2.80, now
+1.61).  The reorder window is not the cause of the rest: at 8 or 2 instructions instead of 32 the
+warp-specialized transport kernels' modeled throughput moves by at most 5 % (chemistry's by up to
+35 %).  Instruction-fetch stalls are not modeled (code beyond the instruction cache costs L2
+bandwidth only), so the model ranks the viscosity switch above the overlay, which the H100 measured
+3.4x slower.
 
 Assumptions
 -----------
@@ -65,7 +68,10 @@ Instructions (``EXPANSIONS``)
       (the first ``plan.slots_in_registers`` slots of its constant table)
       is two ``SHFL`` (hi and lo word) from the lane holding it, otherwise
       one warp-uniform load of the table (an L1 hit); constants have no data
-      dependence, so they cost issue slots and shuffle throughput but never latency.  A
+      dependence, so they cost issue slots and shuffle throughput but never latency;
+      a load from the constant bank at an index ptxas does not know (``LDC.64``)
+      also takes ``LDC_QUEUE_SHARE`` slots of the SM's load queue (the 'shared'
+      resource, which ``LDS.64`` and ``STS.64`` use).  A
       baseline ``Const`` is a constant-bank operand: free on a hit, a stall of
       ``constant_miss`` cycles on a miss; the miss rate is the part of the
       kernel's constant footprint that does not fit the constant cache,
@@ -258,6 +264,19 @@ if set(EXPANSIONS) != set(OPCODES):  # pragma: no cover - import-time guard
 
 
 SHUFFLES_PER_CONSTANT = 2  # a double is broadcast as two 32-bit shuffles
+TABLE_LOAD = "ldc"
+"""The key under which ``instruction_classes`` and ``loop_classes`` count a constant-table load at an index
+ptxas does not know (``LDC.64``; class 'other' of ``ISSUE_CLASSES``, into which ``issue_classes`` folds it):
+the model charges it on the SM's load queue (``LDC_QUEUE_SHARE``)."""
+LDC_QUEUE_SHARE = 0.646 / 0.509
+"""Slots of the SM's load queue an ``LDC.64`` at a warp-dependent index takes, in ``LDS.64`` (each
+``WARP_BYTES`` of the 'shared' resource).  Measured by ``autotune/probes/mio_throughput.cu`` on the H100
+and the H200 (docs/measurements/2026-11-27-h100, 2026-11-27-h200): an SM sustains 0.646 ``LDS.64`` or
+0.509 ``LDC.64`` per cycle, and 0.585 of the two in turn, which is one queue at these costs (0.569;
+two queues would give near their sum).  ncu puts DME viscosity's warps in that queue (MIO throttle on
+``LDC``, 16 % of its stall samples, and DFMA waiting for the loads' results, 29 %).  The presets' shared
+bandwidth (128 B per cycle: 0.5 ``LDS.64``) is below the probe's 0.646 and was not changed (``STS.64`` was
+not measured)."""
 
 
 # --------------------------------------------------------------------------- occupancy
@@ -410,9 +429,11 @@ class _SegmentBuilder:
         return decoded
 
     def add(self, classes: dict) -> None:
-        """Machine instructions by ``ISSUE_CLASSES`` off the critical path (a loop's control, ``loop_classes``)."""
+        """Machine instructions by ``ISSUE_CLASSES`` off the critical path (a loop's control, ``loop_classes``),
+        its ``TABLE_LOAD`` count on the load queue."""
         self.demand["issue"] += sum(classes.values())
         self.demand["shuffle"] += classes.get("shfl", 0)
+        self.demand["shared"] += queue_demand(classes)
 
     def shared(self, value: str, load: bool) -> None:
         self.demand["issue"] += 1
@@ -467,8 +488,27 @@ def instruction_classes(instr, expansion: Expansion, in_registers, constant_stal
                 if in_registers is None or source.value in in_registers:
                     classes["shfl"] = classes.get("shfl", 0) + SHUFFLES_PER_CONSTANT
                 elif constant_class is not None:
-                    classes[constant_class] = classes.get(constant_class, 0) + 1
+                    key = _table_key(constant_class)
+                    classes[key] = classes.get(key, 0) + 1
     return classes
+
+
+def _table_key(constant_class: str | None) -> str | None:
+    """The key a constant-table load of ``constant_class`` is counted under: ``TABLE_LOAD`` for an LDC."""
+    return TABLE_LOAD if constant_class == "other" else constant_class
+
+
+def issue_classes(counts: dict) -> dict:
+    """``counts`` by ``ISSUE_CLASSES``: the ``TABLE_LOAD`` count folded into 'other', as the SASS walk counts an LDC."""
+    result = {k: v for k, v in counts.items() if k != TABLE_LOAD}
+    if counts.get(TABLE_LOAD):
+        result["other"] = result.get("other", 0) + counts[TABLE_LOAD]
+    return result
+
+
+def queue_demand(counts: dict) -> float:
+    """Bytes of the 'shared' resource the ``TABLE_LOAD`` count of ``counts`` takes (``LDC_QUEUE_SHARE``)."""
+    return counts.get(TABLE_LOAD, 0) * LDC_QUEUE_SHARE * WARP_BYTES
 
 
 def _decode_operation(op, latency: dict, span: dict, constant_stall: float | None,
@@ -481,7 +521,7 @@ def _decode_operation(op, latency: dict, span: dict, constant_stall: float | Non
     style; ``needed``: the values read after it (codegen emits only the
     instructions that contribute to them or to a global store; None: all); ``constant_class``: what a
     constant load issues (``instruction_classes``)."""
-    demand = dict.fromkeys(PARTITION_RESOURCES + ("shuffle",), 0.0)
+    demand = dict.fromkeys(PARTITION_RESOURCES + ("shuffle", "shared"), 0.0)
     counts: dict[str, int] = {}
     rows, loads, stores, stall = [], [], 0, 0.0
     instrs = op.instrs if needed is None else live_instructions(op.instrs, needed)
@@ -494,6 +534,7 @@ def _decode_operation(op, latency: dict, span: dict, constant_stall: float | Non
         demand["fp64"] += expansion.fp64
         demand["mufu"] += expansion.mufu
         demand["shuffle"] += classes.get("shfl", 0)
+        demand["shared"] += queue_demand(classes)
         if instr.opcode == "ldg":
             loads.append((instr.field, instr.index))
         elif instr.opcode == "stg":
@@ -503,7 +544,7 @@ def _decode_operation(op, latency: dict, span: dict, constant_stall: float | Non
         sources = tuple(s.name for s in instr.srcs if isinstance(s, Reg))
         rows.append((sources, latency[instr.opcode], instr.dst, expansion.issue, span[instr.opcode]))
     return _DecodedOperation(tuple(rows), tuple((k, v) for k, v in demand.items() if v), stall, tuple(loads),
-                             stores, tuple(sorted(counts.items())))
+                             stores, tuple(sorted(issue_classes(counts).items())))
 
 
 ISSUE_CLASSES = ("fp64", "mufu", "lds", "sts", "ldg", "stg", "bar", "shfl", "branch", "other")
@@ -838,7 +879,7 @@ def _unit_classes(k: int, unit, code: WarpCode, latency: dict) -> dict:
         counts |= dict(decoded.classes)
         if code.rolled:
             for loop in unit.loops:
-                for name, n in loop_classes(unit, loop, code, k).items():
+                for name, n in issue_classes(loop_classes(unit, loop, code, k)).items():
                     counts[name] = counts.get(name, 0) + n
     elif isinstance(unit, BarrierUnit):
         counts["bar"] = 1
@@ -857,14 +898,17 @@ def loop_classes(unit: ComputeUnit, loop: Loop, code: WarpCode, k: int) -> dict:
     them once; those a loop reads in place (``invariant_reads``) are read
     again in every iteration after the first.  ``k``: the unit's position in
     ``code`` (a loop unrolled completely in code one warp runs alone reads its
-    constants at indices ptxas knows: ``WarpCode.constant_class``)."""
+    constants at indices ptxas knows: ``WarpCode.constant_class``).  A load of a constant
+    table in the constant bank (LDC) is counted under ``TABLE_LOAD`` (``issue_classes`` folds it into
+    'other')."""
     summary = loop_summary(unit, loop)
-    loaded = code.constant_class(k)
+    loaded = _table_key(code.constant_class(k))
+    table = _table_key(code.table_class)
     # unrolled completely, a 'table' entry's slot address is the same every slab: ptxas hoists its load
     # and address out of the slab loop (sm_90 SASS of the H2/O2 viscosity at 4 warps)
     tables = 0 if summary.unrolled else summary.iterations * summary.table_loads
-    counts = {code.table_class: tables, "lds": (summary.iterations - 1) * summary.invariant_reads}
-    per_iteration = code.table_class if not summary.unrolled else loaded
+    counts = {table: tables, "lds": (summary.iterations - 1) * summary.invariant_reads}
+    per_iteration = table if not summary.unrolled else loaded
     if per_iteration is not None:
         counts[per_iteration] = counts.get(per_iteration, 0) + summary.iterations * summary.constant_loads
     for position, operand in varying_constants(unit, loop):

@@ -392,3 +392,33 @@ def test_static_instructions_are_the_issued_count_less_the_rolled_iterations(hep
     issued = sum(sum(c.values()) for c in issued_per_warp(programs))
     shared = issued - savings - (sum(dispatch) - max(dispatch)) - static_instructions(programs)
     assert shared > 0 and lay_out(programs).sharing
+
+
+def queue_bytes(compiled, preset=H100) -> float:
+    """The 'shared' resource (the SM's load queue) the warps' steps ask for per slab."""
+    from singe.timing import Segment
+
+    return sum(dict(step.demand).get("shared", 0.0) for steps in warp_steps(compiled.programs, preset)
+               for step in steps if isinstance(step, Segment))
+
+
+def test_constant_table_loads_take_the_load_queue(heptane_viscosity_rolled, monkeypatch):
+    """An LDC.64 at an index ptxas does not know takes LDC_QUEUE_SHARE slots of the load queue (measured: one
+    queue with LDS.64): in the overlay's shared code and in its rolled loops; it issues what it issued, and the
+    baseline reads its constants as operands, so it takes none."""
+    from singe import timing
+
+    issued = issued_per_warp(heptane_viscosity_rolled.programs)
+    baseline = model_baseline(heptane_viscosity_rolled, "H100").points_per_second
+    charged = queue_bytes(heptane_viscosity_rolled)
+    monkeypatch.setattr(timing, "LDC_QUEUE_SHARE", 0.0)
+    timing._DECODED.clear()
+    free = queue_bytes(heptane_viscosity_rolled)
+    loads = (charged - free) / (0.646 / 0.509 * timing.WARP_BYTES)
+    assert loads > 1000 and loads == pytest.approx(round(loads), abs=1e-6)  # whole LDC.64s, per slab and CTA
+    monkeypatch.setattr(timing, "LDC_QUEUE_SHARE", 2 * 0.646 / 0.509)
+    timing._DECODED.clear()
+    assert queue_bytes(heptane_viscosity_rolled) - free == pytest.approx(2 * (charged - free))
+    assert issued_per_warp(heptane_viscosity_rolled.programs) == issued
+    assert model_baseline(heptane_viscosity_rolled, "H100").points_per_second == baseline
+    timing._DECODED.clear()

@@ -22,12 +22,14 @@ costs device time.  This builds here, into ``FOLDER``:
   settings; DME diffusion at 3 warps at the plan's 8 CTAs per SM, where ptxas spills, and at the 6 it settles).
 - ``run.sh``: the session, in order of worth, each step under its own time limit, output in ``$OUT``:
   1. the timing run (gpu_bench, no sanitizer);
-  2. chemistry at the defaults on sm_90a (``SETMAXNREG``: per-warpgroup register budgets);
-  3. compute-sanitizer racecheck and synccheck of every warp-specialized kernel at 65,536 points;
-  4. the probe under racecheck;
-  5. the load-throughput probe;
-  6. ncu's issued instructions and stall reasons per kernel (first launch of each);
+  2. compute-sanitizer racecheck and synccheck of every warp-specialized kernel at 65,536 points;
+  3. the probe under racecheck;
+  4. the load-throughput probe, and the latency of a dependent LDS.64 and LDC.64;
+  5. ncu's issued instructions and stall reasons per kernel (first launch of each);
+  6. the same of the variants' warp-specialized kernels (the fastest settings measured);
   7. ncu's stalls per SASS instruction of DME viscosity and chemistry (``NCU_SOURCE``), as a report and as CSV.
+  (sm_90a's setmaxnreg budgets, timed on the H100 and the H200, no longer gain with the persistent grid: the step
+  has left the kit.)
 
 It prints the device call to make.  The folder is git-ignored; the tool carries it when ``carry`` names it.
 """
@@ -63,13 +65,11 @@ NCU_METRICS = ("smsp__inst_executed.sum", "smsp__sass_thread_inst_executed_op_df
 # seconds per step on the device (a 15-minute lease: ~1 minute to start, the rest here).  Measured: the timing
 # run's 32 configurations took 193 s on the H100 (docs/measurements/2026-11-27-h100); on the H200
 # (2026-11-27-h200) 26 of 30 took 210 s, and the step was stopped there.
-LIMITS = {"timing": 250, "setmaxnreg": 60, "sanitizer": 100, "probe": 30, "mio": 10, "ncu": 60,
+LIMITS = {"timing": 260, "sanitizer": 100, "probe": 30, "mio": 10, "ncu": 60, "ncu_variants": 40,
           "ncu_source": 30}
 NCU_SOURCE = ("dme", "viscosity,chemistry")  # (mechanisms, kernels) whose stalls ncu gives per SASS instruction
 STEP_MARK = "== "  # run.sh's step() prints "== HH:MM:SS name" before each step
 RACE_MODES = ("arrive", "sync", "none", "chain", "war", "many")  # of the racecheck probe (named_barrier_race.cu)
-SETMAXNREG = ["--mechanisms", "dme,heptane", "--kernels", "chemistry", "--settings", "defaults",
-              "--arch", "sm_90a"]  # chemistry with per-warpgroup register budgets (setmaxnreg), both styles
 VARIANTS = {  # name -> a singe command line (gpu_bench --sweep-best reads it), timed in both styles
     "dme_viscosity_4x8": "singe dme.inp --kernels viscosity --warps 4 --ctas-per-sm 8",
     # Fewer warps, more CTAs: n-heptane diffusion at 3 warps x 5 CTAs (where ptxas settles) ran at 128.7 Mpoints/s
@@ -164,6 +164,8 @@ def run_script(folder: pathlib.Path, args, variants: list[pathlib.Path] = ()) ->
     kit = kit_path(folder)
     bench = gpu_bench(bench_arguments(args, [kit_path(v) for v in variants]))
     paper = gpu_bench(paper_arguments(args, args.mechanisms, args.kernels))
+    variants_bench = gpu_bench(["--settings", "", "--arch", args.arch, "--styles", "warp-specialized",
+                                *[w for v in variants for w in ("--sweep-best", str(kit_path(v)))]])
     metrics = ",".join(NCU_METRICS)
     return "\n".join([
         "#!/bin/bash",
@@ -178,9 +180,6 @@ def run_script(folder: pathlib.Path, args, variants: list[pathlib.Path] = ()) ->
         "step 'timing'",
         f"timeout {LIMITS['timing']} {bench} --points {args.points} --no-sanitizer "
         '--json "$OUT/timing.json" --plot "$OUT/timing.png"',
-        "step 'chemistry at the defaults on sm_90a: setmaxnreg'",
-        f"timeout {LIMITS['setmaxnreg']} {gpu_bench(SETMAXNREG)} --points {args.points} --no-sanitizer "
-        '--json "$OUT/setmaxnreg.json" --plot ""',
         "step 'compute-sanitizer, warp-specialized kernels, paper settings'",
         f"timeout {LIMITS['sanitizer']} {paper} --points {SANITIZER_POINTS} "
         '--json "$OUT/sanitizer.json" --plot ""',
@@ -188,12 +187,16 @@ def run_script(folder: pathlib.Path, args, variants: list[pathlib.Path] = ()) ->
         f"for mode in {' '.join(RACE_MODES)}; do timeout {LIMITS['probe'] // len(RACE_MODES)} "
         "compute-sanitizer --tool racecheck "
         f"{kit}/probe $mode 2>&1 | grep -E 'probe|hazard|SUMMARY'; done",
-        "step 'load throughput probe: LDS.64, LDC.64, constant-bank operands'",
+        "step 'load probe: LDS.64, LDC.64, constant-bank operands; latency of dependent loads'",
         f"timeout {LIMITS['mio']} {kit}/mio",
         "step 'ncu: instructions and stall reasons, first launch of each kernel'",
         "mkdir -p /tmp/ncu",
         f"timeout {LIMITS['ncu']} ncu --kernel-id '::regex:_kernel$:1' --csv --log-file /tmp/ncu/ncu.csv "
         f"--metrics {metrics} {bench} --points {NCU_POINTS} --no-sanitizer --json '' --plot ''",
+        "step 'ncu: instructions and stall reasons of the variants'",
+        f"timeout {LIMITS['ncu_variants']} ncu --kernel-id '::regex:_kernel$:1' --csv "
+        f"--log-file /tmp/ncu/ncu_variants.csv --metrics {metrics} {variants_bench} --points {NCU_POINTS} "
+        "--no-sanitizer --json '' --plot ''",
         "step 'ncu: stalls per SASS instruction, DME viscosity and chemistry'",
         f"timeout {LIMITS['ncu_source']} ncu --kernel-id '::regex:_kernel$:1' --section WarpStateStats "
         f"--section SourceCounters -o /tmp/ncu/source {gpu_bench(paper_arguments(args, *NCU_SOURCE))} "
@@ -234,7 +237,6 @@ def main(argv=None) -> int:
     folder.mkdir(parents=True, exist_ok=True)
     variants = write_variants(folder)
     compile_into(folder, bench_arguments(args, variants))
-    compile_into(folder, SETMAXNREG)
     copy_mechanisms(folder, args.mechanisms.split(","))
     download_wheels(folder)
     build_probes(folder, args.arch)

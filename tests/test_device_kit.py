@@ -17,10 +17,11 @@ def test_the_session_fits_one_device_call_in_order_of_worth(tmp_path):
     variants = device_kit.write_variants(folder)
     script = device_kit.run_script(folder, args, variants)
     steps = [line.split("'")[1] for line in script.splitlines() if line.startswith("step '")]
-    assert steps == ["timing", "chemistry at the defaults on sm_90a: setmaxnreg",
-                     "compute-sanitizer, warp-specialized kernels, paper settings", "racecheck probe: named barriers",
-                     "load throughput probe: LDS.64, LDC.64, constant-bank operands",
+    assert steps == ["timing", "compute-sanitizer, warp-specialized kernels, paper settings",
+                     "racecheck probe: named barriers",
+                     "load probe: LDS.64, LDC.64, constant-bank operands; latency of dependent loads",
                      "ncu: instructions and stall reasons, first launch of each kernel",
+                     "ncu: instructions and stall reasons of the variants",
                      "ncu: stalls per SASS instruction, DME viscosity and chemistry"]
     timing = script.split("step 'timing'")[1].split("step '")[0]
     sanitizer = script.split("step 'compute-sanitizer")[1].split("step '")[0]
@@ -28,7 +29,9 @@ def test_the_session_fits_one_device_call_in_order_of_worth(tmp_path):
     assert "--settings paper,defaults" in timing and "--settings paper " in sanitizer
     assert (folder / "variants" / "dme_viscosity_4x8.txt").read_text().endswith("--warps 4 --ctas-per-sm 8\n")
     assert "SINGE_GRID_LIMIT" not in script  # every step launches the persistent grid
-    assert "--arch sm_90a" in script.split("setmaxnreg'")[1].split("step '")[0]
+    profiled = script.split("of the variants'")[1].split("step '")[0]
+    assert profiled.count("--sweep-best") == len(device_kit.VARIANTS) and "--settings ''" in profiled
+    assert "sm_90a" not in script  # setmaxnreg, answered on two devices, has left the kit
     assert f"SINGE_CACHE=$PWD/{folder}/cache" in script
     assert 'step() { echo "== $(date +%T) $1"; }' in script  # the mark step_output reads
     assert "--no-sanitizer" in script.split("step 'compute-sanitizer")[0]  # timing runs without the sanitizer
@@ -51,7 +54,8 @@ def test_the_probes_build_and_the_race_probe_refuses_an_unknown_mode(tmp_path):
 def test_the_load_probe_issues_the_loads_it_names(tmp_path):
     """Each mode of autotune/probes/mio_throughput.cu is the load it measures: LDS.64 in 'lds', LDC.64 at a
     register index in 'ldc' (eight per iteration of the unrolled loop), neither in 'bank' (its loads at known
-    indices hoisted out of the loop) and 'none', and both in 'mixed'."""
+    indices hoisted out of the loop) and 'none', and both in 'mixed'; the latency chains one LDS.64 or one
+    LDC.64 per trip."""
 
     from autotune import sass
 
@@ -67,6 +71,10 @@ def test_the_load_probe_issues_the_loads_it_names(tmp_path):
     assert indexed(bodies["1"]) >= 8 and "LDS.64" not in bodies["1"]
     assert "LDS.64" not in bodies["2"] + bodies["3"] and not indexed(bodies["2"] + bodies["3"])
     assert bodies["4"].count("LDS.64") >= 4 and indexed(bodies["4"]) >= 4  # 'mixed': both in turn
+    chains = dict(re.findall(r"Function : _Z7latencyILi(\d)EEviPxS0_(.*?)(?=Function :|\Z)", listing, re.S))
+    assert sorted(chains) == ["0", "1"]
+    assert chains["0"].count("LDS.64") == 1 and not indexed(chains["0"])  # the chain's one load per trip
+    assert indexed(chains["1"]) == 1 and "LDS" not in chains["1"]
 
 
 def test_the_variants_are_command_lines_gpu_bench_reads(tmp_path):

@@ -1,7 +1,8 @@
 // What does an SM sustain of the loads that feed the warp-specialized kernels' arithmetic?  (autotune/device_kit.py
 // runs it.)  The timing model charges a constant-table load (LDC.64 at a warp-dependent index, the SINGE_CONST_AT of
-// the transport kernels' loops) one issue slot and no latency or shared throughput, and a shared load (LDS.64) 256 B
-// of the SM's shared bandwidth.  ncu on an H200 (docs/measurements/2026-11-26-h200) found DME viscosity's
+// the transport kernels' loops) an issue slot and 1.27 LDS.64 slots of the load queue (measured here: the mixed
+// mode, docs/measurements/2026-11-27-h200) but no latency, and a shared load (LDS.64) 256 B of the SM's shared
+// bandwidth and the preset's shared latency.  ncu on an H200 (docs/measurements/2026-11-26-h200) found DME viscosity's
 // warp-specialized kernel, which issues ~960 LDC.64 and ~970 LDS.64 per slab, stalled mostly on short scoreboards
 // (MIO), where the data-parallel kernel reads its constants as operands of its instructions.
 //
@@ -13,6 +14,12 @@
 //   mixed LDS.64 and LDC.64 in turn: near the slower alone if they share the MIO queue, near their sum if not
 // Printed per mode: loads (or DFMA) per SM per cycle, from clock64 around the loop of each CTA.  Exit 1 when a mode's
 // result is not the value computed on the host (the loads read what they should).
+//
+// Then the latency of one load when nothing else is in flight (one warp on the device, each load's index the value
+// the previous one read: a chain), which the timing model needs for the constant-table loads it charges no latency:
+//   latency lds   LDS.64 of a slot per lane, at the index read by the previous LDS.64
+//   latency ldc   LDC.64 of a __constant__ table at the index read by the previous LDC.64
+// Printed: cycles per load of the chain (the index arithmetic between two loads included).
 #include <cstdio>
 #include <cstring>
 #include <cuda_runtime.h>
@@ -57,6 +64,26 @@ __global__ void __launch_bounds__(THREADS, CTAS_PER_SM) mio(int iterations, doub
   const long long stop = clock64();
   out[blockIdx.x * THREADS + threadIdx.x] = a[0] + a[1] + a[2] + a[3];
   if (threadIdx.x == 0) cycles[blockIdx.x] = stop - start;
+}
+
+constexpr int CHAIN = 512;  // entries of a chain; entry k holds the index of the next
+__constant__ long long chain[CHAIN];
+
+__host__ __device__ constexpr long long next_link(long long k) { return (k * 37 + 11) % CHAIN; }
+
+template <int MODE>  // 0: LDS.64, 1: LDC.64
+__global__ void __launch_bounds__(32, 1) latency(int loads, long long *out, long long *cycles)
+{
+  __shared__ long long links[CHAIN];
+  for (int k = threadIdx.x; k < CHAIN; k += blockDim.x) links[k] = next_link(k);
+  __syncwarp();
+  long long at = __shfl_sync(0xffffffffu, (long long)(threadIdx.x >> 5), 0);  // 0, unknown to ptxas
+  const long long start = clock64();
+#pragma unroll 1
+  for (int i = 0; i < loads; i++) at = MODE == 0 ? links[at] : chain[at];
+  const long long stop = clock64();
+  out[threadIdx.x] = at;
+  if (threadIdx.x == 0) *cycles = stop - start;
 }
 
 // What thread t of a CTA computes: sum over the loads of 0.5 x the value loaded.
@@ -110,6 +137,29 @@ int main()
     printf("mio %s: %.3f %s per SM per cycle (%d CTAs of %d warps per SM, %.0f cycles per CTA)%s\n", names[mode],
            per_sm, mode == 3 ? "DFMA" : "loads", CTAS_PER_SM, THREADS / 32, mean, bad ? " WRONG VALUES" : "");
   }
+  long long host_chain[CHAIN], want = 0;
+  for (int k = 0; k < CHAIN; k++) host_chain[k] = next_link(k);
+  if (cudaMemcpyToSymbol(chain, host_chain, sizeof host_chain) != cudaSuccess) return 3;
+  const int loads = 1 << 16;
+  for (int i = 0; i < loads; i++) want = next_link(want);
+  const char *chained[] = {"lds", "ldc"};
+  void (*chains[])(int, long long *, long long *) = {latency<0>, latency<1>};
+  long long *ends = nullptr, *spent = nullptr, host_ends[32], host_spent = 0;
+  if (cudaMalloc(&ends, sizeof host_ends) != cudaSuccess || cudaMalloc(&spent, sizeof host_spent) != cudaSuccess)
+    return 3;
+  for (int mode = 0; mode < 2; mode++) {
+    chains[mode]<<<1, 32>>>(loads, ends, spent);  // warm-up
+    chains[mode]<<<1, 32>>>(loads, ends, spent);
+    if (cudaMemcpy(host_ends, ends, sizeof host_ends, cudaMemcpyDeviceToHost) != cudaSuccess) return 3;
+    if (cudaMemcpy(&host_spent, spent, sizeof host_spent, cudaMemcpyDeviceToHost) != cudaSuccess) return 3;
+    int bad = 0;
+    for (int t = 0; t < 32; t++) bad += host_ends[t] != want;
+    wrong += bad;
+    printf("latency %s: %.1f cycles per dependent load (one warp, %d loads)%s\n", chained[mode],
+           (double)host_spent / loads, loads, bad ? " WRONG VALUES" : "");
+  }
+  cudaFree(ends);
+  cudaFree(spent);
   cudaFree(out);
   cudaFree(cycles);
   return wrong ? 1 : 0;

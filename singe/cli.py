@@ -72,7 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--ctas-per-sm", type=int, default=None,
                         help="target CTAs per SM (default: the most the register plan and shared memory allow "
                              "without spills; where the plan's estimate is unchecked, diffusion turns wider than 7 "
-                             "columns a warp or chemistry below 6 warps, settled by ptxas when nvcc is installed)")
+                             "columns a warp or chemistry below 6 warps, settled by ptxas when nvcc is installed; "
+                             "a count given where registers may spill is checked by ptxas)")
     parser.add_argument("--arch", choices=sorted(TARGETS), default="sm_90")
     parser.add_argument("--weights", type=_weights, default=CompileOptions().weights,
                         help="mapping weights flops,registers,locality (default 1,0.5,1)")
@@ -182,15 +183,15 @@ def _progress(kernel: str):
     return report
 
 
-def _settle(compiled, kernel: str):
-    """``singe.ptxas_check.settle_if_needed``, each ptxas run reported as it ends; None where nvcc fails (the
-    plan's warning stands)."""
+def _settle(compiled, kernel: str, given: bool):
+    """``singe.ptxas_check.settle_if_needed`` (``given``: the CTAs per SM were given, and are checked only),
+    each ptxas run reported as it ends; None where nvcc fails (the plan's warning stands)."""
     from singe.ptxas_check import settle_if_needed
 
     def report(trial) -> None:
         print(f"  {kernel}: ptxas at {trial}", flush=True)
     try:
-        return settle_if_needed(compiled, progress=report)
+        return settle_if_needed(compiled, progress=report, given=given)
     except SingeInputError as error:  # nvcc's own line: an arch it does not know (k20c: sm_35)
         lines = [line.strip() for line in str(error).splitlines() if line.strip()]
         reason = next((line for line in lines if "fatal" in line), lines[-1])
@@ -214,7 +215,7 @@ def _compile_all(mech: Mechanism, args) -> None:
         start = time.perf_counter()
         compiled = compile_kernel(mech, kernel, options=_options(args, kernel),
                                   progress=_progress(kernel) if progress else None)
-        settled = _settle(compiled, kernel) if args.ctas_per_sm is None and not args.dump else None
+        settled = None if args.dump else _settle(compiled, kernel, given=args.ctas_per_sm is not None)
         compiled = settled.compiled if settled else compiled
         if args.dump:
             print(_dump(compiled, args.dump))

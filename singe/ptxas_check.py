@@ -12,6 +12,12 @@ anew at that count: ``CODES``), and takes the first that does not spill; the pla
 records the arch (``RegisterPlan.confirmed``) and the command's warning gives way to the trials.
 No spills is not always faster: the report names the plan's count, which ran faster on an H200 in two of
 the three kernels timed (``SPILLS_AGAINST_OCCUPANCY``).
+
+Where the plan's estimate says registers *may* spill (``RegisterPlan.uncertain``: within the estimate's error of
+the budget), or the CTAs per SM were given (``--ctas-per-sm``) to a plan that would be settled, ptxas checks the
+kernel at its count: without spills the plan is confirmed and the warning gives way; with spills, a count the
+compiler chose is settled as above, and a given one is kept with its warning, which names the setting that
+avoids them.
 """
 
 from __future__ import annotations
@@ -54,6 +60,7 @@ class Settled:
 
     compiled: object  # singe.compiler.CompiledKernel
     trials: tuple[Trial, ...]
+    given: bool = False  # the CTAs per SM were given: checked at that count only
 
     @property
     def spill_free(self) -> bool:
@@ -62,6 +69,11 @@ class Settled:
     def report(self) -> str:
         """What ptxas settled, in a line."""
         arch, first, last = self.compiled.options.arch, self.trials[0].ctas, self.trials[-1].ctas
+        if self.given:
+            entry = self.trials[0].entry
+            return (f"ptxas ({arch}): no spills at the {first} CTAs per SM given ({entry.registers} registers)"
+                    if self.spill_free else f"warning: ptxas ({arch}) spills {entry.spill_stores} B of spill stores "
+                    f"at the {first} CTAs per SM given ({entry.registers} registers)")
         if not self.spill_free:
             counts = "at its only count, 1 CTA per SM" if first == 1 else \
                 f"at every count from {first} CTAs per SM to 1; kept {first}"
@@ -76,41 +88,45 @@ class Settled:
 
 
 def needs_settling(compiled) -> bool:
-    """The kernel's CTAs per SM came from a plan whose floor is ``unchecked`` and not yet ``confirmed``."""
+    """The kernel's CTAs per SM came from a plan whose floor is ``unchecked`` or ``uncertain`` and not yet
+    ``confirmed``."""
     plan = compiled.programs.plan
-    return compiled.form != "tables" and plan is not None and plan.unchecked and not plan.confirmed
+    return (compiled.form != "tables" and plan is not None and (plan.unchecked or plan.uncertain)
+            and not plan.confirmed)
 
 
-CODES = ("chosen", "same code", "rescheduled")
-"""The candidates of a count: the compiler's choice (its own count only); at fewer CTAs per SM the chosen
-count's code under the smaller count's launch bounds (``at_fewer_ctas``), then the kernel compiled anew at
+CODES = ("chosen", "given", "same code", "rescheduled")
+"""The candidates of a count: the compiler's choice, or the count given (``--ctas-per-sm``: that count only);
+at fewer CTAs per SM the chosen count's code under the smaller count's launch bounds (``at_fewer_ctas``),
+then the kernel compiled anew at
 that count (``compile_kernel``), whose scheduler may hold more values and whose plan may keep more
 constant stripes.  ptxas is not monotone in either: n-heptane diffusion at 4 warps on sm_80 spills 8-24 B
 as the same code at every count from 5 CTAs per SM to 1, and none rescheduled at 4; GRI-Mech chemistry at
 3 warps (sm_90) 56 B as the same code at 2, none rescheduled there."""
 
 
-def candidates(compiled):
-    """(ctas, code, kernel) to try, the most CTAs per SM first (``CODES``), each kernel built when reached."""
+def candidates(compiled, fewer: bool = True):
+    """(ctas, code, kernel) to try, the most CTAs per SM first (``CODES``), each kernel built when reached;
+    ``fewer`` False: the kernel at its own count only."""
     from singe.compiler import compile_kernel
 
-    yield compiled.options.ctas_per_sm, "chosen", compiled
-    for ctas in range(compiled.options.ctas_per_sm - 1, 0, -1):
+    yield compiled.options.ctas_per_sm, "chosen" if fewer else "given", compiled
+    for ctas in range(compiled.options.ctas_per_sm - 1, 0, -1) if fewer else ():
         yield ctas, "same code", at_fewer_ctas(compiled, ctas)
         yield ctas, "rescheduled", compile_kernel(compiled.mechanism, compiled.kernel,
                                                   options=compiled.options.replace(ctas_per_sm=ctas))
 
 
-def settle_ctas(compiled, compile=compile_cuda, progress=None) -> Settled:
+def settle_ctas(compiled, compile=compile_cuda, progress=None, given: bool = False) -> Settled:
     """``compiled`` (CTAs per SM chosen by the compiler) at the most CTAs per SM, no more than its own, at
     which ptxas compiles it without spills, in the first of its ``candidates`` that does (one that generates
-    the file of an earlier one is skipped);
+    the file of an earlier one is skipped); ``given``: the CTAs per SM were given, and only they are checked.
     ``progress(trial)`` after each ptxas run.  ``compile``: ``compile_cuda`` or a stand-in with its
     signature.  Raises ``SingeInputError`` when nvcc fails (an arch it does not know)."""
     from singe.codegen import generate
 
     trials, sources = [], set()
-    for ctas, code, candidate in candidates(compiled):
+    for ctas, code, candidate in candidates(compiled, fewer=not given):
         generated = generate(candidate)
         if generated.cu in sources:  # rescheduled as it was: the same file
             continue
@@ -119,8 +135,8 @@ def settle_ctas(compiled, compile=compile_cuda, progress=None) -> Settled:
         if progress:
             progress(trials[-1])
         if not trials[-1].spills:
-            return Settled(_with_plan(candidate, confirmed=compiled.options.arch), tuple(trials))
-    return Settled(compiled, tuple(trials))
+            return Settled(_with_plan(candidate, confirmed=compiled.options.arch), tuple(trials), given)
+    return Settled(compiled, tuple(trials), given)
 
 
 def at_fewer_ctas(compiled, ctas: int):
@@ -145,8 +161,9 @@ def _with_plan(compiled, **changes):
     return dataclasses.replace(compiled, programs=dataclasses.replace(programs, plan=plan))
 
 
-def settle_if_needed(compiled, progress=None) -> Settled | None:
-    """``settle_ctas`` where the kernel ``needs_settling`` and nvcc is installed; None otherwise."""
+def settle_if_needed(compiled, progress=None, given: bool = False) -> Settled | None:
+    """``settle_ctas`` where the kernel ``needs_settling`` and nvcc is installed; None otherwise.  ``given``: the
+    CTAs per SM were given (``--ctas-per-sm``): ptxas checks that count and nothing is settled."""
     if not needs_settling(compiled) or find_nvcc() is None:
         return None
-    return settle_ctas(compiled, progress=progress)
+    return settle_ctas(compiled, progress=progress, given=given)

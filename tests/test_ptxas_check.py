@@ -119,3 +119,50 @@ def test_switch_dispatched_kernels_below_the_checked_warps_are_settled():
     assert settled.spill_free and plan.confirmed and settled.compiled.programs.warnings == ()
     assert plan.stripes_in_registers() == few.programs.plan.stripes_in_registers()
     assert not needs_settling(compile_kernel(load("gri30"), "chemistry", warps=6))
+
+
+@pytest.fixture(scope="module")
+def paper_viscosity():
+    """DME viscosity at the paper's 15 warps x 3 CTAs per SM: a floor of 42 registers, a budget of 40, within
+    the estimate's error: registers *may* spill (ptxas: 39 registers, none on sm_90)."""
+    compiled = compile_kernel(load("dme"), "viscosity", warps=15, ctas_per_sm=3)
+    assert compiled.programs.plan.uncertain and needs_settling(compiled)
+    assert "registers may spill" in compiled.programs.warnings[0]
+    return compiled
+
+
+def test_a_given_count_that_may_spill_is_checked_by_ptxas(paper_viscosity):
+    """The CTAs per SM given: ptxas compiles that count alone; without spills the plan is confirmed and its
+    'may spill' warning gives way."""
+    checked = settle_ctas(paper_viscosity, compile=fake_ptxas(spills_above=3), given=True)
+    assert [(t.ctas, t.code) for t in checked.trials] == [(3, "given")]
+    assert checked.spill_free and checked.compiled.programs.warnings == ()
+    assert checked.compiled.programs.plan.confirmed == "sm_90" and not needs_settling(checked.compiled)
+    assert checked.report() == "ptxas (sm_90): no spills at the 3 CTAs per SM given (45 registers)"
+    assert "WARNING" not in generate(checked.compiled).cu
+
+
+def test_a_given_count_that_spills_keeps_its_warning(paper_viscosity):
+    """The companion: ptxas spills at the given count; nothing else is tried, and the warning, which names the
+    count that avoids the spills, stands beside ptxas's bytes."""
+    checked = settle_ctas(paper_viscosity, compile=fake_ptxas(spills_above=2), given=True)
+    assert len(checked.trials) == 1 and not checked.spill_free and checked.compiled is paper_viscosity
+    assert checked.report() == "warning: ptxas (sm_90) spills 64 B of spill stores at the 3 CTAs per SM given " \
+                               "(45 registers)"
+    assert "--ctas-per-sm 2 would avoid them" in checked.compiled.programs.warnings[0]
+
+
+@pytest.mark.skipif(find_nvcc() is None, reason="nvcc (CUDA toolkit) not installed")
+def test_the_command_checks_the_papers_viscosity_with_ptxas(tmp_path, capsys):
+    """`singe dme.inp --kernels viscosity --warps 15 --ctas-per-sm 3` (the paper's setting): ptxas compiles it
+    without spills, so the command says so in place of the plan's 'may spill'."""
+    import cantera_reference as ref
+
+    if not ref.have_shared():
+        pytest.skip("../shared/mechanisms not found: set SINGE_SHARED")
+    assert main([str(ref.chemistry_file("dme")), "--kernels", "viscosity", "--warps", "15", "--ctas-per-sm", "3",
+                 "-o", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "viscosity: ptxas at 3 CTAs per SM (given): 39 registers, no spills" in out
+    assert "ptxas (sm_90): no spills at the 3 CTAs per SM given (39 registers)" in out and "may spill" not in out
+    assert "WARNING" not in (tmp_path / "dme_viscosity.cu").read_text()

@@ -216,6 +216,8 @@ class RegisterPlan:
         allocation granule of the budget is within the estimate's error (DME viscosity
         at 15 warps x 3 CTAs: a floor of 42, a budget of 40, and ptxas compiles it in
         39 without spills, sm_80 and sm_90): there, registers *may* spill."""
+        if self.confirmed:  # ptxas compiled this kernel without spills
+            return ()
         if not self.spilled:
             return self._unchecked_warnings()
         outcome = "registers will spill" if self.spilled > REGISTER_GRANULE else \
@@ -230,6 +232,12 @@ class RegisterPlan:
             remedy = f"more warps per CTA than {warps} (--warps) may avoid them"
         return (f"{over} of {warps} warps need at least ~{self.floor} registers per thread, {self.budget} "
                 f"available at {self.ctas_per_sm} CTAs per SM: {outcome}; {remedy}",)
+
+    @property
+    def uncertain(self) -> bool:
+        """The floor exceeds the budget by no more than the estimate's error (``REGISTER_GRANULE``): registers
+        *may* spill, and only ptxas can say (DME viscosity at the paper's 15 warps x 3 CTAs)."""
+        return 0 < self.spilled <= REGISTER_GRANULE
 
     @property
     def _wide_turns(self) -> bool:

@@ -69,7 +69,7 @@ LIMITS = {"timing": 260, "sanitizer": 100, "probe": 30, "mio": 10, "ncu": 60, "n
           "ncu_source": 30}
 NCU_SOURCE = ("dme", "viscosity,chemistry")  # (mechanisms, kernels) whose stalls ncu gives per SASS instruction
 STEP_MARK = "== "  # run.sh's step() prints "== HH:MM:SS name" before each step
-RACE_MODES = ("arrive", "sync", "none", "chain", "war", "many")  # of the racecheck probe (named_barrier_race.cu)
+RACE_MODES = ("arrive", "sync", "none", "chain", "war", "many", "slabs")  # of the racecheck probe (named_barrier_race.cu)
 VARIANTS = {  # name -> a singe command line (gpu_bench --sweep-best reads it), timed in both styles
     "dme_viscosity_4x8": "singe dme.inp --kernels viscosity --warps 4 --ctas-per-sm 8",
     # Fewer warps, more CTAs: n-heptane diffusion at 3 warps x 5 CTAs (where ptxas settles) ran at 128.7 Mpoints/s

@@ -422,3 +422,14 @@ def test_constant_table_loads_take_the_load_queue(heptane_viscosity_rolled, monk
     assert issued_per_warp(heptane_viscosity_rolled.programs) == issued
     assert model_baseline(heptane_viscosity_rolled, "H100").points_per_second == baseline
     timing._DECODED.clear()
+
+
+def test_the_sweep_reaches_the_fastest_measured_ctas_on_later_gpus():
+    """The paper's 1-4 CTAs per SM on the K20c; 1-8 on sm_80 and sm_90 (DME viscosity ran fastest at 4 warps x 8
+    CTAs on the H100 and the H200), unless --ctas is given."""
+    from autotune import sweep
+
+    assert sweep.default_ctas("k20c") == [1, 2, 3, 4]
+    assert sweep.default_ctas("sm_90") == sweep.default_ctas("sm_90a") == sweep.default_ctas("sm_80") == list(range(1, 9))
+    assert sweep.build_parser().parse_args(["h2o2", "--kernel", "viscosity"]).ctas is None
+    assert sweep.build_parser().parse_args(["h2o2", "--kernel", "viscosity", "--ctas", "2,3"]).ctas == [2, 3]

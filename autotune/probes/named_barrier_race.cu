@@ -8,6 +8,10 @@
 //   war      warp 1: write, read, arrive 1;  warp 0: sync 1, write over it            (a read, then a reuse: ordered)
 //   many     warps 1-14: write, barrier.sync 2, 480;  warp 0: barrier.sync 2, 480, read all 14  (ordered; the
 //            first hazard racecheck reported in the DME viscosity kernel has this shape)
+//   slabs    the DME viscosity kernel's protocol over 64 slabs, its barriers reused in every one: warp 0 writes
+//            slot 0 (ln T), barrier.arrive 1, 480, barrier.sync 2, 480, reads the 14 slots; warps 1-14
+//            barrier.sync 1, 480, read slot 0, write their own slot, barrier.sync 2, 480  (ordered: a warp's
+//            next write waits for warp 0's next arrive, which follows its reads)
 // A racecheck that models named barriers reports only 'none'.  The program checks the values it read and
 // exits 1 when one is wrong (only 'none' may read a stale slot).
 #include <cstdio>
@@ -18,18 +22,19 @@
 #define ARRIVE(id, threads) asm volatile("barrier.arrive %0, %1;" :: "r"(id), "r"(threads) : "memory")
 #define SYNC(id, threads) asm volatile("barrier.sync %0, %1;" :: "r"(id), "r"(threads) : "memory")
 
-enum Mode { kArrive, kSync, kNone, kChain, kWar, kMany, kModes };
+enum Mode { kArrive, kSync, kNone, kChain, kWar, kMany, kSlabs, kModes };
 constexpr int kWarps = 15;
+constexpr int kSlabCount = 64;
 
 __host__ __device__ inline double written(int warp, int lane) { return 1.0 + lane + 32.0 * warp; }
 
 // The value each mode's reader stores for `lane`.
 __host__ __device__ inline double expected(int mode, int lane)
 {
-  if (mode == kMany) {
+  if (mode == kMany || mode == kSlabs) {
     double sum = 0.0;
     for (int w = 1; w < kWarps; w++) sum += written(w, lane);
-    return sum;
+    return mode == kMany ? sum : sum * kSlabCount * (kSlabCount + 1) / 2;  // slab s scales by s + 1
   }
   return written(mode == kWar ? 1 : 0, lane);
 }
@@ -83,17 +88,34 @@ __global__ void probe(int mode, double *out)
       *mine = sum;
     }
     break;
+  case kSlabs: {
+    double sum = 0.0;
+    for (int s = 0; s < kSlabCount; s++) {
+      if (warp == 0) {
+        slot[lane] = s + 1.0;
+        ARRIVE(1, 480);
+        SYNC(2, 480);
+        for (int w = 1; w < kWarps; w++) sum += slot[w * 32 + lane];
+      } else {
+        SYNC(1, 480);
+        slot[warp * 32 + lane] = slot[lane] * written(warp, lane);
+        SYNC(2, 480);
+      }
+    }
+    if (warp == 0) *mine = sum;
+    break;
+  }
   }
 }
 
 int main(int argc, char **argv)
 {
-  const char *names[kModes] = {"arrive", "sync", "none", "chain", "war", "many"};
+  const char *names[kModes] = {"arrive", "sync", "none", "chain", "war", "many", "slabs"};
   int mode = -1;
   for (int m = 0; m < kModes; m++)
     if (argc > 1 && !strcmp(argv[1], names[m])) mode = m;
   if (mode < 0) {
-    fprintf(stderr, "usage: %s arrive|sync|none|chain|war|many\n", argv[0]);
+    fprintf(stderr, "usage: %s arrive|sync|none|chain|war|many|slabs\n", argv[0]);
     return 2;
   }
   const int blocks = 64;

@@ -16,7 +16,10 @@ costs device time.  This builds here, into ``FOLDER``:
   whether the tool orders shared accesses by named barriers.
 - ``mio``: ``autotune/probes/mio_throughput.cu``: what an SM sustains of LDS.64, of LDC.64 at warp-dependent
   indices and of constant-bank operands, feeding DFMA (the timing model's prices of the warp-specialized
-  kernels' shared and constant loads).
+  kernels' shared and constant loads), and their latency.
+- ``fetch``: ``autotune/probes/fetch_probe.cu``: the issue rate of straight-line code of 16-256 KB, run by
+  every warp or split among them (what code beyond the instruction cache costs, which the model charges as
+  L2 bandwidth only).
 - ``variants/``: command lines of configurations beyond the paper's and the defaults, timed with them
   (``VARIANTS``: DME viscosity at 4 warps x 8 CTAs and n-heptane diffusion at 3 x 5, their fastest measured
   settings; DME diffusion at 3 warps at the plan's 8 CTAs per SM, where ptxas spills, and at the 6 it settles).
@@ -24,7 +27,8 @@ costs device time.  This builds here, into ``FOLDER``:
   1. the timing run (gpu_bench, no sanitizer);
   2. compute-sanitizer racecheck and synccheck of every warp-specialized kernel at 65,536 points;
   3. the probe under racecheck;
-  4. the load-throughput probe, and the latency of a dependent LDS.64 and LDC.64;
+  4. the load-throughput probe, and the latency of a dependent LDS.64 and LDC.64; the fetch probe (16-256 KB
+     of code, shared by the warps or one part per warp);
   5. ncu's issued instructions and stall reasons per kernel (first launch of each);
   6. the same of the variants' warp-specialized kernels (the fastest settings measured);
   7. ncu's stalls per SASS instruction of DME viscosity and chemistry (``NCU_SOURCE``), as a report and as CSV.
@@ -46,7 +50,8 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PROBES = {"probe": ROOT / "autotune" / "probes" / "named_barrier_race.cu",
-          "mio": ROOT / "autotune" / "probes" / "mio_throughput.cu"}  # kit file -> source
+          "mio": ROOT / "autotune" / "probes" / "mio_throughput.cu",
+          "fetch": ROOT / "autotune" / "probes" / "fetch_probe.cu"}  # kit file -> source
 WHEELS = ("ply==3.11",)
 SANITIZER_POINTS = 65536
 NCU_POINTS = 262144
@@ -65,7 +70,7 @@ NCU_METRICS = ("smsp__inst_executed.sum", "smsp__sass_thread_inst_executed_op_df
 # seconds per step on the device (a 15-minute lease: ~1 minute to start, the rest here).  Measured: the timing
 # run's 32 configurations took 193 s on the H100 (docs/measurements/2026-11-27-h100); on the H200
 # (2026-11-27-h200) 26 of 30 took 210 s, and the step was stopped there.
-LIMITS = {"timing": 260, "sanitizer": 100, "probe": 30, "mio": 10, "ncu": 60, "ncu_variants": 40,
+LIMITS = {"timing": 260, "sanitizer": 100, "probe": 30, "mio": 10, "fetch": 15, "ncu": 60, "ncu_variants": 40,
           "ncu_source": 30}
 NCU_SOURCE = ("dme", "viscosity,chemistry")  # (mechanisms, kernels) whose stalls ncu gives per SASS instruction
 STEP_MARK = "== "  # run.sh's step() prints "== HH:MM:SS name" before each step
@@ -189,6 +194,8 @@ def run_script(folder: pathlib.Path, args, variants: list[pathlib.Path] = ()) ->
         f"{kit}/probe $mode 2>&1 | grep -E 'probe|hazard|SUMMARY'; done",
         "step 'load probe: LDS.64, LDC.64, constant-bank operands; latency of dependent loads'",
         f"timeout {LIMITS['mio']} {kit}/mio",
+        "step 'fetch probe: code beyond the instruction cache'",
+        f"timeout {LIMITS['fetch']} {kit}/fetch",
         "step 'ncu: instructions and stall reasons, first launch of each kernel'",
         "mkdir -p /tmp/ncu",
         f"timeout {LIMITS['ncu']} ncu --kernel-id '::regex:_kernel$:1' --csv --log-file /tmp/ncu/ncu.csv "

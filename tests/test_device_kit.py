@@ -20,6 +20,7 @@ def test_the_session_fits_one_device_call_in_order_of_worth(tmp_path):
     assert steps == ["timing", "compute-sanitizer, warp-specialized kernels, paper settings",
                      "racecheck probe: named barriers",
                      "load probe: LDS.64, LDC.64, constant-bank operands; latency of dependent loads",
+                     "fetch probe: code beyond the instruction cache",
                      "ncu: instructions and stall reasons, first launch of each kernel",
                      "ncu: instructions and stall reasons of the variants",
                      "ncu: stalls per SASS instruction, DME viscosity and chemistry"]
@@ -91,3 +92,19 @@ def test_a_steps_output_is_read_back_from_the_log():
     assert device_kit.step_output(log, "timing") == "row 1\nrow 2"
     assert device_kit.step_output(log, "racecheck probe: named barriers") == "== counted\nprobe arrive"
     assert device_kit.step_output(log, "sanitizer") == ""
+
+
+@pytest.mark.skipif(find_nvcc() is None or bool(__import__("autotune.sass").sass.missing_tools()),
+                    reason="needs nvcc and cuobjdump (pip install nvidia-cuda-cuobjdump)")
+def test_the_fetch_probe_has_the_code_sizes_it_names(tmp_path):
+    """autotune/probes/fetch_probe.cu: 1,024 FFMA per 16 KB unit, 1-16 units shared by the warps, and the split
+    layout's eight copies (one per warp) not merged by the compiler."""
+    from autotune import sass
+
+    device_kit.build_probes(tmp_path, "sm_90")
+    listing = subprocess.run([sass.tool("cuobjdump"), "-sass", str(tmp_path / "fetch")], capture_output=True,
+                             text=True, check=True).stdout
+    ffma = {(int(units), split == "1"): body.count("FFMA ") for units, split, body in
+            re.findall(r"Function : _Z5fetchILi(\d+)ELb(\d)EEvfPKfPfPx(.*?)(?=Function :|\Z)", listing, re.S)}
+    assert ffma == {(1, False): 1024, (2, False): 2048, (4, False): 4096, (8, False): 8192, (16, False): 16384,
+                    (1, True): 8 * 1024, (2, True): 8 * 2048}

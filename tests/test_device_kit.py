@@ -17,7 +17,8 @@ def test_the_session_fits_one_device_call_in_order_of_worth(tmp_path):
     variants = device_kit.write_variants(folder)
     script = device_kit.run_script(folder, args, variants)
     steps = [line.split("'")[1] for line in script.splitlines() if line.startswith("step '")]
-    assert steps == ["timing", "compute-sanitizer, warp-specialized kernels, paper settings",
+    assert steps == ["timing", "timing: the variants, warp-specialized",
+                     "compute-sanitizer, warp-specialized kernels, paper settings",
                      "racecheck probe: named barriers",
                      "load probe: LDS.64, LDC.64, constant-bank operands; latency of dependent loads",
                      "fetch probe: code beyond the instruction cache",
@@ -25,8 +26,10 @@ def test_the_session_fits_one_device_call_in_order_of_worth(tmp_path):
                      "ncu: instructions and stall reasons of the variants",
                      "ncu: stalls per SASS instruction, DME viscosity and chemistry"]
     timing = script.split("step 'timing'")[1].split("step '")[0]
+    variants = script.split("step 'timing: the variants")[1].split("step '")[0]
     sanitizer = script.split("step 'compute-sanitizer")[1].split("step '")[0]
-    assert timing.count("--sweep-best") == len(device_kit.VARIANTS) and "--sweep-best" not in sanitizer
+    assert "--sweep-best" not in timing + sanitizer and "--styles" not in timing  # both styles
+    assert variants.count("--sweep-best") == len(device_kit.VARIANTS) and "--styles warp-specialized" in variants
     assert "--settings paper,defaults" in timing and "--settings paper " in sanitizer
     assert (folder / "variants" / "dme_viscosity_4x8.txt").read_text().endswith("--warps 4 --ctas-per-sm 8\n")
     assert "SINGE_GRID_LIMIT" not in script  # every step launches the persistent grid

@@ -44,18 +44,26 @@ def test_the_session_fits_one_device_call_in_order_of_worth(tmp_path):
     assert "ncu.tgz" in outputs and len(outputs) <= 8  # the device returns at most 8 files
 
 
-@pytest.mark.skipif(find_nvcc() is None, reason="nvcc (CUDA toolkit) not installed")
-def test_the_probes_build_and_the_race_probe_refuses_an_unknown_mode(tmp_path):
-    device_kit.build_probes(tmp_path, "sm_90")
-    assert (tmp_path / "mio").is_file()
-    done = subprocess.run([str(tmp_path / "probe"), "sideways"], capture_output=True, text=True)
+@pytest.fixture(scope="module")
+def probes(tmp_path_factory):
+    """The kit's probes, built once for sm_90 (each test that reads them needs nvcc)."""
+    if find_nvcc() is None:
+        pytest.skip("nvcc (CUDA toolkit) not installed")
+    folder = tmp_path_factory.mktemp("probes")
+    device_kit.build_probes(folder, "sm_90")
+    return folder
+
+
+def test_the_probes_build_and_the_race_probe_refuses_an_unknown_mode(probes):
+    assert (probes / "mio").is_file() and (probes / "fetch").is_file()
+    done = subprocess.run([str(probes / "probe"), "sideways"], capture_output=True, text=True)
     assert done.returncode == 2 and "usage" in done.stderr
     assert done.stderr.split()[-1] == "|".join(device_kit.RACE_MODES)  # the session runs every mode the probe has
 
 
-@pytest.mark.skipif(find_nvcc() is None or bool(__import__("autotune.sass").sass.missing_tools()),
-                    reason="needs nvcc and cuobjdump (pip install nvidia-cuda-cuobjdump)")
-def test_the_load_probe_issues_the_loads_it_names(tmp_path):
+@pytest.mark.skipif(bool(__import__("autotune.sass").sass.missing_tools()),
+                    reason="needs cuobjdump (pip install nvidia-cuda-cuobjdump)")
+def test_the_load_probe_issues_the_loads_it_names(probes):
     """Each mode of autotune/probes/mio_throughput.cu is the load it measures: LDS.64 in 'lds', LDC.64 at a
     register index in 'ldc' (eight per iteration of the unrolled loop), neither in 'bank' (its loads at known
     indices hoisted out of the loop) and 'none', and both in 'mixed'; the latency chains one LDS.64 or one
@@ -63,8 +71,7 @@ def test_the_load_probe_issues_the_loads_it_names(tmp_path):
 
     from autotune import sass
 
-    device_kit.build_probes(tmp_path, "sm_90")
-    listing = subprocess.run([sass.tool("cuobjdump"), "-sass", str(tmp_path / "mio")], capture_output=True,
+    listing = subprocess.run([sass.tool("cuobjdump"), "-sass", str(probes / "mio")], capture_output=True,
                              text=True, check=True).stdout
     bodies = dict(re.findall(r"Function : _Z3mioILi(\d)EEviPdPx(.*?)(?=Function :|\Z)", listing, re.S))
     assert sorted(bodies) == ["0", "1", "2", "3", "4"]
@@ -97,15 +104,14 @@ def test_a_steps_output_is_read_back_from_the_log():
     assert device_kit.step_output(log, "sanitizer") == ""
 
 
-@pytest.mark.skipif(find_nvcc() is None or bool(__import__("autotune.sass").sass.missing_tools()),
-                    reason="needs nvcc and cuobjdump (pip install nvidia-cuda-cuobjdump)")
-def test_the_fetch_probe_has_the_code_sizes_it_names(tmp_path):
+@pytest.mark.skipif(bool(__import__("autotune.sass").sass.missing_tools()),
+                    reason="needs cuobjdump (pip install nvidia-cuda-cuobjdump)")
+def test_the_fetch_probe_has_the_code_sizes_it_names(probes):
     """autotune/probes/fetch_probe.cu: 1,024 FFMA per 16 KB unit, 1-16 units shared by the warps, and the split
     layout's eight copies (one per warp) not merged by the compiler."""
     from autotune import sass
 
-    device_kit.build_probes(tmp_path, "sm_90")
-    listing = subprocess.run([sass.tool("cuobjdump"), "-sass", str(tmp_path / "fetch")], capture_output=True,
+    listing = subprocess.run([sass.tool("cuobjdump"), "-sass", str(probes / "fetch")], capture_output=True,
                              text=True, check=True).stdout
     ffma = {(int(units), split == "1"): body.count("FFMA ") for units, split, body in
             re.findall(r"Function : _Z5fetchILi(\d+)ELb(\d)EEvfPKfPfPx(.*?)(?=Function :|\Z)", listing, re.S)}

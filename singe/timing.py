@@ -276,7 +276,7 @@ and the H200 (docs/measurements/2026-11-27-h100, 2026-11-27-h200): an SM sustain
 two queues would give near their sum).  ncu puts DME viscosity's warps in that queue (MIO throttle on
 ``LDC``, 16 % of its stall samples, and DFMA waiting for the loads' results, 29 %).  The presets' shared
 bandwidth (128 B per cycle: 0.5 ``LDS.64``) is below the probe's 0.646 and was not changed (``STS.64`` was
-not measured)."""
+not measured; the probe's 'sts' mode measures it in the next GPU session)."""
 
 
 # --------------------------------------------------------------------------- occupancy

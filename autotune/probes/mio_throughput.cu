@@ -12,6 +12,8 @@
 //   bank  the same table at indices ptxas knows (constant-bank operands, or ULDC on sm_90)
 //   none  immediates: the DFMA rate alone
 //   mixed LDS.64 and LDC.64 in turn: near the slower alone if they share the MIO queue, near their sum if not
+//   sts   STS.64 of each DFMA's result to a slot per lane (the operands immediates, as 'none'): the store rate,
+//         which the model prices as an LDS.64 (256 B of the shared resource)
 // Printed per mode: loads (or DFMA) per SM per cycle, from clock64 around the loop of each CTA.  Exit 1 when a mode's
 // result is not the value computed on the host (the loads read what they should).
 //
@@ -36,7 +38,7 @@ enum Source { kShared, kIndexed, kBank, kImmediate };
 __host__ __device__ constexpr Source source(int mode, int u)
 {
   return mode == 4 ? (u % 2 == 0 ? kShared : kIndexed) : mode == 0 ? kShared : mode == 1 ? kIndexed
-         : mode == 2 ? kBank : kImmediate;
+         : mode == 2 ? kBank : kImmediate;  // 3 ('none') and 5 ('sts'): immediates
 }
 
 template <int MODE>
@@ -59,6 +61,7 @@ __global__ void __launch_bounds__(THREADS, CTAS_PER_SM) mio(int iterations, doub
                        : from == kIndexed ? table[(base + i * UNROLL + u) & (TABLE - 1)]
                        : from == kBank ? table[u] : 1.0 / (1 + u);
       a[u & 3] = fma(c, 0.5, a[u & 3]);
+      if (MODE == 5) slots[(i * UNROLL + u) & 63][lane] = a[u & 3];
     }
   }
   const long long stop = clock64();
@@ -105,8 +108,8 @@ static double expected(int mode, int iterations, int thread, const double *host_
 
 int main()
 {
-  const char *names[] = {"lds", "ldc", "bank", "none", "mixed"};
-  void (*kernels[])(int, double *, long long *) = {mio<0>, mio<1>, mio<2>, mio<3>, mio<4>};
+  const char *names[] = {"lds", "ldc", "bank", "none", "mixed", "sts"};
+  void (*kernels[])(int, double *, long long *) = {mio<0>, mio<1>, mio<2>, mio<3>, mio<4>, mio<5>};
   int sms = 0;
   if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0) != cudaSuccess) return 3;
   double host_table[TABLE];
@@ -120,7 +123,7 @@ int main()
   static double host_out[1 << 20];
   static long long host_cycles[1 << 14];
   int wrong = 0;
-  for (int mode = 0; mode < 5; mode++) {
+  for (int mode = 0; mode < 6; mode++) {
     kernels[mode]<<<blocks, THREADS>>>(iterations, out, cycles);  // warm-up
     kernels[mode]<<<blocks, THREADS>>>(iterations, out, cycles);
     if (cudaMemcpy(host_out, out, sizeof(double) * blocks * THREADS, cudaMemcpyDeviceToHost) != cudaSuccess) return 3;
@@ -135,7 +138,7 @@ int main()
     wrong += bad;
     const double per_sm = (double)CTAS_PER_SM * THREADS / 32 * iterations * UNROLL / mean;  // warp instructions
     printf("mio %s: %.3f %s per SM per cycle (%d CTAs of %d warps per SM, %.0f cycles per CTA)%s\n", names[mode],
-           per_sm, mode == 3 ? "DFMA" : "loads", CTAS_PER_SM, THREADS / 32, mean, bad ? " WRONG VALUES" : "");
+           per_sm, mode == 3 ? "DFMA" : mode == 5 ? "stores" : "loads", CTAS_PER_SM, THREADS / 32, mean, bad ? " WRONG VALUES" : "");
   }
   long long host_chain[CHAIN], want = 0;
   for (int k = 0; k < CHAIN; k++) host_chain[k] = next_link(k);

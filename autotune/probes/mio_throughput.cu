@@ -14,6 +14,10 @@
 //   mixed LDS.64 and LDC.64 in turn: near the slower alone if they share the MIO queue, near their sum if not
 //   sts   STS.64 of each DFMA's result to a slot per lane (the operands immediates, as 'none'): the store rate,
 //         which the model prices as an LDS.64 (256 B of the shared resource)
+//   bcast    LDS.64 at a warp-uniform address (a constant table in shared memory, one double a load)
+//   bcast128 LDS.128 at a warp-uniform address (two doubles a load: a warp's constants of one loop iteration)
+//   The two tell whether a warp's constant table read from shared memory would cost the load queue less than
+//   the LDC.64 the overlay issues now.
 // Printed per mode: loads (or DFMA) per SM per cycle, from clock64 around the loop of each CTA.  Exit 1 when a mode's
 // result is not the value computed on the host (the loads read what they should).
 //
@@ -34,12 +38,16 @@ __constant__ double table[TABLE];
 
 // Where load u of an iteration reads its double in each mode (lds, ldc, bank, none, mixed), on the device and
 // in the host's check alike.
-enum Source { kShared, kIndexed, kBank, kImmediate };
+enum Source { kShared, kIndexed, kBank, kImmediate, kBroadcast, kBroadcastPair };
 __host__ __device__ constexpr Source source(int mode, int u)
 {
   return mode == 4 ? (u % 2 == 0 ? kShared : kIndexed) : mode == 0 ? kShared : mode == 1 ? kIndexed
-         : mode == 2 ? kBank : kImmediate;  // 3 ('none') and 5 ('sts'): immediates
+         : mode == 2 ? kBank : mode == 6 ? kBroadcast : mode == 7 ? kBroadcastPair
+         : kImmediate;  // 3 ('none') and 5 ('sts'): immediates
 }
+
+// Loads (or stores, or DFMA) a mode issues per iteration of UNROLL DFMA.
+__host__ __device__ constexpr int per_iteration(int mode) { return mode == 7 ? UNROLL / 2 : UNROLL; }
 
 template <int MODE>
 __global__ void __launch_bounds__(THREADS, CTAS_PER_SM) mio(int iterations, double *out, long long *cycles)
@@ -57,7 +65,12 @@ __global__ void __launch_bounds__(THREADS, CTAS_PER_SM) mio(int iterations, doub
 #pragma unroll
     for (int u = 0; u < UNROLL; u++) {
       const Source from = source(MODE, u);
-      const double c = from == kShared ? slots[(i * UNROLL + u) & 63][lane]
+      const int row = (i * UNROLL + (from == kBroadcastPair ? u & ~1 : u)) & 63;
+      const double2 pair = from == kBroadcastPair ? reinterpret_cast<const double2 *>(slots[row])[warp & 15]
+                                                  : double2{0.0, 0.0};  // one LDS.128 per two u (ptxas CSE)
+      const double c = from == kShared ? slots[row][lane]
+                       : from == kBroadcast ? slots[row][warp & 31]
+                       : from == kBroadcastPair ? (u % 2 == 0 ? pair.x : pair.y)
                        : from == kIndexed ? table[(base + i * UNROLL + u) & (TABLE - 1)]
                        : from == kBank ? table[u] : 1.0 / (1 + u);
       a[u & 3] = fma(c, 0.5, a[u & 3]);
@@ -98,7 +111,8 @@ static double expected(int mode, int iterations, int thread, const double *host_
     for (int u = 0; u < UNROLL; u++) {
       const int step = i * UNROLL + u;
       const Source from = source(mode, u);
-      const double c = from == kShared ? 1.0 / (1 + (step & 63))
+      const double c = from == kShared || from == kBroadcast ? 1.0 / (1 + (step & 63))
+                       : from == kBroadcastPair ? 1.0 / (1 + ((step & ~1) & 63))
                        : from == kIndexed ? host_table[(warp * 64 + step) & (TABLE - 1)]
                        : from == kBank ? host_table[u] : 1.0 / (1 + u);
       sum += 0.5 * c;
@@ -108,8 +122,9 @@ static double expected(int mode, int iterations, int thread, const double *host_
 
 int main()
 {
-  const char *names[] = {"lds", "ldc", "bank", "none", "mixed", "sts"};
-  void (*kernels[])(int, double *, long long *) = {mio<0>, mio<1>, mio<2>, mio<3>, mio<4>, mio<5>};
+  const char *names[] = {"lds", "ldc", "bank", "none", "mixed", "sts", "bcast", "bcast128"};
+  void (*kernels[])(int, double *, long long *) = {mio<0>, mio<1>, mio<2>, mio<3>, mio<4>, mio<5>, mio<6>, mio<7>};
+  const int modes = sizeof names / sizeof names[0];
   int sms = 0;
   if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0) != cudaSuccess) return 3;
   double host_table[TABLE];
@@ -123,7 +138,7 @@ int main()
   static double host_out[1 << 20];
   static long long host_cycles[1 << 14];
   int wrong = 0;
-  for (int mode = 0; mode < 6; mode++) {
+  for (int mode = 0; mode < modes; mode++) {
     kernels[mode]<<<blocks, THREADS>>>(iterations, out, cycles);  // warm-up
     kernels[mode]<<<blocks, THREADS>>>(iterations, out, cycles);
     if (cudaMemcpy(host_out, out, sizeof(double) * blocks * THREADS, cudaMemcpyDeviceToHost) != cudaSuccess) return 3;
@@ -136,7 +151,7 @@ int main()
       bad += !(got == got) || (got - want > 1e-9 * want) || (want - got > 1e-9 * want);
     }
     wrong += bad;
-    const double per_sm = (double)CTAS_PER_SM * THREADS / 32 * iterations * UNROLL / mean;  // warp instructions
+    const double per_sm = (double)CTAS_PER_SM * THREADS / 32 * iterations * per_iteration(mode) / mean;  // warp instr.
     printf("mio %s: %.3f %s per SM per cycle (%d CTAs of %d warps per SM, %.0f cycles per CTA)%s\n", names[mode],
            per_sm, mode == 3 ? "DFMA" : mode == 5 ? "stores" : "loads", CTAS_PER_SM, THREADS / 32, mean, bad ? " WRONG VALUES" : "");
   }

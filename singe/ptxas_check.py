@@ -73,7 +73,8 @@ class Settled:
             entry = self.trials[0].entry
             return (f"ptxas ({arch}): no spills at the {first} CTAs per SM given ({entry.registers} registers)"
                     if self.spill_free else f"warning: ptxas ({arch}) spills {entry.spill_stores} B of spill stores "
-                    f"at the {first} CTAs per SM given ({entry.registers} registers)")
+                    f"at the {first} CTAs per SM given ({entry.registers} registers); without --ctas-per-sm, ptxas "
+                    f"takes the most CTAs per SM that do not spill")
         if not self.spill_free:
             counts = "at its only count, 1 CTA per SM" if first == 1 else \
                 f"at every count from {first} CTAs per SM to 1; kept {first}"

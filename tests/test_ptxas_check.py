@@ -148,7 +148,7 @@ def test_a_given_count_that_spills_keeps_its_warning(paper_viscosity):
     checked = settle_ctas(paper_viscosity, compile=fake_ptxas(spills_above=2), given=True)
     assert len(checked.trials) == 1 and not checked.spill_free and checked.compiled is paper_viscosity
     assert checked.report() == "warning: ptxas (sm_90) spills 64 B of spill stores at the 3 CTAs per SM given " \
-                               "(45 registers)"
+                               "(45 registers); without --ctas-per-sm, ptxas takes the most CTAs per SM that do not spill"
     assert "--ctas-per-sm 2 would avoid them" in checked.compiled.programs.warnings[0]
 
 

@@ -279,8 +279,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sass", action="store_true", help="the SASS view of both styles (nvcc, nvdisasm)")
     parser.add_argument("--json", help="also write the rows as JSON here")
     parser.add_argument("--gpu-bench", default="gpu_bench.json", metavar="FILE",
-                        help="measurements of autotune/gpu_bench.py: when the file exists, the model is printed "
-                             "beside them (default gpu_bench.json)")
+                        help="measurements of autotune/gpu_bench.py (its JSON, or a device session's log.txt): when "
+                             "the file exists, the model is printed beside them (default gpu_bench.json)")
     args = parser.parse_args(argv)
     config = parse_config(DEFAULT_CONFIG) | args.config
     from autotune import sass
@@ -303,10 +303,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(rows, indent=1))
     if args.gpu_bench and pathlib.Path(args.gpu_bench).is_file():
-        from autotune.gpu_bench import model_comparison_lines
+        from autotune.gpu_bench import measured_records, model_comparison_lines
 
         print()
-        print("\n".join(model_comparison_lines(json.loads(pathlib.Path(args.gpu_bench).read_text()))))
+        print("\n".join(model_comparison_lines(measured_records(args.gpu_bench))))
     return 0
 
 

@@ -213,6 +213,19 @@ ROW = re.compile(r"^(?P<mechanism>\S+) (?P<kernel>\S+) (?P<setting>\S+) \((?P<sh
                  r"(?P<median_ms>[\d.]+) ms\s+(?P<mpoints_per_s>[\d.]+)\s+(?P<gflops>[\d.]+)\s+"
                  r"(?:(?P<fp64>[\d.]+)%|n/a)\s+(?P<max_error>\S+) (?P<verdict>ok|WRONG)")
 DEVICE = re.compile(r"^device: (?P<name>.+) \((?P<arch>sm_\w+), \d+ SMs\)$")
+SHAPE = re.compile(r"(?P<warps>\d+)x(?P<ctas>\d+|auto)(?:q(?P<qssa>\d+))?$")
+
+
+def options_of_shape(shape: str, arch: str | None) -> dict | None:
+    """The ``CompileOptions`` fields of a label's shape ('15x3', '8xauto', '8x2q4', as ``Config.label`` writes it):
+    warps, CTAs per SM (None: chosen) and QSSA warps, the rest the defaults (as the paper's settings, the
+    defaults and the kit's variants set them); None for a shape it does not name."""
+    found = SHAPE.match(shape)
+    if found is None:
+        return None
+    fields = dataclasses.asdict(CompileOptions(arch=arch or "sm_90"))
+    return fields | {"warps": int(found["warps"]), "ctas_per_sm": None if found["ctas"] == "auto" else int(found["ctas"]),
+                     "qssa_warps": int(found["qssa"] or 1)}
 
 
 def records_from_log(text: str) -> list[dict]:
@@ -220,7 +233,8 @@ def records_from_log(text: str) -> list[dict]:
     (its step stopped at a time limit before ``--json`` was written after each configuration).  Each record has
     what the row shows: label, mechanism, kernel, setting, style, registers, spill_stores, median_ms,
     mpoints_per_s, gflops, fp64_fraction, max_error, correct, and the device of the log's last ``device:`` line
-    before it, with the device's arch (a log does not say the build's)."""
+    before it, with the device's arch (a log does not say the build's); ``options`` from the label's shape
+    (``options_of_shape``).  A row does not print ptxas's spill loads: ``spill_loads`` is None."""
     records, device = [], {"device": None, "arch": None}
     for line in text.splitlines():
         found = DEVICE.match(line)
@@ -233,7 +247,9 @@ def records_from_log(text: str) -> list[dict]:
         fp64 = row["fp64"]
         records.append({"label": f"{row['mechanism']} {row['kernel']} {row['setting']} ({row['shape']})",
                         **{k: row[k] for k in ("mechanism", "kernel", "setting", "style")}, **device,
+                        "options": options_of_shape(row["shape"], device["arch"]),
                         "registers": int(row["registers"]), "spill_stores": int(row["spill_stores"]),
+                        "spill_loads": None,
                         "median_ms": float(row["median_ms"]), "mpoints_per_s": float(row["mpoints_per_s"]),
                         "gflops": float(row["gflops"]), "fp64_fraction": float(fp64) / 100 if fp64 else None,
                         "max_error": float(row["max_error"]), "correct": row["verdict"] == "ok"})
@@ -256,12 +272,23 @@ def write_plot(records: list[dict], path: str, device: str) -> str:
     return f"wrote {path}"
 
 
+def measured_records(path: str) -> list[dict]:
+    """gpu_bench's records of ``path``: its JSON, or the log of a device session (``.txt``: the rows its timing
+    step printed, ``records_from_log``; the other steps time under ncu or the sanitizer)."""
+    from autotune.device_kit import step_output
+
+    text = pathlib.Path(path).read_text()
+    if not path.endswith(".txt"):
+        return json.loads(text)
+    return records_from_log(step_output(text, "timing") or text)
+
+
 def model_comparison_lines(records: list[dict]) -> list[str]:
     """The timing model beside each measured configuration: model / measured."""
     lines = ["The timing model against gpu_bench.py's measurements (Mpoints/s; model/measured)"]
     mechanisms: dict = {}
     for record in records:
-        if "mpoints_per_s" not in record:
+        if "mpoints_per_s" not in record or record.get("options") is None:
             continue
         preset = PRESET_OF_ARCH.get(record["arch"])
         if preset is None:
@@ -271,6 +298,8 @@ def model_comparison_lines(records: list[dict]) -> list[str]:
         options = CompileOptions(**{**record["options"], "weights": tuple(record["options"]["weights"])})
         compiled = compile_kernel(mech, record["kernel"], options=options)
         entry = {k: record[k] for k in ("registers", "spill_stores", "spill_loads")}
+        if entry["spill_loads"] is None:  # read from a log, which prints the stores only: loads as many
+            entry["spill_loads"] = entry["spill_stores"]
         rule = model if record["style"] == "warp-specialized" else model_baseline
         modeled = rule(compiled, preset, ptxas=entry).points_per_second / 1e6
         measured = record["mpoints_per_s"]

@@ -110,3 +110,23 @@ def test_the_results_are_written_after_each_configuration(tmp_path, monkeypatch)
         gpu_bench.main(["--mechanisms", "h2o2", "--kernels", "viscosity,diffusion", "--settings", "defaults",
                         "--json", str(results), "--plot", ""])
     assert len(seen) == 1 and len(json.loads(results.read_text())) == 1
+
+
+def test_a_session_log_gives_the_timing_steps_rows_with_their_options(tmp_path):
+    """``measured_records`` of a device session's log: the rows of its timing step only (the ncu step times the
+    same kernels under the profiler), each with the options its label's shape names, ready for the model."""
+    from autotune.gpu_bench import measured_records, options_of_shape, row_line
+
+    assert (options_of_shape("8x2q4", "sm_90")["warps"], options_of_shape("8x2q4", "sm_90")["ctas_per_sm"],
+            options_of_shape("8x2q4", "sm_90")["qssa_warps"]) == (8, 2, 4)
+    assert options_of_shape("8xauto", "sm_80")["ctas_per_sm"] is None and options_of_shape("8xauto", "sm_80")["arch"] == "sm_80"
+    assert options_of_shape("sweep", "sm_90") is None
+    timed_row, profiled_row = row_line(timed(1095.32)), row_line(timed(447.25))
+    log = tmp_path / "log.txt"
+    log.write_text("\n".join(["== 07:28:05 timing", "device: NVIDIA H200 (sm_90, 132 SMs)", timed_row,
+                              "== 07:34:59 ncu: instructions and stall reasons, first launch of each kernel",
+                              "device: NVIDIA H200 (sm_90, 132 SMs)", profiled_row, "== 07:36:21 done"]))
+    records = measured_records(str(log))
+    assert [r["mpoints_per_s"] for r in records] == [1095.32]
+    assert records[0]["options"]["warps"] == 8 and records[0]["options"]["ctas_per_sm"] == 2
+    assert records[0]["spill_loads"] is None

@@ -372,6 +372,8 @@ def main(argv=None) -> int:
         head += f" {'median':>12} {'Mpoints/s':>9} {'GFLOP/s':>8} {'FP64':>6} {'error':>8}"
     print(head)
     records, mechanisms = [], {}
+    if args.json:
+        pathlib.Path(args.json).write_text("[]")
     for config in configurations(args, arch):
         try:
             new = run_config(config, args, arch, device, mechanisms)
@@ -390,8 +392,6 @@ def main(argv=None) -> int:
             pathlib.Path(args.json).write_text(json.dumps(records, indent=1))
     if device is None:
         print(f"compiled {len(records)} kernels; nothing was timed (no GPU: {why})")
-    if args.json and not records:
-        pathlib.Path(args.json).write_text("[]")
     if args.plot and device is not None:
         print(write_plot(records, args.plot, device.name))
     return 1 if any(r.get("correct") is False for r in records) else 0

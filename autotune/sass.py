@@ -922,7 +922,10 @@ def global_tables(elf_dump: str) -> tuple[dict[int, int], dict[int, int]]:
     return bank4, memory
 
 
-def _banks(elf_dump: str, function: str, arch: str, last_ints: dict[int, int], block_dim: int) -> dict:
+def _banks(elf_dump: str, function: str, arch: str, last_ints: dict[int, int], block_dim: int,
+           bank4: dict[int, int] | None = None) -> dict:
+    """The constant banks a warp of ``function`` reads; ``bank4``: the pointers of ``global_tables`` (read from
+    ``elf_dump`` when not given)."""
     sections = constant_sections(elf_dump)
     banks: dict[int, dict[int, int]] = {}
     for name, words in sections.items():
@@ -930,7 +933,7 @@ def _banks(elf_dump: str, function: str, arch: str, last_ints: dict[int, int], b
         if bank == 0 or (name.count(".") > 2 and function not in name):
             continue
         banks.setdefault(bank, {}).update({4 * i: w for i, w in enumerate(words)})
-    banks.setdefault(4, {}).update(global_tables(elf_dump)[0])
+    banks.setdefault(4, {}).update(global_tables(elf_dump)[0] if bank4 is None else bank4)
     params = parameter_offsets(elf_dump, function)
     base = PARAMETER_BASE.get(arch, 0x210)
     bank0 = {0x0: block_dim, 0x4: 1, 0x8: 1, 0xC: 1, 0x10: 1, 0x14: 1, 0x28: LOCAL_BASE}
@@ -947,13 +950,13 @@ def count_kernel(listing: Listing, elf_dump: str, function: str, arch: str, warp
     slabs and one), or for one warp of a data-parallel kernel."""
     params = parameter_offsets(elf_dump, function)
     n_index, stride_index = len(params) - 2, len(params) - 1  # ..., n_points, species_stride
-    memory = global_tables(elf_dump)[1]
+    bank4, memory = global_tables(elf_dump)
     if data_parallel:
-        banks = _banks(elf_dump, function, arch, {n_index: 1 << 20, stride_index: 1 << 20}, 32 * warps)
+        banks = _banks(elf_dump, function, arch, {n_index: 1 << 20, stride_index: 1 << 20}, 32 * warps, bank4)
         return [walk(listing, function, Machine(tid=0, block_dim=32 * warps, grid_dim=1 << 15, banks=banks,
                                                 memory=memory))]
-    banks = {slabs: _banks(elf_dump, function, arch, {n_index: 32 * slabs, stride_index: 32 * slabs}, 32 * warps)
-             for slabs in (1, 2)}  # the same for every warp (the walk only reads them)
+    banks = {slabs: _banks(elf_dump, function, arch, {n_index: 32 * slabs, stride_index: 32 * slabs}, 32 * warps,
+                           bank4) for slabs in (1, 2)}  # the same for every warp (the walk only reads them)
     result = []
     for w in range(warps):
         walks = []

@@ -60,7 +60,11 @@ class Settled:
 
     compiled: object  # singe.compiler.CompiledKernel
     trials: tuple[Trial, ...]
-    given: bool = False  # the CTAs per SM were given: checked at that count only
+
+    @property
+    def given(self) -> bool:
+        """The CTAs per SM were given: checked at that count only."""
+        return bool(self.trials) and self.trials[0].code == "given"
 
     @property
     def spill_free(self) -> bool:
@@ -136,8 +140,8 @@ def settle_ctas(compiled, compile=compile_cuda, progress=None, given: bool = Fal
         if progress:
             progress(trials[-1])
         if not trials[-1].spills:
-            return Settled(_with_plan(candidate, confirmed=compiled.options.arch), tuple(trials), given)
-    return Settled(compiled, tuple(trials), given)
+            return Settled(_with_plan(candidate, confirmed=compiled.options.arch), tuple(trials))
+    return Settled(compiled, tuple(trials))
 
 
 def at_fewer_ctas(compiled, ctas: int):

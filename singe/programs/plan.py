@@ -255,10 +255,10 @@ class RegisterPlan:
 
     def _unchecked_warnings(self) -> tuple[str, ...]:
         """The warning for a floor outside what was checked against ptxas (``unchecked``), with the warps
-        that bring it back; none once ptxas ``confirmed`` the CTAs per SM."""
+        that bring it back (``warnings`` gives none once ptxas ``confirmed`` the CTAs per SM)."""
         from singe.kernels.transport import TURN_COLUMNS_CHECKED
 
-        if not self.unchecked or self.confirmed:
+        if not self.unchecked:
             return ()
         if not self._wide_turns:
             return (f"the register estimate of the switch-dispatched kernel was checked against ptxas from "

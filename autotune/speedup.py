@@ -31,16 +31,19 @@ import sys
 
 import singe
 from singe import compile_kernel
+from singe.options import CONSTANT_TABLES
 from singe.timing import PRESET_OF_ARCH, PRESETS, model, model_baseline
 
 from autotune.bench import NO_MATPLOTLIB, PAPER_SETTINGS, PAPER_SPEEDUP, mechanism_path, ptxas_pair, pyplot, report
 
 
-def speedup_row(name: str, mech, kernel: str, preset: str, ptxas: bool) -> dict:
-    """The modeled pair of one kernel on one preset at the paper's settings."""
+def speedup_row(name: str, mech, kernel: str, preset: str, ptxas: bool, constant_table: str = "cache") -> dict:
+    """The modeled pair of one kernel on one preset at the paper's settings (``constant_table``: where the
+    warp-specialized kernel reads its constant tables, ``CompileOptions.constant_table``)."""
     warps, qssa, ctas = PAPER_SETTINGS[name][kernel]
     arch = PRESETS[preset].arch
-    compiled = compile_kernel(mech, kernel, warps=warps, qssa_warps=qssa, ctas_per_sm=ctas, arch=arch)
+    compiled = compile_kernel(mech, kernel, warps=warps, qssa_warps=qssa, ctas_per_sm=ctas, arch=arch,
+                              constant_table=constant_table)
     entries = ptxas_pair(compiled, arch) if ptxas else (None, None)
     ws = model(compiled, preset, ptxas=entries[0])
     base = model_baseline(compiled, preset, ptxas=entries[1])
@@ -146,6 +149,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--presets", default="H100,A100")
     parser.add_argument("--ptxas", action="store_true", help="registers and spills from ptxas (nvcc)")
     parser.add_argument("--json", help="also write the rows as JSON here")
+    parser.add_argument("--constant-table", choices=CONSTANT_TABLES, default="cache",
+                        help="where the warp-specialized kernels read their constant tables (singe --constant-table)")
     parser.add_argument("--measured", metavar="GPU_BENCH_JSON", help="measurements to put beside the model")
     parser.add_argument("--plot", metavar="FILE", help="draw modeled (and measured) speedups")
     args = parser.parse_args(argv)
@@ -154,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
         mech = singe.load_mechanism(mechanism_path(name))
         for preset in args.presets.split(","):
             for kernel in args.kernels.split(","):
-                rows.append(speedup_row(name, mech, kernel, preset, args.ptxas))
+                rows.append(speedup_row(name, mech, kernel, preset, args.ptxas, args.constant_table))
     rows.sort(key=lambda r: (r["preset"], r["mechanism"]))
     lines = format_rows(rows)
     pairs = measured_pairs(args.measured) if args.measured else {}

@@ -16,7 +16,7 @@ from singe.errors import OptionError, SingeInputError
 from singe.frontend import load_mechanism
 from singe.mechanism import Mechanism
 from singe.kernels.registry import KERNELS, default_kernels, kernel_spec
-from singe.options import DISPATCHES, FORMS, PLACEMENTS, CompileOptions
+from singe.options import CONSTANT_TABLES, DISPATCHES, FORMS, PLACEMENTS, CompileOptions
 from singe.targets import TARGETS
 
 DUMPS = ("graph", "mapping", "schedule")
@@ -86,6 +86,12 @@ def build_parser() -> argparse.ArgumentParser:
                              "default: constants at warp-dependent indices) or one switch case per warp "
                              "('switch': each warp's own code, its constants at indices ptxas knows, ~5x the code; "
                              "measured 3.4x slower on an H100 at the paper's settings)")
+    parser.add_argument("--constant-table", choices=CONSTANT_TABLES, default="cache",
+                        help="where kernels the overlay lays out (viscosity, diffusion, conductivity) read their "
+                             "per-warp constants: through the constant cache ('cache', the default: an LDC.64 each) "
+                             "or from a copy in shared memory each warp makes before its first slab ('shared': "
+                             "a warp-uniform LDS, two constants of a loop iteration per LDS.128; not yet timed "
+                             "on a GPU)")
     parser.add_argument("--baseline", action="store_true", help="also write the data-parallel kernels")
     parser.add_argument("--validate", nargs="?", const="simulator", choices=("simulator", "host"),
                         help="run the kernels on random states — their warp programs in the simulator "
@@ -123,7 +129,8 @@ def _options(args, kernel: str) -> CompileOptions:
     return CompileOptions(warps=warps, ctas_per_sm=args.ctas_per_sm, arch=args.arch, weights=args.weights,
                           placement=args.placement, qssa_warps=qssa_warps,
                           form=args.form if kernel == "chemistry" else "auto",
-                          dispatch=(args.viscosity_dispatch if kernel == "viscosity" else None) or "auto")
+                          dispatch=(args.viscosity_dispatch if kernel == "viscosity" else None) or "auto",
+                          constant_table=args.constant_table)
 
 
 def setmaxnreg_note(plan) -> str:
@@ -141,7 +148,9 @@ def kernel_line(compiled, generated, seconds: float) -> str:
     line = (f"{generated.cu_name}: {programs.warps} warps x {ctas} CTA{'s' if ctas != 1 else ''} per SM, "
             f"{len(compiled.graph.operations)} operations, "
             f"{len(programs.barrier_ids)} named barriers ({len(programs.sync_points)} sync points), "
-            f"{programs.shared_bytes} B shared, {info.stripes} constants per thread "
+            f"{programs.shared_bytes + info.table_copy_bytes} B shared"
+            f"{f' ({info.table_copy_bytes} B of them the constant table)' if info.table_copy_bytes else ''}, "
+            f"{info.stripes} constants per thread "
             f"({info.register_stripes} in registers), ~{programs.plan.predicted} registers"
             f"{setmaxnreg_note(programs.plan)} [{seconds:.2f} s]")
     for warning in programs.plan.warnings(programs.warps, _more_warps(compiled)):

@@ -11,6 +11,7 @@ from singe.targets import TARGETS, Target
 PLACEMENTS = ("auto", "store", "buffer", "mixed")
 FORMS = ("auto", "unrolled", "tables")  # the chemistry kernel's form (singe.kernels.table_form)
 DISPATCHES = ("auto", "overlay", "switch")  # how the warps' programs become one body (singe.codegen.lay_out)
+CONSTANT_TABLES = ("cache", "shared")  # where the overlay reads its per-warp constant tables (singe.codegen)
 MAX_WARPS = 32  # 1024 threads per CTA
 MAX_CTAS_PER_SM = 16
 STAGE_CTAS_PER_SM = 2
@@ -32,7 +33,12 @@ class CompileOptions:
     overlay (code shared between warps, constants at warp-dependent indices) or
     as one switch case per warp outside the slab loop (each warp's own code,
     constants at indices ptxas knows); 'auto': the kernel's (``KernelSpec.dispatch``:
-    the switch for chemistry, the overlay for the others).  ``ctas_per_sm``: the occupancy target;
+    the switch for chemistry, the overlay for the others).  ``constant_table``: where the
+    overlay's per-warp constant tables are read at warp-dependent indices: through the constant
+    cache ('cache': ``LDC.64`` per constant, or ``LDG`` where the table exceeds the constant bank) or
+    from a copy in shared memory that each warp makes of its own table before the slab loop
+    ('shared': a warp-uniform ``LDS``, two adjacent constants of a loop iteration in one ``LDS.128``).
+    ``ctas_per_sm``: the occupancy target;
     None lets ``compile_kernel`` choose it from the register plan and shared
     memory (``choose_ctas_per_sm``), and the compiled kernel's options carry the choice.
     """
@@ -46,6 +52,7 @@ class CompileOptions:
     group_barriers: bool = True
     form: str = "auto"
     dispatch: str = "auto"
+    constant_table: str = "cache"
 
     def __post_init__(self):
         self.validate()
@@ -66,6 +73,9 @@ class CompileOptions:
             raise OptionError(f"--form must be one of {', '.join(FORMS)}, got {self.form!r}")
         if self.dispatch not in DISPATCHES:
             raise OptionError(f"--dispatch must be one of {', '.join(DISPATCHES)}, got {self.dispatch!r}")
+        if self.constant_table not in CONSTANT_TABLES:
+            raise OptionError(f"--constant-table must be one of {', '.join(CONSTANT_TABLES)}, "
+                              f"got {self.constant_table!r}")
         if not isinstance(self.qssa_warps, int) or not 1 <= self.qssa_warps <= self.warps:
             raise OptionError(f"--qssa-warps must be from 1 to the number of warps ({self.warps}), "
                               f"got {self.qssa_warps!r}")
@@ -125,4 +135,5 @@ class CompileOptions:
         return (f"w{self.warps}-c{ctas}-{self.arch}-mw{weights}-{self.placement}"
                 f"-q{self.qssa_warps}{'' if self.group_barriers else '-nogroup'}"
                 f"{'' if self.form == 'auto' else '-' + self.form}"
-                f"{'' if self.dispatch == 'auto' else '-' + self.dispatch}")
+                f"{'' if self.dispatch == 'auto' else '-' + self.dispatch}"
+                f"{'' if self.constant_table == 'cache' else '-' + self.constant_table}")

@@ -595,4 +595,6 @@ def schedule(mapping: Mapping) -> WarpPrograms:
         shared_slots=len(scheduler.slots), barrier_limit=scheduler.limit,
         dispatch=options.dispatch_of(mapping.graph.kernel),
     )
+    if programs.dispatch == "overlay":
+        programs = dataclasses.replace(programs, constant_table=options.constant_table)
     return dataclasses.replace(programs, plan=plan_registers(programs, options.target, options.ctas_per_sm))

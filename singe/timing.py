@@ -146,14 +146,14 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from singe.codegen import BASELINE_THREADS, constants_in_bank, lay_out
+from singe.codegen import BASELINE_THREADS, constants_in_bank, kernel_shared_bytes, lay_out, table_copy_bytes
 from singe.codegen.dispatch import unswitched
 from singe.errors import SingeInternalError
 from singe.kernels.ir import OPCODES, Const, DataflowGraph, Reg
 from singe.programs import (FULL_BARRIER_ID, WARP_SIZE, Arrive, Compute, FullSync, SharedLoad, SharedStore, Sync,
                             WarpPrograms)
 from singe.programs.lowering import (BarrierUnit, ComputeUnit, LoadUnit, Loop, LoopSummary, StoreUnit,
-                                     invariant_loads, live_instructions, loop_summary,
+                                     constant_pairs, invariant_loads, live_instructions, loop_summary,
                                      program_units, varying_constants)
 from singe.programs.tables import TableLoop
 from singe.programs.plan import REGISTER_MARGIN, REGISTER_OVERHEAD, RegisterPlan
@@ -268,6 +268,13 @@ TABLE_LOAD = "ldc"
 """The key under which ``instruction_classes`` and ``loop_classes`` count a constant-table load at an index
 ptxas does not know (``LDC.64``; class 'other' of ``ISSUE_CLASSES``, into which ``issue_classes`` folds it):
 the model charges it on the SM's load queue (``LDC_QUEUE_SHARE``)."""
+SHARED_TABLE_LOAD = "ldst"
+"""The key under which a load of the constant table's copy in shared memory is counted
+(``CompileOptions.constant_table`` 'shared': a warp-uniform ``LDS.64``, or ``LDS.128`` for two adjacent
+constants of a loop iteration, ``lowering.constant_pairs``; class 'lds' of ``ISSUE_CLASSES``, into which
+``issue_classes`` folds it).  Each takes one ``LDS.64`` slot of the load queue (``WARP_BYTES`` of the
+'shared' resource), as a lane-varying ``LDS.64`` does: neither a warp-uniform ``LDS.64`` nor an ``LDS.128``
+was measured yet (the load probe's 'bcast' and 'bcast128' modes measure them in the next GPU session)."""
 LDC_QUEUE_SHARE = 0.646 / 0.509
 """Slots of the SM's load queue an ``LDC.64`` at a warp-dependent index takes, in ``LDS.64`` (each
 ``WARP_BYTES`` of the 'shared' resource).  Measured by ``autotune/probes/mio_throughput.cu`` on the H100
@@ -493,22 +500,32 @@ def instruction_classes(instr, expansion: Expansion, in_registers, constant_stal
     return classes
 
 
+_TABLE_KEYS = {"other": TABLE_LOAD, "lds": SHARED_TABLE_LOAD}  # constant class -> its key, where it has one
+_FOLDED = {TABLE_LOAD: "other", SHARED_TABLE_LOAD: "lds"}  # key -> the ISSUE_CLASSES class the SASS walk counts
+SHARED_TABLE_QUEUE_SHARE = 1.0  # LDS.64 slots of the load queue per SHARED_TABLE_LOAD (unmeasured: as an LDS.64)
+
+
 def _table_key(constant_class: str | None) -> str | None:
-    """The key a constant-table load of ``constant_class`` is counted under: ``TABLE_LOAD`` for an LDC."""
-    return TABLE_LOAD if constant_class == "other" else constant_class
+    """The key a constant-table load of ``constant_class`` is counted under: ``TABLE_LOAD`` for an LDC,
+    ``SHARED_TABLE_LOAD`` for a load of the table's copy in shared memory ('lds')."""
+    return _TABLE_KEYS.get(constant_class, constant_class)
 
 
 def issue_classes(counts: dict) -> dict:
-    """``counts`` by ``ISSUE_CLASSES``: the ``TABLE_LOAD`` count folded into 'other', as the SASS walk counts an LDC."""
-    result = {k: v for k, v in counts.items() if k != TABLE_LOAD}
-    if counts.get(TABLE_LOAD):
-        result["other"] = result.get("other", 0) + counts[TABLE_LOAD]
+    """``counts`` by ``ISSUE_CLASSES``: the ``TABLE_LOAD`` count folded into 'other', as the SASS walk counts an
+    LDC, the ``SHARED_TABLE_LOAD`` count into 'lds'."""
+    result = {k: v for k, v in counts.items() if k not in _FOLDED}
+    for key, folded in _FOLDED.items():
+        if counts.get(key):
+            result[folded] = result.get(folded, 0) + counts[key]
     return result
 
 
 def queue_demand(counts: dict) -> float:
-    """Bytes of the 'shared' resource the ``TABLE_LOAD`` count of ``counts`` takes (``LDC_QUEUE_SHARE``)."""
-    return counts.get(TABLE_LOAD, 0) * LDC_QUEUE_SHARE * WARP_BYTES
+    """Bytes of the 'shared' resource the constant-table loads of ``counts`` take: ``LDC_QUEUE_SHARE``
+    ``LDS.64`` slots per ``TABLE_LOAD``, one per ``SHARED_TABLE_LOAD``."""
+    return (counts.get(TABLE_LOAD, 0) * LDC_QUEUE_SHARE
+            + counts.get(SHARED_TABLE_LOAD, 0) * SHARED_TABLE_QUEUE_SHARE) * WARP_BYTES
 
 
 def _decode_operation(op, latency: dict, span: dict, constant_stall: float | None,
@@ -654,16 +671,26 @@ class WarpCode:
     dispatch: tuple
     rendered: bool = True
     rolled: bool = False  # the units' loops (``ComputeUnit.loops``) are emitted as loops
-    table_class: str = "other"  # a constant-table load: LDC ('other') or LDG ('ldg')
+    table_class: str = "other"  # a constant-table load: LDC ('other'), LDG ('ldg') or LDS of its copy ('lds')
 
     forwarded: tuple = ()  # per unit, the (loads, stores) it issues (``issued_shared``); () when all do
     known: frozenset = frozenset()  # the units emitted for this warp alone: ptxas knows their constants' indices
     arch: ArchCode = ARCH_CODE["sm_90"]
+    source_class: str = "other"  # the table itself, which code one warp runs alone reads: LDC ('other') or LDG
+    paired_reads: tuple = ()  # (unit, pairs of its constants read with one LDS.128: OverlaidKernel.paired_reads)
+
+    def paired_classes(self, k: int) -> dict:
+        """What nvcc's pairing of unit ``k``'s constant reads saves (``OverlaidKernel.paired_reads``)."""
+        pairs = dict(self.paired_reads).get(k, 0)
+        return {SHARED_TABLE_LOAD: -pairs} if pairs else {}
 
     def constant_class(self, k: int) -> str | None:
         """What one use of a constant of unit ``k`` loaded where used issues: a table load, or at an index ptxas
-        knows nothing (None: its loads are the warp's ``constant_loads``)."""
-        return None if k in self.known and self.table_class == "other" else self.table_class
+        knows nothing (None: its loads are the warp's ``constant_loads``).  A unit one warp runs alone
+        reads the table itself (``source_class``; ``codegen.overlay.known_index_reads``)."""
+        if k not in self.known:
+            return self.table_class
+        return None if self.source_class == "other" else self.source_class
 
     @functools.cached_property
     def constant_loads(self) -> int:
@@ -671,7 +698,7 @@ class WarpCode:
         per distinct constant its units read there (ptxas loads it once and reuses the uniform register), less
         the ``ArchCode.uniform_constants`` it keeps across the slab loop.  The varying constants of a loop
         emitted as a loop are table loads of each iteration instead (``loop_classes``)."""
-        if self.table_class != "other" or self.arch.uniform_constants is None:
+        if self.source_class != "other" or self.arch.uniform_constants is None:
             return 0
         distinct = set()
         for k in self.known:
@@ -763,7 +790,8 @@ def warp_code(programs: WarpPrograms, arch: str = "sm_90") -> list[WarpCode]:
         return [WarpCode(u, None, (), rendered=False) for u in units]
     overlaid = lay_out(programs)
     rolled = overlaid.loops > 0
-    table_class = "other" if constants_in_bank(overlaid) else "ldg"
+    source_class = "other" if constants_in_bank(overlaid) else "ldg"
+    table_class = "lds" if table_copy_bytes(programs, overlaid) else source_class
     slots = len(overlaid.constants[0]) if overlaid.constants else 0
     kept = programs.plan.slots_in_registers(slots)
     code = arch_code(arch)
@@ -778,7 +806,8 @@ def warp_code(programs: WarpPrograms, arch: str = "sm_90") -> list[WarpCode]:
     fences = programs.plan.fences or (frozenset(),) * programs.warps
     return [WarpCode(units[w], kept_values[w], tuple(dispatch.items()), True, rolled, table_class,
                      issued_shared(units[w], kept_values[w], fences[w]) if forward else (),
-                     frozenset(k for k in range(len(units[w])) if (w, k) not in overlaid.shared_positions), code)
+                     frozenset(k for k in range(len(units[w])) if (w, k) not in overlaid.shared_positions), code,
+                     source_class, tuple((k, n) for (v, k), n in overlaid.paired_reads.items() if v == w))
             for w in range(programs.warps)]
 
 
@@ -876,7 +905,10 @@ def _unit_classes(k: int, unit, code: WarpCode, latency: dict) -> dict:
     if isinstance(unit, ComputeUnit):
         decoded = _decode_operation(unit.op, latency, latency, None, code.arch.expansions, code.in_registers,
                                     code.needed(unit), code.constant_class(k))
-        counts |= dict(decoded.classes)
+        for name, n in decoded.classes:  # its constant-table loads may be LDS beside the shared reads
+            counts[name] = counts.get(name, 0) + n
+        for name, n in issue_classes(code.paired_classes(k)).items():
+            counts[name] = counts.get(name, 0) + n
         if code.rolled:
             for loop in unit.loops:
                 for name, n in issue_classes(loop_classes(unit, loop, code, k)).items():
@@ -903,14 +935,16 @@ def loop_classes(unit: ComputeUnit, loop: Loop, code: WarpCode, k: int) -> dict:
     'other')."""
     summary = loop_summary(unit, loop)
     loaded = _table_key(code.constant_class(k))
-    table = _table_key(code.table_class)
+    table = _table_key(code.source_class if k in code.known else code.table_class)  # read at a runtime index
+    ints = _table_key(code.source_class)  # singe_loop_ints
     # unrolled completely, a 'table' entry's slot address is the same every slab: ptxas hoists its load
     # and address out of the slab loop (sm_90 SASS of the H2/O2 viscosity at 4 warps)
     tables = 0 if summary.unrolled else summary.iterations * summary.table_loads
-    counts = {table: tables, "lds": (summary.iterations - 1) * summary.invariant_reads}
+    counts = {ints: tables, "lds": (summary.iterations - 1) * summary.invariant_reads}
     per_iteration = table if not summary.unrolled else loaded
     if per_iteration is not None:
-        counts[per_iteration] = counts.get(per_iteration, 0) + summary.iterations * summary.constant_loads
+        pairs = constant_pairs(summary.constant_loads) if per_iteration == SHARED_TABLE_LOAD else 0
+        counts[per_iteration] = counts.get(per_iteration, 0) + summary.iterations * (summary.constant_loads - pairs)
     for position, operand in varying_constants(unit, loop):
         for t in range(loop.count):
             value = loop.iteration(unit.instructions, t)[position].srcs[operand].value
@@ -940,6 +974,7 @@ def warp_steps(programs: WarpPrograms, preset: Preset) -> list[list]:
                 builder.shared(value, True)
             if isinstance(unit, ComputeUnit):
                 builder.operation(unit.op, loaded, code.in_registers, code.needed(unit), code.constant_class(k))
+                builder.add(code.paired_classes(k))
                 for loop in unit.loops if code.rolled else ():
                     builder.add(loop_classes(unit, loop, code, k))
             for value in stores:
@@ -1318,7 +1353,7 @@ def model(compiled, preset: "str | Preset | None" = None, ptxas=None, slabs: int
     plan = _plan_for(programs, preset.register_budget(programs.threads, options.ctas_per_sm))
     registers, spills, source = _registers(plan.predicted, plan.spilled, ptxas)
     ids = len({p.barrier_id for p in programs.sync_points} | {FULL_BARRIER_ID})
-    occ = occupancy(preset, programs.warps, registers, programs.shared_bytes, ids)
+    occ = occupancy(preset, programs.warps, registers, kernel_shared_bytes(programs, lay_out(programs)), ids)
     timing = None
     if occ.ctas:
         where = spills.resource(preset, occ.warps * WARP_SIZE)

@@ -118,9 +118,9 @@ def test_wrong_constant_in_a_loop_block_is_caught(monkeypatch):
     """One constant of each loop's block off by 1 %: the comparison fails."""
     original = _Constants.block
 
-    def perturbed(self, values):
+    def perturbed(self, values, *align):
         wrong = {w: v[:-1] + (v[-1] * 1.01,) for w, v in values.items()}
-        return original(self, wrong)
+        return original(self, wrong, *align)
 
     monkeypatch.setattr(_Constants, "block", perturbed)
     assert worst(run(generate(compiled("viscosity"))), "viscosity") > 1e-4

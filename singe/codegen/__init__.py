@@ -21,7 +21,7 @@ from singe.codegen.overlay import OverlaidKernel, overlay
 from singe.codegen.interface import (SpeciesTable, c_string, fortran_string, kernel_name, nullable_note,
                                      species_names)
 from singe.codegen.render import BASELINE_EXPRESSIONS, EXPRESSIONS, global_address, literal, load_expression
-from singe.errors import Problem, SingeInputError, SingeInternalError
+from singe.errors import OptionError, Problem, SingeInputError, SingeInternalError
 from singe.kernels.ir import Const, DataflowGraph, Imm, Reg
 from singe.kernels.table_form import OUTPUTS as TABLE_OUTPUTS
 from singe.kernels.table_form import table_inputs
@@ -69,6 +69,7 @@ class CodegenInfo:
     loops: int = 0
     loop_ints: int = 0
     constant_memory: bool = False
+    table_copy_bytes: int = 0
 
 
 @dataclass(frozen=True)
@@ -207,6 +208,8 @@ def generate(compiled, roll: bool | None = None) -> GeneratedKernel:
     stripes = -(-slots // 32)
     kept = programs.plan.stripes_in_registers(stripes)
     constant_memory = constants_in_bank(overlaid)
+    shared_bytes = kernel_shared_bytes(programs, overlaid)
+    check_shared_bytes(shared_bytes, programs, options)
     name = kernel_name(compiled.mechanism.name, compiled.kernel)
     env = environment()
     spill = programs.warnings[0] if programs.warnings else ""
@@ -216,7 +219,8 @@ def generate(compiled, roll: bool | None = None) -> GeneratedKernel:
         options_key=options.key(), warps=programs.warps, threads=programs.threads,
         ctas_per_sm=options.ctas_per_sm, arch=options.arch, cuda_arch=TARGETS[options.arch].cuda_arch,
         registers=max(programs.registers),
-        register_budget=programs.plan.budget, shared_bytes=programs.shared_bytes,
+        register_budget=programs.plan.budget, shared_bytes=shared_bytes,
+        table_in_shared=programs.constant_table == "shared" and slots > 0,
         sync_points=len(programs.sync_points), barrier_ids=programs.barrier_ids, constant_slots=slots,
         stripes=stripes, register_stripes=kept, spill_warning=spill, species=compiled.mechanism.transported_species,
         header=f"{name}.h", constant_lines=_constant_lines(overlaid, stripes), index_rows=overlaid.index_rows,
@@ -233,7 +237,8 @@ def generate(compiled, roll: bool | None = None) -> GeneratedKernel:
                        variables=overlaid.variables, blocks=len(overlaid.blocks),
                        index_rows=len(overlaid.index_rows),
                        shared_fraction=overlaid.shared_units / max(overlaid.total_units, 1),
-                       loops=overlaid.loops, loop_ints=len(overlaid.loop_ints), constant_memory=constant_memory)
+                       loops=overlaid.loops, loop_ints=len(overlaid.loop_ints), constant_memory=constant_memory,
+                       table_copy_bytes=shared_bytes - programs.shared_bytes)
     return GeneratedKernel(name, "warp-specialized", cu, header, info)
 
 
@@ -252,6 +257,31 @@ def constants_in_bank(overlaid: OverlaidKernel) -> bool:
     """The kernel's constant tables are __constant__ arrays (read with LDC), not global ones (LDG)."""
     slots = len(overlaid.constants[0]) if overlaid.constants else 0
     return _constant_bytes(overlaid, -(-slots // 32)) <= CONSTANT_BANK_BYTES
+
+
+def table_copy_bytes(programs, overlaid: OverlaidKernel) -> int:
+    """Bytes of the constant table's copy in shared memory (``CompileOptions.constant_table`` 'shared':
+    every warp's row, ``stripes`` x 32 doubles); 0 where the kernel reads the table in place."""
+    if programs.constant_table != "shared" or not overlaid.constants:
+        return 0
+    return 8 * len(overlaid.constants) * 32 * -(-len(overlaid.constants[0]) // 32)
+
+
+def kernel_shared_bytes(programs, overlaid: OverlaidKernel) -> int:
+    """Dynamic shared memory per CTA of the warp-specialized kernel: the exchange slots, then the
+    constant table's copy (``table_copy_bytes``)."""
+    return programs.shared_bytes + table_copy_bytes(programs, overlaid)
+
+
+def check_shared_bytes(shared_bytes: int, programs, options) -> None:
+    """An ``OptionError`` where the kernel's shared memory (``kernel_shared_bytes``) exceeds what a CTA
+    may have on the target, naming both and the setting that avoids it."""
+    limit = options.target.max_shared_per_cta
+    if shared_bytes > limit:
+        raise OptionError(
+            f"{programs.kernel} of {programs.mechanism}: {shared_bytes} B of shared memory per CTA "
+            f"({programs.shared_bytes} B of exchange slots and the constant table's copy) exceed the "
+            f"{limit} B a CTA may have on {options.arch}: use --constant-table cache")
 
 
 def _constant_bytes(overlaid: OverlaidKernel, stripes: int) -> int:

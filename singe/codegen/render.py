@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from singe.kernels.registry import POINT_INPUTS
 from singe.programs.lowering import (BarrierUnit, ComputeUnit, LoadUnit, Loop, StoreUnit, Unit,
-                                     column_kind, invariant_loads, unroll_factor, varying_constants)
+                                     column_kind, constant_pairs, invariant_loads, unroll_factor,
+                                     varying_constants)
 from singe.errors import SingeInternalError
 from singe.kernels.ir import NULLABLE_INPUTS, Const, Imm, Instr, Reg
 from singe.programs import Arrive, FullSync, Sync
@@ -68,9 +69,11 @@ def load_expression(field: str, index: str) -> str:
 
 
 class _ShapeBuilder:
-    """Accumulates one shape's lines and placeholder values."""
+    """Accumulates one shape's lines and placeholder values (``pairs``: a loop reads adjacent
+    constants of its block two at a time, ``lowering.constant_pairs``)."""
 
-    def __init__(self):
+    def __init__(self, pairs: bool = False):
+        self.pairs = pairs
         self.lines: list[str] = []
         self.ints: list[int] = []
         self.consts: list[float] = []
@@ -118,10 +121,11 @@ def comment_values(values) -> str:
     return shown + (f" (+{len(values) - MAX_COMMENT_VALUES} more)" if len(values) > MAX_COMMENT_VALUES else "")
 
 
-def render_unit(unit: Unit, names: dict[str, str], threads: int, roll: bool = True) -> Shape:
+def render_unit(unit: Unit, names: dict[str, str], threads: int, roll: bool = True, pairs: bool = False) -> Shape:
     """The shape of ``unit`` for a warp whose register values are named by
-    ``names`` (``roll``: its loops, ``ComputeUnit.loops``, as loops)."""
-    b = _ShapeBuilder()
+    ``names`` (``roll``: its loops, ``ComputeUnit.loops``, as loops; ``pairs``: their
+    constants two at a time where ``lowering.constant_pairs`` says, from a shared-memory table)."""
+    b = _ShapeBuilder(pairs)
     if isinstance(unit, ComputeUnit):
         _render_compute(unit, names, b, roll)
     elif isinstance(unit, LoadUnit):
@@ -223,11 +227,23 @@ class _LoopColumns:
         self.hoisted: dict[tuple[int, int], str] = {}  # (position, operand) -> variable read before the loop
         self.unrolled = unroll_factor(loop, instrs) >= loop.count
         self.arrays: list[str] = []  # declarations of the integer columns of a loop unrolled completely
+        self.pairs = constant_pairs(len(self.varying)) if b.pairs else 0
 
     def const(self, q: int, k: int) -> str:
         if (q, k) not in self.varying:
             return self.b.const(self.iterations[0][q].srcs[k].value)
-        return f"SINGE_CONST_AT({self.index} + {self.varying.index((q, k))})"
+        v = self.varying.index((q, k))
+        if self.pairs:
+            return f"{self.pair_name(v // 2)}.{'xy'[v % 2]}"
+        return f"SINGE_CONST_AT({self.index} + {v})"
+
+    def pair_name(self, p: int) -> str:
+        return f"{self.index}p{p}"
+
+    def pair_lines(self) -> list[str]:
+        """The iteration's reads of its constants two at a time (``SINGE_CONST_PAIR``), first in its body."""
+        return [f"    const double2 {self.pair_name(p)} = SINGE_CONST_PAIR({self.index} + {2 * p});"
+                for p in range(self.pairs)]
 
     def header(self) -> str:
         """The loop's ``for``, stepping the index of its constants."""
@@ -291,6 +307,7 @@ def _render_loop(loop: Loop, unit: ComputeUnit, names, temps, inline, b: _ShapeB
         b.lines.append(f"  {UNROLLED_LOOP_FENCE}")
     b.lines.append("#pragma unroll" if unroll >= loop.count else f"#pragma unroll {unroll}")
     b.lines.append(f"  {columns.header()}")
+    b.lines.extend(columns.pair_lines())
     position = {instr.dst: q for q, instr in enumerate(body) if instr.dst is not None}
     local: dict[str, str] = {}
     header = len(b.lines) - 2  # the pragma and the for: the arrays of literals go before them

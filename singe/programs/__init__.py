@@ -137,7 +137,9 @@ class WarpPrograms:
     the slots live in a per-CTA workspace in global memory rather than in
     shared memory (the table form, ``singe.programs.tables``); ``dispatch``:
     how codegen makes one body of the programs ('overlay' or 'switch',
-    ``CompileOptions.dispatch_of``).
+    ``CompileOptions.dispatch_of``); ``constant_table``: where the overlay reads its per-warp
+    constant tables ('cache' or 'shared', ``CompileOptions.constant_table``; 'cache' for the switch,
+    whose constants sit at indices ptxas knows).
     """
 
     kernel: str
@@ -150,6 +152,7 @@ class WarpPrograms:
     plan: RegisterPlan | None = None
     workspace: bool = False
     dispatch: str = "overlay"
+    constant_table: str = "cache"
 
     @property
     def registers(self) -> tuple[int, ...]:

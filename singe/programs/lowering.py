@@ -446,6 +446,14 @@ def varying_constants(unit: ComputeUnit, loop: Loop) -> list[tuple[int, int]]:
             if isinstance(src, Const) and len({it[q].srcs[k].value for it in iterations}) > 1]
 
 
+def constant_pairs(varying: int) -> int:
+    """Two-constant loads (``LDS.128``) of one iteration of a loop that reads its ``varying`` constants from
+    a copy of the constant table in shared memory (``CompileOptions.constant_table`` 'shared'): one per
+    adjacent pair when the iteration reads an even number of them (its block then starts every iteration
+    at an even slot, 16 B aligned, as the overlay aligns the block: ``_Constants.block``), else none."""
+    return varying // 2 if varying % 2 == 0 else 0
+
+
 def integer_columns(unit: ComputeUnit, loop: Loop) -> list[list[int]]:
     """Per iteration-varying integer of the body, its values: shared slots read
     in place (not hoisted), shared slots stored, global indices."""

@@ -63,6 +63,11 @@ struct uint3 {
   unsigned int x, y, z;
 };
 
+struct alignas(16) double2 {
+  double x, y;
+};
+inline double2 make_double2(double x, double y) { return double2{x, y}; }
+
 struct dim3 {
   unsigned int x, y, z;
   constexpr dim3(unsigned int x_ = 1, unsigned int y_ = 1, unsigned int z_ = 1) : x(x_), y(y_), z(z_) {}

@@ -164,14 +164,17 @@ static __device__ __forceinline__ double singe_log(double x)
 
 
 // Constant slot s of this warp: broadcast from lane s % 32 of register stripe s / 32 for the first
-// 96 slots, a warp-uniform cached load beyond them.
-#define SINGE_CONST(slot) ((slot) < 96 ? __shfl_sync(0xffffffffu, cs[((slot) >> 5) % 3], (slot) & 31) \
-                           : SINGE_TABLE(warp_id * 96 + (slot)))
+// 96 slots, beyond them entry warp * 96 + s read by `read`.
+#define SINGE_SLOT(read, slot) ((slot) < 96 ? __shfl_sync(0xffffffffu, cs[((slot) >> 5) % 3], (slot) & 31) \
+                                : read(warp_id * 96 + (slot)))
+// A warp-uniform cached load.
+#define SINGE_CONST(slot) SINGE_SLOT(SINGE_READ, slot)
 // Entry i of the constant table: the constant bank (the table fits in it; warp-uniform reads are one LDC each).
 #define SINGE_TABLE(i) h2o2_diffusion_constants[(i)]
-// Loops read this warp's constants from slot s on, stepping an index into the table (warp-uniform cached loads).
+#define SINGE_READ(i) SINGE_TABLE(i)
+// Loops read this warp's constants from slot s on, stepping an index into the table (warp-uniform loads).
 #define SINGE_CONST_INDEX(slot) (warp_id * 96 + (slot))
-#define SINGE_CONST_AT(index) SINGE_TABLE(index)
+#define SINGE_CONST_AT(index) SINGE_READ(index)
 
 
 // Mechanism constants, per warp, striped across the lanes: slot s of warp w sits in lane s % 32 of stripe s / 32.

@@ -1,0 +1,145 @@
+"""The constant table's copy in shared memory (``--constant-table shared``, ``CompileOptions.constant_table``).
+
+Each warp copies its row of the per-warp constant table into shared memory before its first slab; code
+shared between warps reads it there (a loop two adjacent constants per ``LDS.128``), code one warp runs
+alone reads the table itself.  The emitted kernels run on the host against singe.reference (1e-9
+relative, as tests/test_loops.py), with companions in which a wrong pair or a wrong row fails; the
+layout, the SASS and the timing model's counts of the loads are checked against what is emitted.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import re
+import tempfile
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from singe.codegen import check_shared_bytes, generate, lay_out
+from singe.compiler import compile_kernel
+from singe.errors import OptionError
+from singe.options import CompileOptions
+from singe.timing import SHARED_TABLE_LOAD, WARP_BYTES, issue_classes, queue_demand
+from conftest import load
+from test_loops import TOLERANCE, run, worst
+
+
+@functools.lru_cache(maxsize=None)
+def compiled(kernel: str, warps: int, name: str = "dme", table: str = "shared", ctas: int | None = None):
+    return compile_kernel(load(name), kernel, warps=warps, ctas_per_sm=ctas, constant_table=table)
+
+
+@pytest.mark.parametrize("name, kernel, warps", [("dme", "viscosity", 4), ("dme", "diffusion", 4),
+                                                ("heptane", "viscosity", 2)])
+def test_kernels_reading_the_shared_copy_match_the_reference(name, kernel, warps):
+    """DME viscosity and diffusion (loops whose iterations read two constants, in pairs) and n-heptane
+    viscosity (rolled loops of one constant per iteration, no pairs)."""
+    generated = generate(compiled(kernel, warps, name))
+    assert generated.info.table_copy_bytes > 0 and "singe_table[" in generated.cu
+    assert (" = SINGE_CONST_PAIR(k" in generated.cu) == (name == "dme")
+    assert worst(run(generated, name), kernel, name) <= TOLERANCE
+
+
+def test_a_wrong_pair_or_row_of_the_copy_is_caught():
+    """The two constants of each pair swapped, or every warp copying the next warp's row: the comparison fails."""
+    generated = generate(compiled("viscosity", 4))
+    swapped = re.sub(r"\b(k\d+p\d+)\.([xy])\b", lambda m: f"{m.group(1)}.{'yx'['xy'.index(m.group(2))]}",
+                     generated.cu)
+    assert swapped != generated.cu
+    row = re.search(r"singe_table\[\(warp_id \* (\d+) \+ s\) \* 32 \+ lane\] = SINGE_TABLE\(\(warp_id", generated.cu)
+    assert row
+    shifted = generated.cu.replace(row.group(0), row.group(0).replace("SINGE_TABLE((warp_id", "SINGE_TABLE(((warp_id + 1) % 4"), 1)
+    for cu in (swapped, shifted):
+        ours = run(dataclasses.replace(generated, cu=cu))
+        assert not np.all(np.isfinite(ours)) or worst(ours, "viscosity") > 1e-6
+
+
+def test_pairs_start_at_even_entries_and_one_warps_code_reads_the_table():
+    """Every loop reading pairs starts its block at an even slot of a row of an even width (16 B aligned in
+    the copy); the units one warp runs alone read the table itself (``SINGE_KNOWN_*``)."""
+    generated = generate(compiled("viscosity", 15, ctas=3))
+    starts = [int(s) for s in re.findall(r"int (k\d+) = SINGE_CONST_INDEX\((\d+)\);", generated.cu) for s in s[1:]]
+    assert starts and all(s % 2 == 0 for s in starts)
+    assert generated.info.stripes * 32 % 2 == 0
+    assert "SINGE_KNOWN_PAIR(" in generated.cu and "SINGE_CONST_PAIR(" in generated.cu
+    cache = generate(compiled("viscosity", 15, table="cache", ctas=3))
+    assert "singe_table" not in cache.cu and "SINGE_KNOWN" not in cache.cu and cache.info.table_copy_bytes == 0
+
+
+def test_the_copy_adds_to_the_shared_memory_the_launch_asks_for():
+    programs = compiled("viscosity", 15, ctas=3).programs
+    overlaid = lay_out(programs)
+    table = 8 * 15 * 32 * -(-len(overlaid.constants[0]) // 32)
+    generated = generate(compiled("viscosity", 15, ctas=3))
+    assert generated.info.table_copy_bytes == table
+    assert f"SINGE_SET_SHARED(dme_viscosity_kernel, {programs.shared_bytes + table});" in generated.cu
+
+
+def test_too_much_shared_memory_is_refused_with_the_setting_that_avoids_it():
+    programs = compiled("viscosity", 15, ctas=3).programs
+    options = CompileOptions(warps=15, ctas_per_sm=3)
+    with pytest.raises(OptionError, match=r"exceed the 232448 B a CTA may have on sm_90: use --constant-table cache"):
+        check_shared_bytes(300_000, programs, options)
+    check_shared_bytes(200_000, programs, options)
+
+
+def test_the_option_is_validated_and_named_in_the_key():
+    with pytest.raises(OptionError, match="--constant-table must be one of cache, shared, got 'bank'"):
+        CompileOptions(constant_table="bank")
+    assert CompileOptions(constant_table="shared").key().endswith("-shared")
+    assert not CompileOptions().key().endswith("-cache")
+
+
+def test_switch_dispatched_kernels_keep_their_constants_at_known_indices():
+    """Chemistry is one switch case per warp: its constants sit at indices ptxas knows, so the option leaves it."""
+    assert compiled("chemistry", 8).programs.constant_table == "cache"
+
+
+def test_the_model_charges_one_load_queue_slot_per_shared_load():
+    assert queue_demand({SHARED_TABLE_LOAD: 3}) == 3 * WARP_BYTES
+    assert issue_classes({SHARED_TABLE_LOAD: 3, "lds": 2}) == {"lds": 5}
+
+
+def _sass_tools_missing() -> list[str]:
+    from autotune import sass
+
+    return sass.missing_tools()
+
+
+@pytest.mark.skipif(bool(_sass_tools_missing()), reason="needs nvcc, nvdisasm and cuobjdump (pip install "
+                                                        "nvidia-cuda-nvdisasm nvidia-cuda-cuobjdump)")
+def test_loops_read_two_constants_per_lds128_in_the_sass():
+    """DME viscosity at the paper's 15 x 3 (sm_90): the loops' constant reads are LDS.128 (one per two
+    constants of an iteration) in place of LDC.64, with no spills."""
+    from autotune import sass
+
+    counts = {}
+    for table in ("cache", "shared"):
+        with tempfile.TemporaryDirectory() as scratch:
+            path = generate(compiled("viscosity", 15, table=table, ctas=3)).write(scratch)[0]
+            view = sass.analyse(path, "sm_90", 15)
+        assert view.spill_stores == 0
+        counts[table] = sum((walk.opcodes for walk in view.warps), Counter())
+    print({table: {k: v for k, v in c.items() if k.startswith(("LDS", "LDC"))} for table, c in counts.items()})
+    assert counts["shared"]["LDS.128"] >= 13 * 29 and counts["cache"]["LDS.128"] == 0
+    assert counts["shared"]["LDC.64"] < counts["cache"]["LDC.64"] / 4
+
+
+@pytest.mark.skipif(bool(_sass_tools_missing()), reason="needs nvcc, nvdisasm and cuobjdump (pip install "
+                                                        "nvidia-cuda-nvdisasm nvidia-cuda-cuobjdump)")
+@pytest.mark.parametrize("name, kernel, warps, ctas", [("dme", "viscosity", 15, 3), ("dme", "diffusion", 10, 3),
+                                                      ("heptane", "diffusion", 13, 3)])
+def test_model_issues_what_the_kernel_reading_the_copy_issues_per_warp(name, kernel, warps, ctas):
+    """The timing model's per-warp counts against nvdisasm's (sm_90), as tests/test_timing.py checks the
+    kernels reading the table in place: the loops' pairs (``lowering.constant_pairs``) and nvcc's pairs of
+    adjacent slots in shared code (``OverlaidKernel.paired_reads``) each one LDS."""
+    from autotune import sass
+    from test_timing import SASS_TOLERANCE
+
+    rows = sass.model_check(compiled(kernel, warps, name, ctas=ctas), "sm_90")
+    print("\n" + sass.format_model_check(f"{name} {kernel} shared", rows))
+    for warp, modeled, issued in rows:
+        assert abs(modeled - issued) <= SASS_TOLERANCE * issued, (warp, modeled, issued)

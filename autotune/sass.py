@@ -107,6 +107,13 @@ class Instruction:
         return classify(self.opcode)
 
 
+INDIRECT = ("BRX", "BRXU", "JMX", "JMXU")
+"""Branches to an address in a register (``BRXU``/``JMXU``: a uniform register, ptxas's jump table of a switch on
+the warp id, read with ``ULDC`` at a uniform index: H2/O2 viscosity at 4 warps with the constant
+table's copy in shared memory, sm_90)."""
+CONTROL = ("BRA", "CALL", "EXIT", "RET", "JMP") + INDIRECT
+
+
 def classify(opcode: str) -> str:
     base = opcode.split(".")[0]
     if base in ("DADD", "DMUL", "DFMA", "DSETP", "DMNMX", "DSEL") or ".F64" in opcode or "64H" in opcode:
@@ -117,7 +124,7 @@ def classify(opcode: str) -> str:
               "BAR": "bar", "SHFL": "shfl"}
     if base in simple:
         return simple[base]
-    if base in ("BRA", "BRX", "JMP", "JMX", "CALL", "RET", "EXIT"):
+    if base in CONTROL:
         return "branch"
     return "other"
 
@@ -344,8 +351,8 @@ def _writes_64_bits(opcode: str) -> bool:
     return base in ("I2F", "F2F", "FRND") and opcode.split(".")[1:2] == ["F64"]
 
 
-_NO_DESTINATION = {"STG", "STS", "ST", "BAR", "BRA", "BRX", "EXIT", "WARPSYNC", "BSSY", "BSYNC", "RED",
-                   "NOP", "DEPBAR", "MEMBAR", "CALL", "RET", "ENDCOLLECTIVE", "CCTL", "ERRBAR", "FENCE", "JMP"}
+_NO_DESTINATION = {"STG", "STS", "ST", "BAR", "WARPSYNC", "BSSY", "BSYNC", "RED", "NOP", "DEPBAR", "MEMBAR",
+                   "ENDCOLLECTIVE", "CCTL", "ERRBAR", "FENCE", *CONTROL}
 
 
 def _mov(lane: _Lane, ins: Instruction) -> None:
@@ -683,7 +690,7 @@ def _hfma2_constant(lane: _Lane, ins: Instruction) -> None:
 
 _HANDLERS = {"MOV": _mov, "R2UR": _mov, "HFMA2": _hfma2_constant, "S2R": _special, "S2UR": _special, "CS2R": None, "IMAD": _imad, "IADD3": _iadd3,
              "VIADD": _viadd, "IADD": _viadd, "LOP3": _lop3, "SHF": _shf, "LEA": _lea, "ISETP": _isetp,
-             "SEL": _sel, "VIMNMX": _minmax, "IMNMX": _minmax, "VIADDMNMX": _viaddmnmx, "STL": _stl, "LDL": _ldl, "LDC": _ldc, "LDG": _ldg, "DSETP": _dsetp, "PLOP3": _plop3,
+             "SEL": _sel, "VIMNMX": _minmax, "IMNMX": _minmax, "VIADDMNMX": _viaddmnmx, "STL": _stl, "LDL": _ldl, "LDC": _ldc, "ULDC": _ldc, "LDG": _ldg, "DSETP": _dsetp, "PLOP3": _plop3,
              "SHFL": _shfl}
 _HANDLERS = {k: v for k, v in _HANDLERS.items() if v is not None}
 
@@ -702,7 +709,7 @@ def walk(listing: Listing, entry: str, machine: Machine) -> Walk:
         result.opcodes[ins.opcode] += 1
         following = listing.next_address(address)
         base = ins.base
-        if base in ("BRA", "BRX", "EXIT", "CALL", "RET", "JMP", "JMX"):
+        if base in CONTROL:
             taken = _branch_condition(lane, ins)
             if ".DIV" in ins.opcode:
                 taken = False
@@ -785,7 +792,6 @@ def _branch_condition(lane: _Lane, ins: Instruction) -> bool | None:
     return None if None in conditions else True
 
 
-CONTROL = ("BRA", "BRX", "CALL", "EXIT", "RET", "JMP", "JMX")
 
 
 def _first_control(listing: Listing, address: int) -> str | None:
@@ -815,7 +821,7 @@ def _falls_into_call(listing: Listing, address: int) -> bool:
 
 
 def _branch_target(listing: Listing, lane: _Lane, ins: Instruction, following: int) -> int:
-    if ins.base in ("BRX", "JMX"):
+    if ins.base in INDIRECT:
         words = " ".join(ins.operands).split()  # 'R2 -0x290'
         register = lane.value(words[0])
         if register is None:

@@ -92,6 +92,10 @@ def build_parser() -> argparse.ArgumentParser:
                              "or from a copy in shared memory each warp makes before its first slab ('shared': "
                              "a warp-uniform LDS, two constants of a loop iteration per LDS.128; not yet timed "
                              "on a GPU)")
+    parser.add_argument("--wilke-group", type=int, default=None, metavar="N",
+                        help="outer species per Wilke sum of the viscosity kernel: a warp reads each inner "
+                             "species' two values once per N sums (default 2 up to 33 transported species, else 1; "
+                             "more: fewer shared-memory loads, more registers)")
     parser.add_argument("--baseline", action="store_true", help="also write the data-parallel kernels")
     parser.add_argument("--validate", nargs="?", const="simulator", choices=("simulator", "host"),
                         help="run the kernels on random states — their warp programs in the simulator "
@@ -130,7 +134,8 @@ def _options(args, kernel: str) -> CompileOptions:
                           placement=args.placement, qssa_warps=qssa_warps,
                           form=args.form if kernel == "chemistry" else "auto",
                           dispatch=(args.viscosity_dispatch if kernel == "viscosity" else None) or "auto",
-                          constant_table=args.constant_table)
+                          constant_table=args.constant_table,
+                          wilke_group=args.wilke_group if kernel == "viscosity" else None)
 
 
 def setmaxnreg_note(plan) -> str:

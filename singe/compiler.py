@@ -141,7 +141,7 @@ def compile_kernel(mech: Mechanism, kernel: str, warps: int = 8, progress=None, 
 def _compile_unrolled(mech: Mechanism, kernel: str, config: CompileOptions, stages: "_Stages") -> CompiledKernel:
     if kernel_spec(kernel).transport:
         check_transport_kernel(mech, kernel)
-    graph = stages.run("graph", build_graph, mech, kernel)
+    graph = stages.run("graph", build_graph, mech, kernel, config)
     if config.ctas_per_sm is None:
         return choose_ctas_per_sm(mech, kernel, graph, config, stages)
     return _compile_graph(mech, kernel, graph, config, stages)

@@ -13,6 +13,7 @@ FORMS = ("auto", "unrolled", "tables")  # the chemistry kernel's form (singe.ker
 DISPATCHES = ("auto", "overlay", "switch")  # how the warps' programs become one body (singe.codegen.lay_out)
 CONSTANT_TABLES = ("cache", "shared")  # where the overlay reads its per-warp constant tables (singe.codegen)
 MAX_WARPS = 32  # 1024 threads per CTA
+MAX_WILKE_GROUP = 8  # outer species per Wilke sum (each a running sum and its r_k in registers)
 MAX_CTAS_PER_SM = 16
 STAGE_CTAS_PER_SM = 2
 """CTAs per SM the stages plan for when called directly with options that leave
@@ -38,7 +39,8 @@ class CompileOptions:
     cache ('cache': ``LDC.64`` per constant, or ``LDG`` where the table exceeds the constant bank) or
     from a copy in shared memory that each warp makes of its own table before the slab loop
     ('shared': a warp-uniform ``LDS``, two adjacent constants of a loop iteration in one ``LDS.128``).
-    ``ctas_per_sm``: the occupancy target;
+    ``wilke_group``: outer species per Wilke sum of the viscosity kernel (None: the kernel's,
+    ``singe.kernels.transport.wilke_groups``).  ``ctas_per_sm``: the occupancy target;
     None lets ``compile_kernel`` choose it from the register plan and shared
     memory (``choose_ctas_per_sm``), and the compiled kernel's options carry the choice.
     """
@@ -53,6 +55,7 @@ class CompileOptions:
     form: str = "auto"
     dispatch: str = "auto"
     constant_table: str = "cache"
+    wilke_group: int | None = None
 
     def __post_init__(self):
         self.validate()
@@ -76,6 +79,9 @@ class CompileOptions:
         if self.constant_table not in CONSTANT_TABLES:
             raise OptionError(f"--constant-table must be one of {', '.join(CONSTANT_TABLES)}, "
                               f"got {self.constant_table!r}")
+        if self.wilke_group is not None and (not isinstance(self.wilke_group, int)
+                                             or not 1 <= self.wilke_group <= MAX_WILKE_GROUP):
+            raise OptionError(f"--wilke-group must be an integer from 1 to {MAX_WILKE_GROUP}, got {self.wilke_group!r}")
         if not isinstance(self.qssa_warps, int) or not 1 <= self.qssa_warps <= self.warps:
             raise OptionError(f"--qssa-warps must be from 1 to the number of warps ({self.warps}), "
                               f"got {self.qssa_warps!r}")
@@ -136,4 +142,5 @@ class CompileOptions:
                 f"-q{self.qssa_warps}{'' if self.group_barriers else '-nogroup'}"
                 f"{'' if self.form == 'auto' else '-' + self.form}"
                 f"{'' if self.dispatch == 'auto' else '-' + self.dispatch}"
-                f"{'' if self.constant_table == 'cache' else '-' + self.constant_table}")
+                f"{'' if self.constant_table == 'cache' else '-' + self.constant_table}"
+                f"{'' if self.wilke_group is None else f'-g{self.wilke_group}'}")

@@ -195,6 +195,33 @@ def test_wilke_sums_are_grouped_in_small_mechanisms_only():
     assert wilke_groups(WILKE_GROUP_MAX_SPECIES + 1) == [(k,) for k in range(WILKE_GROUP_MAX_SPECIES + 1)]
 
 
+def test_the_wilke_group_is_an_option():
+    """--wilke-group N: runs of N outer species per Wilke operation, for any mechanism size."""
+    from singe.kernels import build_graph
+    from singe.errors import OptionError
+    from singe.options import CompileOptions
+
+    assert wilke_groups(10, 4) == [(0, 1, 2, 3), (4, 5, 6, 7), (8, 9)]
+    assert wilke_groups(WILKE_GROUP_MAX_SPECIES + 1, 2)[0] == (0, 1)
+    wilke = [op for op in build_graph(load("dme"), "viscosity", CompileOptions(wilke_group=4)).operations
+             if op.name.startswith("wilke_")]
+    assert len(wilke) == 8 and wilke[0].name == "wilke_0_1_2_3"
+    assert CompileOptions(wilke_group=4).key().endswith("-g4")
+    with pytest.raises(OptionError, match="--wilke-group must be an integer from 1 to 8, got 9"):
+        CompileOptions(wilke_group=9)
+
+
+@pytest.mark.parametrize("group, table", [(4, "cache"), (3, "cache"), (4, "shared"), (3, "shared")])
+def test_wider_wilke_groups_match_the_reference(group, table):
+    """Four (two pairs of constants an iteration) and three outer species a group (no pairs), both
+    constant tables: the emitted kernel against singe.reference at 8 warps, and a wrong constant of a
+    loop block caught (``test_wrong_constant_in_a_loop_block_is_caught``)."""
+    compiled = compile_kernel(load("dme"), "viscosity", warps=8, wilke_group=group, constant_table=table)
+    generated = generate(compiled)
+    assert (" = SINGE_CONST_PAIR(k" in generated.cu) == (table == "shared" and group % 2 == 0)
+    assert worst(run(generated), "viscosity") <= TOLERANCE
+
+
 def test_a_loop_unrolled_completely_is_fenced():
     """The fence goes right before a loop unrolled completely (the 9-iteration Wilke loop), and a loop
     kept at LOOP_UNROLL iterations per trip has none."""

@@ -12,11 +12,12 @@ from singe.memo import per_mechanism
 
 
 @per_mechanism
-def build_graph(mech: Mechanism, kernel: str) -> DataflowGraph:
-    """The dataflow graph of ``kernel`` (a name in ``registry.KERNELS``) for ``mech``."""
+def build_graph(mech: Mechanism, kernel: str, options=None) -> DataflowGraph:
+    """The dataflow graph of ``kernel`` (a name in ``registry.KERNELS``) for ``mech`` (``options``: the
+    ``CompileOptions`` whose fields the kernel's builder takes, ``KernelSpec.graph_options``; None: its defaults)."""
     from singe.kernels.registry import kernel_spec
 
-    return kernel_spec(kernel).build(mech)
+    return kernel_spec(kernel).build(mech, options)
 
 
 __all__ = ["build_graph", "DataflowGraph"]

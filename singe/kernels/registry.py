@@ -119,11 +119,12 @@ class KernelSpec:
     ``singe.mapping.issue_cost``).  ``fixed_warps(graph, warps)``: warps the
     kernel fixes for some operations before the mapper places the others;
     ``regroup(graph, warp_of, warps)``: the graph regrouped once every
-    operation has a warp (a ``Regrouping``: the diffusion kernel's turns).
+    operation has a warp (a ``Regrouping``: the diffusion kernel's turns).  ``graph_options``: the
+    ``CompileOptions`` fields ``builder`` takes as keywords (viscosity's ``wilke_group``).
     """
 
     name: str
-    builder: Callable[[Mechanism], DataflowGraph]
+    builder: Callable[..., DataflowGraph]
     inputs: tuple[str, ...]
     outputs: tuple[str, ...]
     reference: Callable[..., np.ndarray]
@@ -141,6 +142,7 @@ class KernelSpec:
     balance: str = "flops"
     fixed_warps: Callable[[DataflowGraph, int], dict[str, int]] | None = None
     regroup: Callable[[DataflowGraph, dict[str, int], int], Regrouping] | None = None
+    graph_options: tuple[str, ...] = ()
 
     @property
     def output(self) -> Field:
@@ -151,14 +153,16 @@ class KernelSpec:
     def fields(self) -> tuple[str, ...]:
         return self.inputs + self.outputs
 
-    def build(self, mech: Mechanism) -> DataflowGraph:
-        """The kernel's graph for ``mech``.  A mechanism it cannot serve is the
+    def build(self, mech: Mechanism, options=None) -> DataflowGraph:
+        """The kernel's graph for ``mech`` (``options``: the ``CompileOptions`` whose
+        ``graph_options`` fields the builder takes; None: its defaults).  A mechanism it cannot serve is the
         user's error, found with its location by ``singe.frontend``
         (``check_transport_kernel``, which ``compile_kernel`` runs first)."""
         if self.transport and len(mech.transported_species) < 2:
             raise SingeInternalError(f"{mech.name}: the {self.name} kernel needs at least two transported species "
                                      "(singe.frontend.kernel_inputs.check_transport_kernel refuses such a mechanism)")
-        graph = self.builder(mech)
+        settings = {name: getattr(options, name) for name in self.graph_options} if options is not None else {}
+        graph = self.builder(mech, **settings)
         self.check_fields(graph)
         return graph
 
@@ -185,7 +189,7 @@ KERNELS: dict[str, KernelSpec] = {spec.name: spec for spec in (
     KernelSpec("viscosity", transport.viscosity_graph, ("temperature", "mass_fractions"), ("viscosity",),
                reference_transport.viscosity, 1e-10, "mixture viscosity (Wilke)", cantera="viscosity",
                # the switch: each warp's constants at indices ptxas knows (no LDC.64), 5x the code (DME 15x3)
-               other_dispatch="switch"),
+               other_dispatch="switch", graph_options=("wilke_group",)),
     KernelSpec("diffusion", transport.diffusion_graph, ("temperature", "pressure", "mass_fractions"),
                ("diffusion",), reference_transport.mixture_diffusion, 1e-10,
                "mixture-averaged diffusion coefficients", cantera="mix_diff_coeffs",

@@ -145,10 +145,11 @@ paper's 13 warps x 3 CTAs (48 registers) into 8-20 B of spill stores on sm_90 or
 two iterations per trip)."""
 
 
-def wilke_groups(n: int) -> list[tuple[int, ...]]:
-    """The outer species of each Wilke operation: consecutive runs of ``WILKE_GROUP`` (of one beyond
-    ``WILKE_GROUP_MAX_SPECIES`` species)."""
-    size = WILKE_GROUP if n <= WILKE_GROUP_MAX_SPECIES else 1
+def wilke_groups(n: int, size: int | None = None) -> list[tuple[int, ...]]:
+    """The outer species of each Wilke operation: consecutive runs of ``size`` (``--wilke-group``; None:
+    ``WILKE_GROUP``, or one beyond ``WILKE_GROUP_MAX_SPECIES`` species)."""
+    if size is None:
+        size = WILKE_GROUP if n <= WILKE_GROUP_MAX_SPECIES else 1
     return [tuple(range(k, min(k + size, n))) for k in range(0, n, size)]
 
 
@@ -190,9 +191,9 @@ def wilke_op(ks, weights: np.ndarray) -> Operation:
     return _op(b, f"wilke_{'_'.join(map(str, ks))}", "species", inputs, [wilke_term_name(ks)])
 
 
-def viscosity_graph(mech: Mechanism) -> DataflowGraph:
+def viscosity_graph(mech: Mechanism, wilke_group: int | None = None) -> DataflowGraph:
     """ln T (one warp, shared), per species p_k, q_k, r_k (``viscosity_species_op``), one Wilke
-    operation per group of outer species, a reduction of their terms, the write."""
+    operation per group of outer species (``wilke_groups``), a reduction of their terms, the write."""
     fits = fit_transport(mech)
     index = mech.transported_indices
     weights = mech.molecular_weights[index]
@@ -200,7 +201,7 @@ def viscosity_graph(mech: Mechanism) -> DataflowGraph:
     # the last species first: the scheduler's ties follow graph order, so the warp computing ln T (the
     # first, mapping's tie) shares it before computing its own species, which come last
     ops = [temperature_op(replicated=False)] + species[::-1]
-    groups = wilke_groups(len(index))
+    groups = wilke_groups(len(index), wilke_group)
     ops += [wilke_op(ks, weights) for ks in groups]
     ops.append(reduction_op("viscosity_sum", [wilke_term_name(ks) for ks in groups], "mixture_viscosity"))
     write = InstrBuilder("wv")

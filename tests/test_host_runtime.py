@@ -17,6 +17,8 @@ import itertools
 import os
 import pathlib
 import re
+import shutil
+import subprocess
 
 import numpy as np
 import pytest
@@ -551,3 +553,15 @@ def test_viscosity_dispatched_by_one_switch(name, warps):
     ours = switched.run_host(T, P, Y)
     assert relative(ours, expected(name, kernel)) <= REFERENCE_TOLERANCE
     assert np.array_equal(ours, compiled(name, kernel, warps).run_host(T, P, Y))
+
+
+@pytest.mark.skipif(shutil.which("nm") is None, reason="needs nm (binutils)")
+def test_each_kernel_library_has_its_own_runtime_state(built):
+    """The runtime's state is internal to each kernel library: as an inline variable it was one process-wide
+    unique symbol (STB_GNU_UNIQUE) that every library Python loads shared, and its table of the kernels that
+    opted into more than 48 KB of dynamic shared memory (64 entries) filled up over a test session."""
+    library = host.build(generated("h2o2", "viscosity", 4)).library
+    symbols = subprocess.run(["nm", "-D", "--defined-only", str(library)], capture_output=True, text=True,
+                             check=True).stdout
+    assert "_ZN10singe_host10set_shared" in symbols  # the runtime's functions are there (the check can see)
+    assert "_ZN10singe_host1gE" not in symbols and "_ZGVN10singe_host1gE" not in symbols

@@ -203,7 +203,11 @@ struct State {
   unsigned long long switches = 0, collectives = 0, generations = 0, ctas = 0;
 };
 
-inline State g;
+// The runtime's state, one per kernel library: internal linkage.  An inline variable would be a
+// process-wide unique symbol (STB_GNU_UNIQUE, even for libraries loaded RTLD_LOCAL), shared by every kernel
+// library Python loads, whose opt-in table of 64 kernels (SINGE_SET_SHARED) then filled up over a test session
+// and refused the 65th (a launch with more than 48 KB of dynamic shared memory failing as if never opted in).
+static State g;
 
 // ---------------------------------------------------------------------------------------------
 // Context switching.

@@ -94,8 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
                              "on a GPU)")
     parser.add_argument("--wilke-group", type=int, default=None, metavar="N",
                         help="outer species per Wilke sum of the viscosity kernel: a warp reads each inner "
-                             "species' two values once per N sums (default 2 up to 33 transported species, else 1; "
-                             "more: fewer shared-memory loads, more registers)")
+                             "species' two values once per N sums (default 2; more: fewer shared-memory loads, more "
+                             "registers)")
     parser.add_argument("--baseline", action="store_true", help="also write the data-parallel kernels")
     parser.add_argument("--validate", nargs="?", const="simulator", choices=("simulator", "host"),
                         help="run the kernels on random states — their warp programs in the simulator "

@@ -21,7 +21,7 @@ from singe.codegen import generate
 from singe.codegen.nvcc import compile_cuda, find_nvcc
 from singe.codegen.overlay import _Constants
 from singe.compiler import compile_kernel
-from singe.kernels.transport import WILKE_GROUP_MAX_SPECIES, wilke_groups, wilke_op
+from singe.kernels.transport import wilke_groups, wilke_op
 from singe.codegen.render import render_unit
 from singe.kernels.ir import Const, Imm, InstrBuilder, Operation, Reg
 from singe.programs.lowering import (FULL_UNROLL_ITERATIONS, LOOP_UNROLL, ComputeUnit, Loop, LoopSummary,
@@ -189,10 +189,10 @@ def generate_unit_text(unit: ComputeUnit) -> str:
 
 
 
-def test_wilke_sums_are_grouped_in_small_mechanisms_only():
-    """Pairs of outer species up to WILKE_GROUP_MAX_SPECIES species, one beyond."""
+def test_wilke_sums_are_grouped_in_pairs():
+    """Pairs of outer species, in every mechanism (n-heptane's 52 too)."""
     assert wilke_groups(10)[:2] == [(0, 1), (2, 3)] and wilke_groups(7)[-1] == (6,)
-    assert wilke_groups(WILKE_GROUP_MAX_SPECIES + 1) == [(k,) for k in range(WILKE_GROUP_MAX_SPECIES + 1)]
+    assert wilke_groups(52)[-1] == (50, 51) and len(wilke_groups(53)) == 27
 
 
 def test_the_wilke_group_is_an_option():
@@ -202,7 +202,7 @@ def test_the_wilke_group_is_an_option():
     from singe.options import CompileOptions
 
     assert wilke_groups(10, 4) == [(0, 1, 2, 3), (4, 5, 6, 7), (8, 9)]
-    assert wilke_groups(WILKE_GROUP_MAX_SPECIES + 1, 2)[0] == (0, 1)
+    assert wilke_groups(52, 1) == [(k,) for k in range(52)]
     wilke = [op for op in build_graph(load("dme"), "viscosity", CompileOptions(wilke_group=4)).operations
              if op.name.startswith("wilke_")]
     assert len(wilke) == 8 and wilke[0].name == "wilke_0_1_2_3"

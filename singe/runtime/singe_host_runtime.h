@@ -37,6 +37,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <map>
 #include <string>
 
 // The hand-written x86-64 switch; elsewhere (or with -DSINGE_HOST_UCONTEXT) ucontext.
@@ -195,19 +196,18 @@ struct State {
   int status = kSuccess;       // of the running launch
   int last_status = kSuccess;  // for SINGE_LAUNCH_STATUS (cleared when read)
   std::string error;           // message of the last failed launch
-  // per-kernel opt-in shared memory (SINGE_SET_SHARED)
-  void (*shared_kernels[64])() = {};
-  size_t shared_limits[64] = {};
-  int n_shared_kernels = 0;
+  // per-kernel opt-in shared memory (SINGE_SET_SHARED): kernel -> bytes
+  std::map<void (*)(), size_t> shared_limits;
   // statistics of the last launch
   unsigned long long switches = 0, collectives = 0, generations = 0, ctas = 0;
 };
 
-// The runtime's state, one per kernel library: internal linkage.  An inline variable would be a
-// process-wide unique symbol (STB_GNU_UNIQUE, even for libraries loaded RTLD_LOCAL), shared by every kernel
-// library Python loads, whose opt-in table of 64 kernels (SINGE_SET_SHARED) then filled up over a test session
-// and refused the 65th (a launch with more than 48 KB of dynamic shared memory failing as if never opted in).
-static State g;
+// The runtime's state.  With the GNU toolchain an inline variable is a process-wide unique symbol
+// (STB_GNU_UNIQUE, even in libraries loaded RTLD_LOCAL): every kernel library Python loads shares it, and so
+// its fiber stacks (up to 1024 x 256 KB of address space, which one copy per library would multiply past a
+// 3 GB address-space limit in a test session).  Its table of the kernels opted into more dynamic shared memory
+// (SINGE_SET_SHARED) therefore has no size limit: with 64 entries it refused the 65th kernel of a session.
+inline State g;
 
 // ---------------------------------------------------------------------------------------------
 // Context switching.
@@ -748,9 +748,8 @@ inline bool run_cta() {
 }
 
 inline size_t shared_limit(void (*kernel)()) {
-  for (int i = 0; i < g.n_shared_kernels; i++)
-    if (g.shared_kernels[i] == kernel) return g.shared_limits[i];
-  return SINGE_HOST_DEFAULT_SHARED_BYTES;
+  auto found = g.shared_limits.find(kernel);
+  return found == g.shared_limits.end() ? SINGE_HOST_DEFAULT_SHARED_BYTES : found->second;
 }
 
 template <class Kernel>
@@ -760,14 +759,7 @@ inline int set_shared(Kernel *kernel, size_t bytes) {
     g.last_status = kInvalidConfiguration;
     return kInvalidConfiguration;
   }
-  for (int i = 0; i < g.n_shared_kernels; i++)
-    if (g.shared_kernels[i] == key) {
-      g.shared_limits[i] = bytes;
-      return kSuccess;
-    }
-  if (g.n_shared_kernels == 64) return kResources;
-  g.shared_kernels[g.n_shared_kernels] = key;
-  g.shared_limits[g.n_shared_kernels++] = bytes;
+  g.shared_limits[key] = bytes;
   return kSuccess;
 }
 

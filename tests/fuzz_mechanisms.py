@@ -6,7 +6,8 @@ from the seed, so nothing but names and verdicts crosses processes.  Each
 worker runs many mutants, each under a time limit: ``TIME_LIMIT_S`` of CPU
 time (a profiling timer: on a busy machine wall time says little) and
 ``WALL_LIMIT_S`` of wall time (a blocked process); the pool's workers carry
-an address-space limit (``resource.setrlimit``).
+an address-space limit (``resource.setrlimit``).  They are started fresh (``WORKER_START``), not forked
+from the test session, whose address space would count against that limit.
 
 Verdicts: 'accepted' (loaded; reference outputs finite at states inside the
 thermo range; a sample of the small mechanisms' also compiled and
@@ -28,6 +29,7 @@ mutations, one in ``KIND_MUTATIONS``.
 from __future__ import annotations
 
 import concurrent.futures
+import multiprocessing
 import importlib.util
 import os
 import pathlib
@@ -403,6 +405,17 @@ def specs(count: int, seed: int = 14) -> list[tuple[str, str, int]]:
     return [(m.name, rng.choice(sorted(m.files)), seed * 1_000_003 + i) for i, m in enumerate(chosen)]
 
 
+WORKER_START = "spawn"
+"""How the pool starts its workers: a fresh interpreter each.  Forked, a worker inherited the test session's
+address space (3.6 GB after the tests before it, host kernel libraries and compiled kernels), already past its
+``MEMORY_LIMIT_BYTES``, and every allocation of its mutants failed as an 'escape'."""
+
+
+def _pool(workers: int) -> concurrent.futures.ProcessPoolExecutor:
+    return concurrent.futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(WORKER_START),
+                                                  initializer=_worker_setup)
+
+
 def campaign(count: int, workers: int = 2, batch: int = 25, seed: int = 14) -> list[Verdict]:
     """Run ``count`` mutants on a pool of ``workers`` processes.  A worker
     that dies (a crash, the memory limit) breaks the pool: the mutants it took
@@ -413,7 +426,7 @@ def campaign(count: int, workers: int = 2, batch: int = 25, seed: int = 14) -> l
     todo = specs(count, seed)
     verdicts: list[Verdict] = []
     broken: list[tuple[str, str, int]] = []
-    with concurrent.futures.ProcessPoolExecutor(workers, initializer=_worker_setup) as pool:
+    with _pool(workers) as pool:
         futures = {pool.submit(run_batch, todo[i:i + batch]): todo[i:i + batch] for i in range(0, len(todo), batch)}
         for future in concurrent.futures.as_completed(futures):
             try:
@@ -426,7 +439,7 @@ def campaign(count: int, workers: int = 2, batch: int = 25, seed: int = 14) -> l
 
 def _isolated(spec: tuple[str, str, int]) -> Verdict:
     """One mutant in a process of its own."""
-    with concurrent.futures.ProcessPoolExecutor(1, initializer=_worker_setup) as pool:
+    with _pool(1) as pool:
         try:
             return pool.submit(run_mutant, *spec).result()
         except concurrent.futures.process.BrokenProcessPool as error:

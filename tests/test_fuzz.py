@@ -93,7 +93,25 @@ def _crash_on_seed_5(name, kind, seed):
 
 def test_a_worker_that_dies_costs_one_mutant_only(monkeypatch):
     monkeypatch.setattr(fuzz, "run_mutant", _crash_on_seed_5)
+    monkeypatch.setattr(fuzz, "WORKER_START", "fork")  # the workers see the patched run_mutant
     verdicts = fuzz.campaign(30, workers=2, batch=10, seed=0)
     assert len(verdicts) == 30
     escapes = [v for v in verdicts if v.outcome == "escape"]
     assert [v.seed % 1000 for v in escapes] == [5] and "the process died" in escapes[0].detail
+
+
+@pytest.mark.parametrize("start, escapes", [("spawn", False), ("fork", True)])
+def test_the_workers_do_not_inherit_the_sessions_address_space(monkeypatch, start, escapes):
+    """A test session past the workers' address-space limit (4 GB reserved here, as the session before this
+    module once reached 3.6 GB): started fresh, the workers load their mutants; forked, they inherit it and
+    every mutant escapes with a MemoryError (the companion)."""
+    import mmap
+
+    monkeypatch.setattr(fuzz, "WORKER_START", start)
+    ballast = mmap.mmap(-1, fuzz.MEMORY_LIMIT_BYTES + (1 << 30))
+    try:
+        verdicts = fuzz.campaign(10, workers=2, batch=5, seed=3)
+    finally:
+        ballast.close()
+    assert len(verdicts) == 10
+    assert any(v.outcome == "escape" for v in verdicts) == escapes

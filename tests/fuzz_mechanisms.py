@@ -416,6 +416,12 @@ def _pool(workers: int) -> concurrent.futures.ProcessPoolExecutor:
                                                   initializer=_worker_setup)
 
 
+def address_space() -> int:
+    """This process's address space [B] (VmSize), what ``MEMORY_LIMIT_BYTES`` limits in a worker."""
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:"))
+
+
 def campaign(count: int, workers: int = 2, batch: int = 25, seed: int = 14) -> list[Verdict]:
     """Run ``count`` mutants on a pool of ``workers`` processes.  A worker
     that dies (a crash, the memory limit) breaks the pool: the mutants it took

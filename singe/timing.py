@@ -807,7 +807,7 @@ def warp_code(programs: WarpPrograms, arch: str = "sm_90") -> list[WarpCode]:
     return [WarpCode(units[w], kept_values[w], tuple(dispatch.items()), True, rolled, table_class,
                      issued_shared(units[w], kept_values[w], fences[w]) if forward else (),
                      frozenset(k for k in range(len(units[w])) if (w, k) not in overlaid.shared_positions), code,
-                     source_class, tuple((k, n) for (v, k), n in overlaid.paired_reads.items() if v == w))
+                     source_class, tuple((k, n) for (warp, k), n in overlaid.paired_reads.items() if warp == w))
             for w in range(programs.warps)]
 
 

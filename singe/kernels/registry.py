@@ -153,15 +153,14 @@ class KernelSpec:
     def fields(self) -> tuple[str, ...]:
         return self.inputs + self.outputs
 
-    def build(self, mech: Mechanism, options=None) -> DataflowGraph:
-        """The kernel's graph for ``mech`` (``options``: the ``CompileOptions`` whose
-        ``graph_options`` fields the builder takes; None: its defaults).  A mechanism it cannot serve is the
+    def build(self, mech: Mechanism, **settings) -> DataflowGraph:
+        """The kernel's graph for ``mech`` (``settings``: values of the ``CompileOptions`` fields named
+        in ``graph_options``, which the builder takes; none: its defaults).  A mechanism it cannot serve is the
         user's error, found with its location by ``singe.frontend``
         (``check_transport_kernel``, which ``compile_kernel`` runs first)."""
         if self.transport and len(mech.transported_species) < 2:
             raise SingeInternalError(f"{mech.name}: the {self.name} kernel needs at least two transported species "
                                      "(singe.frontend.kernel_inputs.check_transport_kernel refuses such a mechanism)")
-        settings = {name: getattr(options, name) for name in self.graph_options} if options is not None else {}
         graph = self.builder(mech, **settings)
         self.check_fields(graph)
         return graph

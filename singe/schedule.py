@@ -588,13 +588,12 @@ def schedule(mapping: Mapping) -> WarpPrograms:
     scheduler.run(*timed_order(mapping.graph, mapping.warp_of, issue_cost if scheduler.timed else None,
                                mapping.phases))
     options = mapping.options
+    dispatch = options.dispatch_of(mapping.graph.kernel)
     programs = WarpPrograms(
         kernel=mapping.graph.kernel, mechanism=mapping.graph.mechanism, warps=mapping.warps,
         programs=tuple(WarpProgram(w, tuple(p)) for w, p in enumerate(scheduler.programs)),
         sync_points=tuple(placed.point for placed in scheduler.points),
         shared_slots=len(scheduler.slots), barrier_limit=scheduler.limit,
-        dispatch=options.dispatch_of(mapping.graph.kernel),
+        dispatch=dispatch, constant_table=options.constant_table if dispatch == "overlay" else "cache",
     )
-    if programs.dispatch == "overlay":
-        programs = dataclasses.replace(programs, constant_table=options.constant_table)
     return dataclasses.replace(programs, plan=plan_registers(programs, options.target, options.ctas_per_sm))

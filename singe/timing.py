@@ -792,8 +792,7 @@ def warp_code(programs: WarpPrograms, arch: str = "sm_90") -> list[WarpCode]:
     rolled = overlaid.loops > 0
     source_class = "other" if constants_in_bank(overlaid) else "ldg"
     table_class = "lds" if table_copy_bytes(programs, overlaid) else source_class
-    slots = len(overlaid.constants[0]) if overlaid.constants else 0
-    kept = programs.plan.slots_in_registers(slots)
+    kept = programs.plan.slots_in_registers(overlaid.slots)
     code = arch_code(arch)
     slab = code.warp_switch_slab if programs.dispatch == "switch" else code.slab_overhead
     dispatch = dict(slab)  # every warp passes every dispatch block of the layout (an unswitched one: once)

@@ -406,9 +406,9 @@ def specs(count: int, seed: int = 14) -> list[tuple[str, str, int]]:
 
 
 WORKER_START = "spawn"
-"""How the pool starts its workers: a fresh interpreter each.  Forked, a worker inherited the test session's
-address space (3.6 GB after the tests before it, host kernel libraries and compiled kernels), already past its
-``MEMORY_LIMIT_BYTES``, and every allocation of its mutants failed as an 'escape'."""
+"""How the pool starts its workers: a fresh interpreter each, whose address space is its own.  Forked, a worker
+inherits the test session's, which once reached 3.6 GB (``singe.kernels.build_graph`` keeping a graph per
+compilation), past its ``MEMORY_LIMIT_BYTES``: every allocation of its mutants then failed as an 'escape'."""
 
 
 def _pool(workers: int) -> concurrent.futures.ProcessPoolExecutor:

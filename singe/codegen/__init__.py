@@ -204,10 +204,10 @@ def generate(compiled, roll: bool | None = None) -> GeneratedKernel:
     programs = compiled.programs
     options = compiled.options
     overlaid = lay_out(programs, roll)
-    slots = len(overlaid.constants[0]) if overlaid.constants else 0
-    stripes = -(-slots // 32)
+    slots, stripes = overlaid.slots, overlaid.stripes
     kept = programs.plan.stripes_in_registers(stripes)
     constant_memory = constants_in_bank(overlaid)
+    table_copy = table_copy_bytes(programs, overlaid)
     shared_bytes = kernel_shared_bytes(programs, overlaid)
     check_shared_bytes(shared_bytes, programs, options)
     name = kernel_name(compiled.mechanism.name, compiled.kernel)
@@ -220,7 +220,7 @@ def generate(compiled, roll: bool | None = None) -> GeneratedKernel:
         ctas_per_sm=options.ctas_per_sm, arch=options.arch, cuda_arch=TARGETS[options.arch].cuda_arch,
         registers=max(programs.registers),
         register_budget=programs.plan.budget, shared_bytes=shared_bytes,
-        table_in_shared=programs.constant_table == "shared" and slots > 0,
+        table_in_shared=table_copy > 0,
         sync_points=len(programs.sync_points), barrier_ids=programs.barrier_ids, constant_slots=slots,
         stripes=stripes, register_stripes=kept, spill_warning=spill, species=compiled.mechanism.transported_species,
         header=f"{name}.h", constant_lines=_constant_lines(overlaid, stripes), index_rows=overlaid.index_rows,
@@ -238,7 +238,7 @@ def generate(compiled, roll: bool | None = None) -> GeneratedKernel:
                        index_rows=len(overlaid.index_rows),
                        shared_fraction=overlaid.shared_units / max(overlaid.total_units, 1),
                        loops=overlaid.loops, loop_ints=len(overlaid.loop_ints), constant_memory=constant_memory,
-                       table_copy_bytes=shared_bytes - programs.shared_bytes)
+                       table_copy_bytes=table_copy)
     return GeneratedKernel(name, "warp-specialized", cu, header, info)
 
 
@@ -255,16 +255,15 @@ def lay_out(programs, roll: bool | None = None) -> OverlaidKernel:
 
 def constants_in_bank(overlaid: OverlaidKernel) -> bool:
     """The kernel's constant tables are __constant__ arrays (read with LDC), not global ones (LDG)."""
-    slots = len(overlaid.constants[0]) if overlaid.constants else 0
-    return _constant_bytes(overlaid, -(-slots // 32)) <= CONSTANT_BANK_BYTES
+    return _constant_bytes(overlaid) <= CONSTANT_BANK_BYTES
 
 
 def table_copy_bytes(programs, overlaid: OverlaidKernel) -> int:
     """Bytes of the constant table's copy in shared memory (``CompileOptions.constant_table`` 'shared':
     every warp's row, ``stripes`` x 32 doubles); 0 where the kernel reads the table in place."""
-    if programs.constant_table != "shared" or not overlaid.constants:
+    if programs.constant_table != "shared":
         return 0
-    return 8 * len(overlaid.constants) * 32 * -(-len(overlaid.constants[0]) // 32)
+    return 8 * len(overlaid.constants) * overlaid.stripes * 32
 
 
 def kernel_shared_bytes(programs, overlaid: OverlaidKernel) -> int:
@@ -284,10 +283,10 @@ def check_shared_bytes(shared_bytes: int, programs, options) -> None:
             f"{limit} B a CTA may have on {options.arch}: use --constant-table cache")
 
 
-def _constant_bytes(overlaid: OverlaidKernel, stripes: int) -> int:
+def _constant_bytes(overlaid: OverlaidKernel) -> int:
     """Bytes of the kernel's __constant__ tables if the constant table is one of them."""
     warps = len(overlaid.constants)
-    return 8 * warps * stripes * 32 + 4 * (len(overlaid.index_rows) * warps + len(overlaid.loop_ints))
+    return 8 * warps * overlaid.stripes * 32 + 4 * (len(overlaid.index_rows) * warps + len(overlaid.loop_ints))
 
 
 def _warpgroups(plan, warps: int, unswitched_body: bool) -> list[dict]:

@@ -72,6 +72,16 @@ class OverlaidKernel:
     ``LDS.128`` (the slots' addresses differ by 8 B from an even entry of the 16 B aligned copy; DME
     diffusion at 10 warps x 3 CTAs, sm_90: 92 ``LDS.128`` and 24 ``LDS.64`` in place of 195 ``LDC.64``)."""
 
+    @property
+    def slots(self) -> int:
+        """Constant slots per warp (every warp's row padded to the widest)."""
+        return len(self.constants[0]) if self.constants else 0
+
+    @property
+    def stripes(self) -> int:
+        """A warp's row of the constant table in stripes of 32 slots (one per lane)."""
+        return -(-self.slots // 32)
+
 
 class _Constants:
     """Per-warp constant slots.

@@ -7,7 +7,11 @@ writes it; ``.gz`` is read as is).  A stall sample is charged to the instruction
 DFMA stalled on the short scoreboard waits for a load's result, an LDC stalled on MIO throttle waits for a
 slot in the load queue.  Per kernel, it prints the share of all samples per stall reason, then per opcode
 (the mnemonic without its modifiers) its share of the samples, its top reasons and how many warp
-instructions it executed.
+instructions it executed.  Then the short-scoreboard samples by the load the waiting instruction waits
+for (``waited_loads``): of its source registers, the one written last, in the listing's order, by a
+variable-latency instruction (``VARIABLE_LATENCY``: LDC, LDS, SHFL, MUFU...), with how many instructions
+earlier that load sits.  The listing's order is the code's within a basic block; across branches the
+register a loop's back edge carries is attributed to the last writer before it in the listing.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import csv
 import gzip
 import io
 import pathlib
+import re
 import sys
 
 KERNEL_MARK = "Kernel Name"
@@ -27,14 +32,66 @@ NOT_ISSUED = "(Not Issued)"
 
 def read_rows(path: str) -> list[list[str]]:
     raw = pathlib.Path(path).read_bytes()
-    text = gzip.decompress(raw).decode() if path.endswith(".gz") else raw.decode()
+    return read_rows_from_text(gzip.decompress(raw).decode() if path.endswith(".gz") else raw.decode())
+
+
+def read_rows_from_text(text: str) -> list[list[str]]:
     return list(csv.reader(io.StringIO(text)))
 
 
 def opcode(source: str) -> str:
     """'DFMA' of '      @P0 DFMA.RM R4, R2, R6, R4': the mnemonic, without predicate and modifiers."""
+    return _mnemonic(source).split(".")[0]
+
+
+def _mnemonic(source: str) -> str:
+    """'DFMA.RM' of '      @P0 DFMA.RM R4, R2, R6, R4': the mnemonic with its modifiers."""
     words = [w for w in source.split() if not w.startswith("@")]
-    return words[0].split(".")[0] if words else "?"
+    return words[0] if words else "?"
+
+
+VARIABLE_LATENCY = ("LDC", "LDS", "LDG", "LDL", "LDSM", "SHFL", "MUFU", "S2R", "ATOMS")
+"""Opcodes whose result the short or long scoreboard tracks (the loads, shuffles, MUFU, S2R)."""
+_NO_DESTINATION = ("STS", "STG", "STL", "ST", "RED", "BAR", "BRA", "BSSY", "BSYNC", "EXIT", "ISETP", "DSETP",
+                   "FSETP", "WARPSYNC", "CALL", "RET")
+_REGISTER = re.compile(r"\bR(\d+)\b")
+
+
+def _width(mnemonic: str) -> int:
+    """32-bit registers a destination of ``mnemonic`` spans."""
+    if mnemonic.endswith(".128"):
+        return 4
+    if mnemonic.endswith(".64") or mnemonic.split(".")[0] in ("DFMA", "DMUL", "DADD", "DMNMX"):
+        return 2
+    return 1
+
+
+def waited_loads(instructions: list[dict]) -> dict[str, tuple[int, float]]:
+    """Short-scoreboard samples by the opcode of the load each waiting instruction waits for (its source
+    register written last by a ``VARIABLE_LATENCY`` instruction, in the listing's order; 'none' where no
+    source is): {opcode: (samples, mean distance in instructions, weighted by samples)}."""
+    writer: dict[int, tuple[str, int]] = {}  # register -> (opcode, position) of its last writer
+    samples: collections.Counter = collections.Counter()
+    distance: collections.Counter = collections.Counter()
+    for position, instruction in enumerate(instructions):
+        mnemonic = _mnemonic(instruction["Source"])
+        op = mnemonic.split(".")[0]
+        text = instruction["Source"].split(mnemonic, 1)[1] if mnemonic in instruction["Source"] else ""
+        operands = [o.strip() for o in text.strip().rstrip(";").split(",")] if text.strip() else []
+        stalled = int(instruction.get(STALL_PREFIX + "short_sb") or 0)
+        sources = operands if op in _NO_DESTINATION else operands[1:]
+        if stalled:
+            loads = [writer[int(r)] for o in sources for r in _REGISTER.findall(o)
+                     if int(r) in writer and writer[int(r)][0] in VARIABLE_LATENCY]
+            load = max(loads, key=lambda w: w[1]) if loads else ("none", position)
+            samples[load[0]] += stalled
+            distance[load[0]] += stalled * (position - load[1])
+        if operands and op not in _NO_DESTINATION:
+            destination = _REGISTER.findall(operands[0])
+            if destination:
+                for k in range(_width(mnemonic)):
+                    writer[int(destination[0]) + k] = (op, position)
+    return {op: (n, distance[op] / n) for op, n in samples.most_common()}
 
 
 def kernels(rows: list[list[str]]) -> dict[str, list[dict]]:
@@ -73,6 +130,11 @@ def report(name: str, instructions: list[dict], top: int) -> list[str]:
         share = sum(by_opcode[op].values()) / samples
         reasons = ", ".join(f"{r} {v / samples:.1%}" for r, v in by_opcode[op].most_common(3) if v)
         lines.append(f"  {op:8} {share:6.1%} of samples ({reasons}); {executed[op]:,} executed")
+    waited = waited_loads(instructions)
+    if waited:
+        short = sum(n for n, _ in waited.values())
+        lines.append("  short scoreboard by the load waited for: " + ", ".join(
+            f"{op} {n / short:.1%} ({mean:.1f} instructions earlier)" for op, (n, mean) in waited.items()))
     return lines
 
 

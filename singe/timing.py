@@ -7,14 +7,17 @@ per second per GPU.  It is a model, reported as it comes out, not fitted to
 the paper's measurements (``autotune/bench.py`` prints the two side by side).
 
 Measured against GPUs (docs/measurements; ``python -m autotune.speedup --measured FILE``).  On the H100,
-this model's own preset (2026-11-27-h100, run 2, paper settings, persistent grid), it gives 1.50-4.58x the
-measured throughput of the warp-specialized kernels and 0.57-4.86x that of the baselines; its speedups
-(0.41-6.14) against the device's (0.44-1.56).  ncu puts the warp-specialized transport kernels' time in
+this model's own preset (2026-11-27-h100, run 2, paper settings, persistent grid), it gives 1.61-3.41x the
+measured throughput of the warp-specialized kernels and 0.58-4.86x that of the baselines; its speedups
+(0.41-4.13) against the device's (0.44-1.56).  ncu puts the warp-specialized transport kernels' time in
 waits for shared and constant loads (short scoreboard, MIO throttle) and barriers, the chemistry
 kernels' in barriers and instruction fetch.  Since the H200 session of 2026-11-27 the model charges a
 constant-table ``LDC.64`` on the SM's load queue with the ``LDS.64`` (``LDC_QUEUE_SHARE``, measured by
 the load probe); before, it charged an issue slot only, and gave 2.36-4.92x (DME viscosity 2.80, now
-1.61).  The reorder window is not the cause of the rest: at 8 or 2 instructions instead of 32 the
+1.61).  Since 2026-11-27 (evening) the warp-specialized kernels' reads of the constant bank stall on the
+constant cache's misses by the baseline's rule (``bank_footprint``); before, 1.61-4.58x (n-heptane
+diffusion 4.58, now 3.08; chemistry 3.54 and 4.36, now 3.00 and 3.41).  The reorder window is not the
+cause of the rest: at 8 or 2 instructions instead of 32 the
 warp-specialized transport kernels' modeled throughput moves by at most 5 % (chemistry's by up to
 35 %).  Instruction-fetch stalls are not modeled (code beyond the instruction cache costs L2
 bandwidth only), so the model ranks the viscosity switch above the overlay, which the H100 measured
@@ -71,7 +74,11 @@ Instructions (``EXPANSIONS``)
       dependence, so they cost issue slots and shuffle throughput but never latency;
       a load from the constant bank at an index ptxas does not know (``LDC.64``)
       also takes ``LDC_QUEUE_SHARE`` slots of the SM's load queue (the 'shared'
-      resource, which ``LDS.64`` and ``STS.64`` use).  A
+      resource, which ``LDS.64`` and ``STS.64`` use).  Each read of the constant
+      bank (that ``LDC.64``, a ``ULDC.64`` of a constant at a known index, or
+      such a constant as an operand on sm_80) stalls the baseline's
+      ``constant_miss`` times its miss rate, with the footprint of what the
+      warps read there (``bank_footprint``).  A
       baseline ``Const`` is a constant-bank operand: free on a hit, a stall of
       ``constant_miss`` cycles on a miss; the miss rate is the part of the
       kernel's constant footprint that does not fit the constant cache,
@@ -146,7 +153,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from singe.codegen import BASELINE_THREADS, constants_in_bank, kernel_shared_bytes, lay_out, table_copy_bytes
+from singe.codegen import (BASELINE_THREADS, constants_in_bank, int_table_bytes, kernel_shared_bytes, lay_out,
+                            table_copy_bytes)
 from singe.codegen.dispatch import unswitched
 from singe.errors import SingeInternalError
 from singe.kernels.ir import OPCODES, Const, DataflowGraph, Reg
@@ -361,13 +369,15 @@ class Barrier:
 class _SegmentBuilder:
     """Accumulates the instructions of one segment (see the module docstring)."""
 
-    def __init__(self, preset: Preset, constant_stall: float | None):
+    def __init__(self, preset: Preset, constant_stall: float | None, bank_stall: float = 0.0):
         self.preset = preset
         code = arch_code(preset.arch)
         self.expansions = code.expansions if constant_stall is None else code.baseline_expansions
         self.latency = {op: e.latency(preset.latency) for op, e in self.expansions.items()}
         self.span = {op: e.span(preset.latency) for op, e in self.expansions.items()}
-        self.constant_stall = constant_stall  # None: constants are shuffled (warp-specialized)
+        self.constant_stall = constant_stall  # None: constants are shuffled or loaded (warp-specialized)
+        self.bank_stall = bank_stall  # warp-specialized: cycles per read of the constant bank (``bank_stall``)
+        self.operands = code.uniform_constants is None  # known constants are constant-bank operands
         self.reset()
 
     def reset(self) -> None:
@@ -420,27 +430,28 @@ class _SegmentBuilder:
         fresh = [row for row in decoded.loads if row not in loaded]
         loaded.update(fresh)
         demand["dram"] += WARP_BYTES * (len(fresh) + decoded.stores)
-        self.stall += decoded.stall
+        self.stall += decoded.stall + self.bank_stall * decoded.bank_reads
 
     def _decoded(self, op, in_registers, needed, constant_class) -> "_DecodedOperation":
         key = (id(op), self.preset.arch, self.constant_stall, id(in_registers),
-               None if needed is None else frozenset(needed), constant_class)
+               None if needed is None else frozenset(needed), constant_class, self.operands)
         hit = _DECODED.get(key)
         if hit is not None and hit[0] is op and hit[1] is in_registers:
             return hit[2]
         if len(_DECODED) > 50_000:
             _DECODED.clear()
         decoded = _decode_operation(op, self.latency, self.span, self.constant_stall, self.expansions,
-                                    in_registers, needed, constant_class)
+                                    in_registers, needed, constant_class, self.operands)
         _DECODED[key] = (op, in_registers, decoded)
         return decoded
 
     def add(self, classes: dict) -> None:
         """Machine instructions by ``ISSUE_CLASSES`` off the critical path (a loop's control, ``loop_classes``),
-        its ``TABLE_LOAD`` count on the load queue."""
+        its ``TABLE_LOAD`` count on the load queue and stalled on the constant cache's misses."""
         self.demand["issue"] += sum(classes.values())
         self.demand["shuffle"] += classes.get("shfl", 0)
         self.demand["shared"] += queue_demand(classes)
+        self.stall += self.bank_stall * classes.get(TABLE_LOAD, 0)
 
     def shared(self, value: str, load: bool) -> None:
         self.demand["issue"] += 1
@@ -465,7 +476,8 @@ class _DecodedOperation:
     """An operation as the segment builder needs it: per IR instruction the
     arguments of ``_SegmentBuilder._issue``; its demand (DRAM aside), constant
     stalls [cycles], the global rows it loads, how many it stores, and its
-    machine instructions by ``ISSUE_CLASSES``."""
+    machine instructions by ``ISSUE_CLASSES``; ``bank_reads``: its reads of the constant bank that
+    a warp-specialized warp issues (``TABLE_LOAD``, and known constants where they are operands)."""
 
     rows: tuple
     demand: tuple
@@ -473,9 +485,10 @@ class _DecodedOperation:
     loads: tuple
     stores: int
     classes: tuple = ()
+    bank_reads: int = 0
 
 
-_DECODED: dict = {}  # (id(op), arch, constant stall, id(in_registers), needed, constant class) -> (op, in_registers, _DecodedOperation)
+_DECODED: dict = {}  # (id(op), arch, constant stall, id(in_registers), needed, constant class, operands) -> (op, in_registers, _DecodedOperation)
 
 
 def instruction_classes(instr, expansion: Expansion, in_registers, constant_stall: float | None,
@@ -530,17 +543,19 @@ def queue_demand(counts: dict) -> float:
 
 def _decode_operation(op, latency: dict, span: dict, constant_stall: float | None,
                       expansions: dict = EXPANSIONS, in_registers=None, needed=None,
-                      constant_class: str | None = "ldg") -> _DecodedOperation:
+                      constant_class: str | None = "ldg", operands: bool = False) -> _DecodedOperation:
     """``op`` decoded once per preset: ``latency`` and ``span`` per opcode [cycles];
     ``constant_stall``: cycles per constant use (baseline), None to shuffle them
     or load them (``in_registers``: the constants the warp keeps in registers,
     None: all); ``expansions``: the machine instructions of each opcode in this
     style; ``needed``: the values read after it (codegen emits only the
     instructions that contribute to them or to a global store; None: all); ``constant_class``: what a
-    constant load issues (``instruction_classes``)."""
+    constant load issues (``instruction_classes``); ``operands``: a constant at an index ptxas knows
+    (``constant_class`` None) is a constant-bank operand, one read of the bank per use (sm_80), rather than
+    a uniform register (``WarpCode.constant_loads``)."""
     demand = dict.fromkeys(PARTITION_RESOURCES + ("shuffle", "shared"), 0.0)
     counts: dict[str, int] = {}
-    rows, loads, stores, stall = [], [], 0, 0.0
+    rows, loads, stores, stall, operand_reads = [], [], 0, 0.0, 0
     instrs = op.instrs if needed is None else live_instructions(op.instrs, needed)
     for instr in instrs:
         expansion = expansions[instr.opcode]
@@ -558,10 +573,14 @@ def _decode_operation(op, latency: dict, span: dict, constant_stall: float | Non
             stores += 1
         if constant_stall is not None:
             stall += constant_stall * sum(isinstance(s, Const) for s in instr.srcs)
+        elif operands and constant_class is None:
+            operand_reads += sum(isinstance(s, Const) and in_registers is not None and s.value not in in_registers
+                                 for s in instr.srcs)
         sources = tuple(s.name for s in instr.srcs if isinstance(s, Reg))
         rows.append((sources, latency[instr.opcode], instr.dst, expansion.issue, span[instr.opcode]))
     return _DecodedOperation(tuple(rows), tuple((k, v) for k, v in demand.items() if v), stall, tuple(loads),
-                             stores, tuple(sorted(issue_classes(counts).items())))
+                             stores, tuple(sorted(issue_classes(counts).items())),
+                             counts.get(TABLE_LOAD, 0) + operand_reads)
 
 
 ISSUE_CLASSES = ("fp64", "mufu", "lds", "sts", "ldg", "stg", "bar", "shfl", "branch", "other")
@@ -779,16 +798,16 @@ def issued_shared(units, in_registers: frozenset, fences: frozenset = frozenset(
     return tuple((tuple(a), tuple(b)) for a, b in result)
 
 
-def warp_code(programs: WarpPrograms, arch: str = "sm_90") -> list[WarpCode]:
+def warp_code(programs: WarpPrograms, arch: str = "sm_90", overlaid=None) -> list[WarpCode]:
     """Each warp's code as codegen lowers it for ``arch``: the kernel body's layout
-    (``singe.codegen.lay_out``: the overlay, or one switch outside the slab loop) gives the
+    (``overlaid``, default ``singe.codegen.lay_out``: the overlay, or one switch outside the slab loop) gives the
     per-warp constant tables (the first ``plan.slots_in_registers`` slots are
     register stripes), the dispatch blocks, whether the units' loops are
     emitted as loops, where the constant tables live and which units one warp runs alone."""
     units = [tuple(program_units(p)) for p in programs.programs]
     if programs.plan is None:
         return [WarpCode(u, None, (), rendered=False) for u in units]
-    overlaid = lay_out(programs)
+    overlaid = overlaid or lay_out(programs)
     rolled = overlaid.loops > 0
     source_class = "other" if constants_in_bank(overlaid) else "ldg"
     table_class = "lds" if table_copy_bytes(programs, overlaid) else source_class
@@ -810,7 +829,7 @@ def warp_code(programs: WarpPrograms, arch: str = "sm_90") -> list[WarpCode]:
             for w in range(programs.warps)]
 
 
-def static_instructions(programs: WarpPrograms, arch: str = "sm_90") -> int:
+def static_instructions(programs: WarpPrograms, arch: str = "sm_90", overlaid=None) -> int:
     """Machine instructions of the kernel's code (what the instruction cache
     must hold): each warp's issued instructions per slab (``issued_per_warp``)
     with every rolled loop counted as codegen emits it, its body ``unroll``
@@ -823,8 +842,11 @@ def static_instructions(programs: WarpPrograms, arch: str = "sm_90") -> int:
     the ``CALL``, two moves of the result per division, reciprocal or square root) are
     not counted.  n-heptane viscosity at 13 warps x 3 CTAs (rolled loops, sm_90):
     1,389 against 1,660 static SASS instructions; DME viscosity at 15 warps x 3 CTAs
-    (loops unrolled completely): 1,471 against 1,636 (tests/test_timing.py)."""
-    codes = warp_code(programs, arch)
+    (loops unrolled completely): 1,471 against 1,636 (tests/test_timing.py).  ``overlaid``: the layout
+    (default ``lay_out``)."""
+    if programs.plan is not None:
+        overlaid = overlaid or lay_out(programs)
+    codes = warp_code(programs, arch, overlaid)
     latency = {op: 0.0 for op in EXPANSIONS}
 
     def static(k: int, code: WarpCode) -> int:
@@ -838,7 +860,7 @@ def static_instructions(programs: WarpPrograms, arch: str = "sm_90") -> int:
     total += sum(code.constant_loads for code in codes)  # in each warp's own code
     total += sum(static(k, code) for code in codes for k in range(len(code.units)))
     if programs.plan is not None:
-        for warp, position, count in lay_out(programs).sharing:
+        for warp, position, count in overlaid.sharing:
             total -= (count - 1) * static(position, codes[warp])
     return total
 
@@ -959,13 +981,18 @@ def loop_classes(unit: ComputeUnit, loop: Loop, code: WarpCode, k: int) -> dict:
     return counts
 
 
-def warp_steps(programs: WarpPrograms, preset: Preset) -> list[list]:
+def warp_steps(programs: WarpPrograms, preset: Preset, overlaid=None) -> list[list]:
     """Each warp's program as Segments and Barriers (warp-specialized kernel),
-    from the units codegen emits (``warp_code``)."""
-    builder = _SegmentBuilder(preset, None)
+    from the units codegen emits (``warp_code``; ``overlaid``: the layout, default ``lay_out``), each read
+    of the constant bank stalled on the constant cache's misses (``bank_footprint``, ``constant_stall``)."""
+    if programs.plan is not None:
+        overlaid = overlaid or lay_out(programs)
+    codes = warp_code(programs, preset.arch, overlaid)
+    bank_stall = constant_stall(preset, bank_footprint(codes, overlaid)) if overlaid is not None else 0.0
+    builder = _SegmentBuilder(preset, None, bank_stall)
     loaded: set = set()  # global rows already read from DRAM this slab (by an earlier warp)
     result = []
-    for code in warp_code(programs, preset.arch):
+    for code in codes:
         steps: list = []
         for k, unit in enumerate(code.units):
             loads, stores = code.shared(k, unit)
@@ -986,8 +1013,43 @@ def warp_steps(programs: WarpPrograms, preset: Preset) -> list[list]:
         segment = builder.flush()
         if segment:
             steps.append(segment)
-        result.append(spread_issue(steps, sum(n for _, n in code.dispatch) + code.constant_loads, {}))
+        result.append(spread_issue(steps, sum(n for _, n in code.dispatch) + code.constant_loads, {},
+                                   bank_stall * code.constant_loads))
     return result
+
+
+def constant_stall(preset: Preset, footprint: int) -> float:
+    """Cycles a read of the constant bank stalls on average: ``constant_miss`` times the miss rate, the part
+    of the ``footprint`` bytes read from the bank that does not fit the constant cache,
+    ``max(0, 1 - cache / footprint)``.  The same for both styles: a baseline ``Const`` operand
+    (``baseline_steps``), and a warp-specialized warp's reads (``bank_footprint``)."""
+    miss = max(0.0, 1.0 - preset.constant_cache / footprint) if footprint else 0.0
+    return miss * preset.latency.constant_miss
+
+
+def bank_footprint(codes: list, overlaid) -> int:
+    """Bytes of the constant bank the warp-specialized kernel reads per slab: per warp, 8 B per distinct
+    constant of its row it reads from the bank (an ``LDC.64`` at a warp-dependent index, a ``ULDC.64`` or an
+    operand at an index ptxas knows; not those of its register stripes, nor those it reads from the
+    table's copy in shared memory), and the overlay's integer tables; 0 where the tables are global
+    (``LDG``, ``constants_in_bank``).  Evidence that the warp-specialized kernels wait on these reads: of
+    DME viscosity's short-scoreboard samples (15 warps x 3 CTAs, H200, docs/measurements/2026-11-27-h200,
+    ``python -m autotune.ncu_source``), 94 % are of instructions waiting for an ``LDC.64`` result issued
+    7 instructions earlier on average, 5 % for an ``LDS``, though the kernel issues as many of each; and
+    ULDC waits on constant-cache misses are 12 % of DME chemistry's samples.  By this count DME viscosity
+    reads 7.9 KB, within the cache: its waits are an ``LDC.64``'s latency on a hit, which the model does not
+    charge (not measured: the load probe's latency chains measure it)."""
+    if not codes or not codes[0].rendered or not constants_in_bank(overlaid):
+        return 0
+    constants = 0
+    for code in codes:
+        read: set = set()
+        for k, unit in enumerate(code.units):
+            if isinstance(unit, ComputeUnit) and code.constant_class(k) in ("other", None):
+                read |= {src.value for instr in live_instructions(unit.op.instrs, code.needed(unit))
+                         for src in instr.srcs if isinstance(src, Const) and src.value not in code.in_registers}
+        constants += len(read)
+    return 8 * constants + int_table_bytes(overlaid)
 
 
 def _barrier_step(item, threads: int) -> Barrier:
@@ -998,11 +1060,11 @@ def _barrier_step(item, threads: int) -> Barrier:
     raise SingeInternalError(f"timing model: unknown warp-program item {item!r}")
 
 
-def spread_issue(steps: list, instructions: float, demand: dict) -> list:
-    """A warp's steps with ``instructions`` more issued and ``demand`` more of
-    other resources, spread over its segments in proportion to their issued
+def spread_issue(steps: list, instructions: float, demand: dict, stall: float = 0.0) -> list:
+    """A warp's steps with ``instructions`` more issued, ``demand`` more of
+    other resources and ``stall`` more cycles, spread over its segments in proportion to their issued
     instructions."""
-    if not instructions and not demand:
+    if not instructions and not demand and not stall:
         return steps
     total = sum(dict(s.demand).get("issue", 0.0) for s in steps if isinstance(s, Segment)) or 1.0
     result = []
@@ -1013,7 +1075,7 @@ def spread_issue(steps: list, instructions: float, demand: dict) -> list:
             more["issue"] = more.get("issue", 0.0) + instructions * share
             for resource, amount in demand.items():
                 more[resource] = more.get(resource, 0.0) + amount * share
-            step = Segment(max(step.cycles, more["issue"]), tuple(more.items()))
+            step = Segment(max(step.cycles + stall * share, more["issue"]), tuple(more.items()))
         result.append(step)
     return result
 
@@ -1352,12 +1414,13 @@ def model(compiled, preset: "str | Preset | None" = None, ptxas=None, slabs: int
     plan = _plan_for(programs, preset.register_budget(programs.threads, options.ctas_per_sm))
     registers, spills, source = _registers(plan.predicted, plan.spilled, ptxas)
     ids = len({p.barrier_id for p in programs.sync_points} | {FULL_BARRIER_ID})
-    occ = occupancy(preset, programs.warps, registers, kernel_shared_bytes(programs, lay_out(programs)), ids)
+    overlaid = lay_out(programs)
+    occ = occupancy(preset, programs.warps, registers, kernel_shared_bytes(programs, overlaid), ids)
     timing = None
     if occ.ctas:
         where = spills.resource(preset, occ.warps * WARP_SIZE)
-        steps = [add_spills(s, spills, where) for s in warp_steps(programs, preset)]
-        fetch = instruction_fetch(static_instructions(programs, preset.arch), preset, occ.ctas)
+        steps = [add_spills(s, spills, where) for s in warp_steps(programs, preset, overlaid)]
+        fetch = instruction_fetch(static_instructions(programs, preset.arch, overlaid), preset, occ.ctas)
         steps = [spread_issue(s, 0.0, {"l2": fetch / len(steps)}) for s in steps]
         timing = cta_timing(steps, preset, occ.ctas, slabs)
     return _result(compiled.kernel, "warp-specialized", preset, occ, timing, WARP_SIZE, compiled.graph.flops,
@@ -1399,9 +1462,7 @@ def baseline_register_estimate(graph: DataflowGraph) -> int:
 def baseline_steps(graph: DataflowGraph, preset: Preset) -> list:
     """One warp of the baseline: the whole graph as one segment (see the module docstring)."""
     constants = {c for op in graph.operations for c in op.constants}
-    footprint = 8 * len(constants)
-    miss = max(0.0, 1.0 - preset.constant_cache / footprint) if footprint else 0.0
-    builder = _SegmentBuilder(preset, miss * preset.latency.constant_miss)
+    builder = _SegmentBuilder(preset, constant_stall(preset, 8 * len(constants)))
     for op in graph.topological_order():
         builder.operation(op, set())  # every load of every point from DRAM
     return [builder.flush()]

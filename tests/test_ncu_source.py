@@ -36,3 +36,21 @@ def test_a_file_that_is_not_the_source_page_is_refused(tmp_path, capsys):
     assert ncu_source.main([str(path)]) == 1
     assert "not ncu's source page as CSV" in capsys.readouterr().err
     assert ncu_source.main([str(tmp_path / "missing.csv")]) == 1
+
+
+def test_short_scoreboard_samples_go_to_the_load_written_last():
+    """Of a waiting instruction's sources, the one a load wrote last is what it waits for: the DFMA reads an
+    LDS result from three instructions earlier and an LDC.64 result (its high word, R9) from one earlier, so
+    its samples go to the LDC; the DMUL reads only a DFMA result and the LDS's, so its go to the LDS."""
+    rows = ['"0x10","      LDS.64 R4, [R2+0x100]","1","0","0","0"',
+            '"0x20","      IMAD R7, R1, 0x8, RZ","1","0","0","0"',
+            '"0x30","      LDC.64 R8, c[0x3][R7]","1","0","0","0"',
+            '"0x40","      DFMA R10, R4, R8, R10","1","30","0","30"',
+            '"0x50","      DMUL R12, R10, R4","1","10","0","10"',
+            '"0x60","      DADD R14, R9, R12","1","5","0","5"',
+            '"0x70","      DADD R16, R14, R14","1","2","0","2"']
+    found = ncu_source.kernels(ncu_source.read_rows_from_text(listing("visc_kernel", rows)))
+    waited = ncu_source.waited_loads(found["visc_kernel"])
+    assert waited == {"LDC": (35, (30 * 1 + 5 * 3) / 35), "LDS": (10, 4.0), "none": (2, 0.0)}
+    lines = ncu_source.report("visc_kernel", found["visc_kernel"], top=2)
+    assert lines[-1].startswith("  short scoreboard by the load waited for: LDC 74.5% (1.3 instructions earlier)")

@@ -433,3 +433,47 @@ def test_the_sweep_reaches_the_fastest_measured_ctas_on_later_gpus():
     assert sweep.default_ctas("sm_90") == sweep.default_ctas("sm_90a") == sweep.default_ctas("sm_80") == list(range(1, 9))
     assert sweep.build_parser().parse_args(["h2o2", "--kernel", "viscosity"]).ctas is None
     assert sweep.build_parser().parse_args(["h2o2", "--kernel", "viscosity", "--ctas", "2,3"]).ctas == [2, 3]
+
+
+def _segment_cycles(compiled, preset) -> float:
+    return sum(step.cycles for steps in warp_steps(compiled.programs, preset) for step in steps
+               if hasattr(step, "cycles"))
+
+
+def test_reads_of_the_constant_bank_stall_on_misses_as_the_baselines_operands():
+    """A warp-specialized warp's reads of the constant bank stall ``constant_miss`` times the miss rate of
+    what the warps read there, the baseline's rule (``timing.constant_stall``).  DME diffusion at the paper's
+    10 warps x 3 CTAs reads 13.4 KB of its table with LDC.64 (beyond the 8 KB cache): its segments are longer
+    than with a cache that holds it (the companion); with the table's copy in shared memory only the
+    constants of code one warp runs alone are read from the bank, 264 B, and nothing stalls.  H2/O2
+    viscosity's footprint is counted by hand: 8 B per distinct constant each warp reads, and the loop table."""
+    from singe import timing
+
+    cached = compile_kernel(load("dme"), "diffusion", warps=10, ctas_per_sm=3)
+    copied = compile_kernel(load("dme"), "diffusion", warps=10, ctas_per_sm=3, constant_table="shared")
+    footprints = []
+    for compiled in (cached, copied):
+        overlaid = lay_out(compiled.programs)
+        footprints.append(timing.bank_footprint(warp_code(compiled.programs, "sm_90", overlaid), overlaid))
+    assert footprints[0] > H100.constant_cache > footprints[1] > 0, footprints
+    stall = timing.constant_stall(H100, footprints[0])
+    assert stall == pytest.approx((1 - H100.constant_cache / footprints[0]) * H100.latency.constant_miss)
+    assert timing.constant_stall(H100, footprints[1]) == 0.0
+    holding = dataclasses.replace(H100, constant_cache=1 << 20)
+    assert _segment_cycles(cached, H100) > 1.05 * _segment_cycles(cached, holding)
+    assert _segment_cycles(copied, H100) == pytest.approx(_segment_cycles(copied, holding))
+
+    h2o2 = compile_kernel(load("h2o2"), "viscosity", warps=4)
+    overlaid = lay_out(h2o2.programs)
+    codes = warp_code(h2o2.programs, "sm_90", overlaid)
+    by_hand = 0
+    for code in codes:
+        read = set()
+        for k, unit in enumerate(code.units):
+            if getattr(unit, "op", None) is not None and code.constant_class(k) in ("other", None):
+                read |= {s.value for i in unit.op.instrs for s in i.srcs if type(s).__name__ == "Const"
+                         and s.value not in code.in_registers and i in timing.live_instructions(
+                             unit.op.instrs, code.needed(unit))}
+        by_hand += 8 * len(read)
+    by_hand += 4 * (len(overlaid.index_rows) * h2o2.programs.warps + len(overlaid.loop_ints))
+    assert timing.bank_footprint(codes, overlaid) == by_hand

@@ -285,8 +285,12 @@ def check_shared_bytes(shared_bytes: int, programs, options) -> None:
 
 def _constant_bytes(overlaid: OverlaidKernel) -> int:
     """Bytes of the kernel's __constant__ tables if the constant table is one of them."""
-    warps = len(overlaid.constants)
-    return 8 * warps * overlaid.stripes * 32 + 4 * (len(overlaid.index_rows) * warps + len(overlaid.loop_ints))
+    return 8 * len(overlaid.constants) * overlaid.stripes * 32 + int_table_bytes(overlaid)
+
+
+def int_table_bytes(overlaid: OverlaidKernel) -> int:
+    """Bytes of the overlay's integer tables: its index rows (one entry per warp) and the loop table."""
+    return 4 * (len(overlaid.index_rows) * len(overlaid.constants) + len(overlaid.loop_ints))
 
 
 def _warpgroups(plan, warps: int, unswitched_body: bool) -> list[dict]:

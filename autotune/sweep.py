@@ -2,11 +2,12 @@
 
     python -m autotune.sweep dme.inp --kernel viscosity [--arch sm_90] [--jobs 2]
         [--warps 1-32] [--ctas 1-8] [--qssa-warps 1,2,4] [--weights "1,0.5,1;1,0,0;0.2,1,3"]
-        [--placements auto,store,buffer,mixed] [--results FILE] [--ptxas]
-        [--plots DIR] [--heatmap warps,ctas_per_sm]
+        [--placements auto,store,buffer,mixed] [--constant-tables cache,shared] [--wilke-groups 2,4]
+        [--results FILE] [--ptxas] [--plots DIR] [--heatmap warps,ctas_per_sm]
 
 Every configuration (warps x CTAs per SM x QSSA warps (chemistry only) x
-mapping weights x placement) is compiled, simulated on a few random states
+mapping weights x placement x constant table (kernels the overlay lays out) x
+Wilke group (viscosity)) is compiled, simulated on a few random states
 and compared with ``singe.reference`` (a wrong or crashing configuration is a
 failure, recorded with the ``singe`` command line that reproduces it), then
 scored by the timing model (``singe.timing``) on the preset of ``--arch``,
@@ -33,9 +34,10 @@ import numpy as np
 import singe
 from singe import KERNELS, PLACEMENTS, TARGETS, CompileOptions, OptionError, SingeError, SingeInputError, kernel_spec
 from singe.codegen.nvcc import ptxas_entry
+from singe.options import CONSTANT_TABLES, MAX_WILKE_GROUP
 
 DEFAULT_WEIGHTS = "1,0.5,1;1,0,0;0.2,1,3"
-AXES = ("warps", "ctas_per_sm", "qssa_warps", "weights", "placement")
+AXES = ("warps", "ctas_per_sm", "qssa_warps", "weights", "placement", "constant_table", "wilke_group")
 
 
 # --------------------------------------------------------------------------- the grid
@@ -71,14 +73,20 @@ def default_ctas(arch: str) -> list[int]:
     return int_list("1-4" if arch == "k20c" else "1-8")
 
 
-def grid(kernel: str, arch: str, warps, ctas, qssa, weights, placements) -> list[CompileOptions]:
-    """Every valid ``CompileOptions`` of the sweep (combinations the options reject are not configurations)."""
+def grid(kernel: str, arch: str, warps, ctas, qssa, weights, placements, tables=("cache",),
+         groups=(None,)) -> list[CompileOptions]:
+    """Every valid ``CompileOptions`` of the sweep (combinations the options reject are not configurations).
+    The constant tables (``tables``) are swept where the overlay lays the kernel out, the Wilke groups
+    (``groups``, None: the kernel's) for viscosity: elsewhere each takes its default only."""
+    spec = kernel_spec(kernel)
+    tables = tables if spec.dispatch == "overlay" else ("cache",)
+    groups = groups if kernel == "viscosity" else (None,)
     configurations = []
-    for w, c, q, mw, p in itertools.product(warps, ctas, qssa if kernel_spec(kernel).qssa else [1], weights,
-                                            placements):
+    for w, c, q, mw, p, t, g in itertools.product(warps, ctas, qssa if spec.qssa else [1], weights, placements,
+                                                  tables, groups):
         try:
             configurations.append(CompileOptions(warps=w, ctas_per_sm=c, arch=arch, weights=mw, placement=p,
-                                                 qssa_warps=q))
+                                                 qssa_warps=q, constant_table=t, wilke_group=g))
         except OptionError:
             continue
     return configurations
@@ -91,6 +99,10 @@ def command_line(mechanism: str, kernel: str, options: CompileOptions, validate:
              "--weights", ",".join(f"{w:g}" for w in options.weights), "--placement", options.placement]
     if kernel_spec(kernel).qssa:
         words += ["--qssa-warps", str(options.qssa_warps)]
+    if options.constant_table != "cache":
+        words += ["--constant-table", options.constant_table]
+    if options.wilke_group is not None:
+        words += ["--wilke-group", str(options.wilke_group)]
     if validate:
         words.append("--validate")
     return shlex.join(words)
@@ -327,8 +339,13 @@ def summary(records: list[dict], arch: str, seconds: float, evaluated: int) -> l
 
 
 def _axis_value(record: dict, axis: str):
-    value = record["options"][axis]
-    return ",".join(f"{w:g}" for w in value) if axis == "weights" else value
+    value = record["options"].get(axis)
+    if axis == "weights":
+        return ",".join(f"{w:g}" for w in value)
+    return "default" if value is None else value
+
+
+_TEXT_AXES = ("weights", "placement", "constant_table", "wilke_group")  # sorted as text on a heat map
 
 
 def plot_warps(records: list[dict], path: pathlib.Path, title: str) -> None:
@@ -383,8 +400,8 @@ def plot_heatmap(records: list[dict], x_axis: str, y_axis: str, path: pathlib.Pa
         key = (_axis_value(r, x_axis), _axis_value(r, y_axis))
         rate = r["points_per_second"] / 1e6 if r["status"] == "ok" else 0.0
         cells[key] = max(cells.get(key, 0.0), rate)
-    xs = sorted({k[0] for k in cells}, key=str if x_axis in ("weights", "placement") else None)
-    ys = sorted({k[1] for k in cells}, key=str if y_axis in ("weights", "placement") else None)
+    xs = sorted({k[0] for k in cells}, key=str if x_axis in _TEXT_AXES else None)
+    ys = sorted({k[1] for k in cells}, key=str if y_axis in _TEXT_AXES else None)
     data = np.full((len(ys), len(xs)), np.nan)
     for (x, y), rate in cells.items():
         data[ys.index(y), xs.index(x)] = rate
@@ -442,6 +459,12 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"mapping weights, ';'-separated triples (default {DEFAULT_WEIGHTS!r})")
     parser.add_argument("--placements", type=lambda t: [p for p in t.split(",") if p], default=list(PLACEMENTS),
                         help="default auto,store,buffer,mixed")
+    parser.add_argument("--constant-tables", type=lambda t: [v for v in t.split(",") if v], default=["cache"],
+                        help="where the overlay's kernels read their constants, e.g. cache,shared "
+                             "(singe --constant-table; default cache)")
+    parser.add_argument("--wilke-groups", type=int_list, default=[None],
+                        help="viscosity only: outer species per Wilke sum, e.g. 2,4 (singe --wilke-group; "
+                             "default the kernel's)")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     parser.add_argument("--results", help="JSON-lines results file (default <mechanism>_<kernel>_<arch>.jsonl)")
     parser.add_argument("--states", type=int, default=32, help="random states validated per configuration")
@@ -460,6 +483,12 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [p for p in args.placements if p not in PLACEMENTS]
     if unknown:
         raise SystemExit(f"sweep: unknown placement {', '.join(unknown)} (choose from {', '.join(PLACEMENTS)})")
+    unknown = [t for t in args.constant_tables if t not in CONSTANT_TABLES]
+    if unknown:
+        raise SystemExit(f"sweep: unknown constant table {', '.join(unknown)} "
+                         f"(choose from {', '.join(CONSTANT_TABLES)})")
+    if any(not 1 <= g <= MAX_WILKE_GROUP for g in args.wilke_groups if g is not None):
+        raise SystemExit(f"sweep: --wilke-groups must be from 1 to {MAX_WILKE_GROUP}")
     start = time.perf_counter()
     try:
         _init_worker(args.mechanism, args.kernel, args.states, args.seed, args.ptxas)
@@ -468,7 +497,7 @@ def main(argv: list[str] | None = None) -> int:
     mech_name = _WORKER["mech"].name
     out = pathlib.Path(args.results or f"{mech_name}_{args.kernel}_{args.arch}.jsonl")
     configurations = grid(args.kernel, args.arch, args.warps, args.ctas or default_ctas(args.arch),
-                          args.qssa_warps, args.weights, args.placements)
+                          args.qssa_warps, args.weights, args.placements, args.constant_tables, args.wilke_groups)
     records, evaluated = run_sweep(configurations, args, out, mech_name)
     seconds = time.perf_counter() - start
     for line in summary(records, args.arch, seconds, evaluated):

@@ -214,6 +214,37 @@ def test_sweep_writes_resumes_and_names_the_best(tmp_path, capsys):
     assert args.kernels == ["viscosity"] and 1 <= args.warps <= 3
 
 
+def test_sweep_covers_the_constant_tables_and_wilke_groups(tmp_path, capsys):
+    """``--constant-tables`` and ``--wilke-groups`` are axes of the sweep where they apply (viscosity: both;
+    chemistry, one switch case per warp: neither), each configuration's command line carries them, and the
+    device kit reads them back from the best command (``gpu_bench.settings_from_sweep``)."""
+    from autotune.gpu_bench import settings_from_sweep
+
+    sweep = _sweep_module()
+    results = tmp_path / "axes.jsonl"
+    assert sweep.main(SWEEP_ARGS[:4] + ["2", "--ctas", "2", "--placements", "auto", "--weights", "1,0.5,1",
+                                        "--constant-tables", "cache,shared", "--wilke-groups", "1,3", "--quiet",
+                                        "--results", str(results)]) == 0
+    records = [json.loads(line) for line in results.read_text().splitlines()]
+    configurations = [r for r in records if r["style"] == "warp-specialized"]
+    assert sorted((r["options"]["constant_table"], r["options"]["wilke_group"]) for r in configurations) == \
+        [("cache", 1), ("cache", 3), ("shared", 1), ("shared", 3)]
+    assert all(r["status"] == "ok" and r["max_relative_error"] <= 1e-10 for r in configurations)
+    for record in configurations:
+        options = build_parser().parse_args(shlex.split(record["command"])[1:])
+        assert (options.constant_table, options.wilke_group) == (record["options"]["constant_table"],
+                                                                  record["options"]["wilke_group"])
+    _, kernel, best = settings_from_sweep(str(tmp_path / "axes.best.txt"))
+    assert kernel == "viscosity" and best["constant_table"] in ("cache", "shared") and best["wilke_group"] in (1, 3)
+    chemistry = sweep.grid("chemistry", "sm_90", [4], [2], [1], [(1.0, 0.5, 1.0)], ["auto"], ["cache", "shared"],
+                           [1, 3])
+    assert [(c.constant_table, c.wilke_group) for c in chemistry] == [("cache", None)]
+    with pytest.raises(SystemExit, match="unknown constant table texture"):
+        sweep.main(SWEEP_ARGS + ["--constant-tables", "texture", "--results", str(results)])
+    with pytest.raises(SystemExit, match="--wilke-groups must be from 1 to 8"):
+        sweep.main(SWEEP_ARGS + ["--wilke-groups", "9", "--results", str(results)])
+
+
 def test_sweep_records_a_wrong_configuration_with_its_repro(tmp_path, monkeypatch, capsys):
     sweep = _sweep_module()
     wrong = dataclasses.replace(KERNELS["viscosity"], tolerance=-1.0)  # every configuration now counts as wrong

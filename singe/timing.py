@@ -706,7 +706,7 @@ class WarpCode:
     def constant_class(self, k: int) -> str | None:
         """What one use of a constant of unit ``k`` loaded where used issues: a table load, or at an index ptxas
         knows nothing (None: its loads are the warp's ``constant_loads``).  A unit one warp runs alone
-        reads the table itself (``source_class``; ``codegen.overlay.known_index_reads``)."""
+        reads the table itself (``source_class``; ``codegen.overlay.read_prefix``)."""
         if k not in self.known:
             return self.table_class
         return None if self.source_class == "other" else self.source_class

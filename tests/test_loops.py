@@ -22,7 +22,7 @@ from singe.codegen.nvcc import compile_cuda, find_nvcc
 from singe.codegen.overlay import _Constants
 from singe.compiler import compile_kernel
 from singe.kernels.transport import wilke_groups, wilke_op
-from singe.codegen.render import render_unit
+from singe.codegen.render import READ, render_unit
 from singe.kernels.ir import Const, Imm, InstrBuilder, Operation, Reg
 from singe.programs.lowering import (FULL_UNROLL_ITERATIONS, LOOP_UNROLL, ComputeUnit, Loop, LoopSummary,
                                      evaluates_exp, find_loops, invariant_loads, invariant_reads, loop_summary,
@@ -153,7 +153,7 @@ def test_loop_summary_counts_what_is_emitted():
                                   hoisted_loads=0, invariant_reads=0, carried=1, trips=0, unroll=9)
     assert summary.unrolled
     text = generate_unit_text(unit)
-    assert text.count("SINGE_CONST_AT(") == summary.constant_loads
+    assert text.count(READ + "CONST_AT(") == summary.constant_loads
     assert text.count("* i)]") == summary.affine_indices and "for (int i = 0; i < 9;" in text
     assert "#pragma unroll\n" in text + "\n" and "#pragma unroll 2" not in text
 
@@ -184,6 +184,7 @@ def test_grouped_wilke_operation_reads_each_inner_species_once_per_iteration():
 
 
 def generate_unit_text(unit: ComputeUnit) -> str:
+    """The unit's CUDA as rendered, its placeholders (``READ``, ``$K0$``...) unfilled."""
     names = {f"r{k}": f"r{i}" for i, k in enumerate(unit.op.name.split("_")[1:])}
     return "\n".join(render_unit(unit, names, 128).lines)
 

@@ -64,7 +64,7 @@ def test_pairs_start_at_even_entries_and_one_warps_code_reads_the_table():
     starts = [int(s) for s in re.findall(r"int (k\d+) = SINGE_CONST_INDEX\((\d+)\);", generated.cu) for s in s[1:]]
     assert starts and all(s % 2 == 0 for s in starts)
     assert generated.info.stripes * 32 % 2 == 0
-    assert "SINGE_KNOWN_PAIR(" in generated.cu and "SINGE_CONST_PAIR(" in generated.cu
+    assert "SINGE_KNOWN_CONST_PAIR(" in generated.cu and "SINGE_CONST_PAIR(" in generated.cu
     cache = generate(compiled("viscosity", 15, table="cache", ctas=3))
     assert "singe_table" not in cache.cu and "SINGE_KNOWN" not in cache.cu and cache.info.table_copy_bytes == 0
 

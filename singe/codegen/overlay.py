@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from singe.codegen.render import Shape, render_unit
+from singe.codegen.render import READ, Shape, render_unit
 from singe.programs.lowering import BarrierUnit, ComputeUnit, Unit, program_units
 from singe.errors import SingeInternalError
 from singe.programs import FullSync, WarpPrograms
@@ -334,13 +334,12 @@ class Overlay:
         outputs = self.variables.assign(warps, {w: s.outputs for w, s in shapes.items()},
                                         {w: self.position[w] for w in warps}, self._ending(warps))
         text = "\n".join(first.lines)
-        if self.pairs and len(warps) == 1:
-            text = known_index_reads(text)
         slots = set()
         for k in range(len(first.consts)):
             slot = self.constants.slot({w: shapes[w].consts[k] for w in warps})
             slots.add(slot)
-            text = text.replace(f"$K{k}$", f"SINGE_CONST({slot})")
+            text = text.replace(f"$K{k}$", f"{READ}CONST({slot})")
+        text = text.replace(READ, read_prefix(self.pairs, len(warps)))
         if self.pairs and len(warps) > 1:
             pairs = sum(1 for s in slots if s % 2 == 0 and s + 1 in slots)
             self.paired_reads.update({(w, self.position[w]): pairs for w in warps if pairs})
@@ -404,19 +403,13 @@ class Overlay:
         self._advance(warps)
 
 
-KNOWN_INDEX_READS = {"SINGE_CONST(": "SINGE_KNOWN_CONST(", "SINGE_CONST_AT(": "SINGE_KNOWN_AT(",
-                     "SINGE_CONST_PAIR(": "SINGE_KNOWN_PAIR("}
-"""Where the constant table's copy is in shared memory (``CompileOptions.constant_table`` 'shared'), code
-emitted for one warp alone reads the table itself: ptxas knows the warp there, so its constants sit at
-indices it knows (uniform ``ULDC.64`` loads it keeps, or constant-bank operands) that cost the load queue
-nothing (``timing.WarpCode.constant_class``)."""
-
-
-def known_index_reads(text: str) -> str:
-    """``text`` of one warp's unit with its constant reads made reads of the table itself (``KNOWN_INDEX_READS``)."""
-    for shared_read, known_read in KNOWN_INDEX_READS.items():
-        text = text.replace(shared_read, known_read)
-    return text
+def read_prefix(table_in_shared: bool, warps: int) -> str:
+    """The family of a unit's constant reads (``render.READ``): where the constant table's copy is in shared
+    memory (``CompileOptions.constant_table`` 'shared'), code emitted for one warp alone reads the table
+    itself (``SINGE_KNOWN_CONST``, ``_AT``, ``_PAIR``): ptxas knows the warp there, so its constants sit at
+    indices it knows (uniform ``ULDC.64`` loads it keeps, or constant-bank operands) that cost the load queue
+    nothing (``timing.WarpCode.constant_class``).  Elsewhere ``SINGE_CONST``: the copy, or the table."""
+    return "SINGE_KNOWN_" if table_in_shared and warps == 1 else "SINGE_"
 
 
 def warp_affine(values: dict[int, int]) -> tuple[int, int] | None:

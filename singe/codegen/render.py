@@ -3,7 +3,8 @@
 A rendered unit is a ``Shape``: lines of CUDA with placeholders for what may
 differ between warps running the same code — mechanism constants (``$K0$``),
 integer offsets (``$I0$``: shared slots, species indices) and the variables
-receiving outputs (``$O0$``) — plus each placeholder's value for this warp.
+receiving outputs (``$O0$``) — plus each placeholder's value for this warp, and
+``READ``, the family of the constant-table reads, which the overlay fills by who runs the code.
 Two warps whose next units have the same text can share one copy of it.
 """
 
@@ -28,6 +29,10 @@ EXPRESSIONS = {
 # less with it than with the branch-free singe_exp (DME diffusion at sm_90:
 # 3144 against 3644 B, n-heptane diffusion 10792 against 25292 B).
 BASELINE_EXPRESSIONS = {**EXPRESSIONS, "exp": "exp({0})"}
+READ = "$R$"
+"""The prefix of a constant-table read (``READ + "CONST(slot)"``, ``"CONST_AT(index)"``,
+``"CONST_PAIR(index)"``): ``SINGE_`` where several warps share the code, ``SINGE_KNOWN_`` where one warp
+runs it alone and the kernel reads the table's copy in shared memory (``codegen.overlay.read_prefix``)."""
 MAX_COMMENT_VALUES = 6
 
 
@@ -235,14 +240,14 @@ class _LoopColumns:
         v = self.varying.index((q, k))
         if self.pairs:
             return f"{self.pair_name(v // 2)}.{'xy'[v % 2]}"
-        return f"SINGE_CONST_AT({self.index} + {v})"
+        return f"{READ}CONST_AT({self.index} + {v})"
 
     def pair_name(self, p: int) -> str:
         return f"{self.index}p{p}"
 
     def pair_lines(self) -> list[str]:
         """The iteration's reads of its constants two at a time (``SINGE_CONST_PAIR``), first in its body."""
-        return [f"    const double2 {self.pair_name(p)} = SINGE_CONST_PAIR({self.index} + {2 * p});"
+        return [f"    const double2 {self.pair_name(p)} = {READ}CONST_PAIR({self.index} + {2 * p});"
                 for p in range(self.pairs)]
 
     def header(self) -> str:

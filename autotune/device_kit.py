@@ -22,9 +22,10 @@ costs device time.  This builds here, into ``FOLDER``:
   every warp or split among them (what code beyond the instruction cache costs, which the model charges as
   L2 bandwidth only).
 - ``variants/``: command lines of configurations beyond the paper's and the defaults, timed with them
-  (``VARIANTS``: the constant table's copy in shared memory at the paper's DME viscosity and diffusion and
-  n-heptane viscosity; four Wilke sums a group at DME's defaults, with and without the copy; DME viscosity at
-  4 warps x 8 CTAs and n-heptane diffusion at 3 x 5, their fastest measured settings).
+  (``VARIANTS``: the constant table read through the constant cache at the paper's DME viscosity and diffusion
+  and n-heptane viscosity, where the timing run's defaults copy it into shared memory; four Wilke sums a group
+  at DME's defaults, with and without the copy; DME viscosity at 4 warps x 8 CTAs, with and without it, and
+  n-heptane diffusion at 3 x 5, their fastest measured settings).
 - ``run.sh``: the session, in order of worth, each step under its own time limit, output in ``$OUT``:
   1. the timing run (gpu_bench, no sanitizer), then the variants' warp-specialized kernels;
   2. compute-sanitizer racecheck and synccheck of every warp-specialized kernel at 65,536 points;
@@ -73,7 +74,7 @@ NCU_METRICS = ("smsp__inst_executed.sum", "smsp__sass_thread_inst_executed_op_df
 # run's 32 configurations took 193 s on the H100 (docs/measurements/2026-11-27-h100); on the H200
 # (2026-11-27-h200) 26 of 30 took 210 s, and the step was stopped there: the paper's settings and the defaults
 # (24) now have 220 s, the variants (warp-specialized only) 50 s.
-# The variants (eight: the constant table's copy in shared memory, four Wilke sums a group, fewer warps) took 35 s
+# The variants (eight: the constant table through the constant cache, four Wilke sums a group, fewer warps) took 35 s
 # from the sanitizer's 100 and 10 from ncu's of the variants; DME diffusion at 3 warps (spills against occupancy,
 # answered in three kernels on the H200) left them.
 LIMITS = {"timing": 220, "variants": 100, "sanitizer": 65, "probe": 30, "mio": 10, "fetch": 15, "ncu": 60, "ncu_variants": 30,
@@ -82,22 +83,23 @@ NCU_SOURCE = ("dme", "viscosity,chemistry")  # (mechanisms, kernels) whose stall
 STEP_MARK = "== "  # run.sh's step() prints "== HH:MM:SS name" before each step
 RACE_MODES = ("arrive", "sync", "none", "chain", "war", "many", "slabs")  # of the racecheck probe (named_barrier_race.cu)
 VARIANTS = {  # name -> a singe command line (gpu_bench --sweep-best reads it), timed warp-specialized, in this order
-    # The constant table's copy in shared memory (--constant-table shared), against the same settings in the timing
-    # run (the paper's DME viscosity and diffusion and n-heptane viscosity) and below (DME viscosity at 4x8).
-    "dme_viscosity_15x3_shared": "singe dme.inp --kernels viscosity --warps 15 --ctas-per-sm 3 --constant-table shared",
-    "dme_diffusion_10x3_shared": "singe dme.inp --kernels diffusion --warps 10 --ctas-per-sm 3 --constant-table shared",
-    "heptane_viscosity_13x3_shared": "singe heptane.inp --kernels viscosity --warps 13 --ctas-per-sm 3 "
-                                     "--constant-table shared",
+    # The constant table read through the constant cache (--constant-table cache), against the same settings in the
+    # timing run, where 'auto' (the default) copies it into shared memory: the paper's DME viscosity and diffusion
+    # and n-heptane viscosity (n-heptane diffusion's copy does not fit beside its slots at 3 CTAs: cache there).
+    "dme_viscosity_15x3_cache": "singe dme.inp --kernels viscosity --warps 15 --ctas-per-sm 3 --constant-table cache",
+    "dme_diffusion_10x3_cache": "singe dme.inp --kernels diffusion --warps 10 --ctas-per-sm 3 --constant-table cache",
+    "heptane_viscosity_13x3_cache": "singe heptane.inp --kernels viscosity --warps 13 --ctas-per-sm 3 "
+                                    "--constant-table cache",
     # Four Wilke sums a group (--wilke-group 4) at the defaults (DME: 8 warps x 4 CTAs, against the timing run's
     # defaults): each warp reads an inner species' values once per four sums, not two (sm_90 SASS walk: shared
-    # loads per point -47 %, issued -7.5 %; 64 registers, no spills).
+    # loads per point -47 %, issued -7.5 %; 64 registers, no spills); with the copy ('auto') and without.
     "dme_viscosity_8x4_g4": "singe dme.inp --kernels viscosity --warps 8 --ctas-per-sm 4 --wilke-group 4",
-    "dme_viscosity_8x4_g4_shared": "singe dme.inp --kernels viscosity --warps 8 --ctas-per-sm 4 --wilke-group 4 "
-                                   "--constant-table shared",
+    "dme_viscosity_8x4_g4_cache": "singe dme.inp --kernels viscosity --warps 8 --ctas-per-sm 4 --wilke-group 4 "
+                                  "--constant-table cache",
     # Fewer warps, more CTAs: DME viscosity at 4x8 ran at 1,748.4 Mpoints/s on the H200 against 1,095.3 at the
     # paper's 15x3, n-heptane diffusion at 3x5 at 128.7 against 94.6 at 13x3 (docs/measurements/2026-11-27-h200).
-    "dme_viscosity_4x8_shared": "singe dme.inp --kernels viscosity --warps 4 --ctas-per-sm 8 --constant-table shared",
     "dme_viscosity_4x8": "singe dme.inp --kernels viscosity --warps 4 --ctas-per-sm 8",
+    "dme_viscosity_4x8_cache": "singe dme.inp --kernels viscosity --warps 4 --ctas-per-sm 8 --constant-table cache",
     "heptane_diffusion_3x5": "singe heptane.inp --kernels diffusion --warps 3 --ctas-per-sm 5",
 }
 

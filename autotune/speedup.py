@@ -37,7 +37,7 @@ from singe.timing import PRESET_OF_ARCH, PRESETS, model, model_baseline
 from autotune.bench import NO_MATPLOTLIB, PAPER_SETTINGS, PAPER_SPEEDUP, mechanism_path, ptxas_pair, pyplot, report
 
 
-def speedup_row(name: str, mech, kernel: str, preset: str, ptxas: bool, constant_table: str = "cache") -> dict:
+def speedup_row(name: str, mech, kernel: str, preset: str, ptxas: bool, constant_table: str = "auto") -> dict:
     """The modeled pair of one kernel on one preset at the paper's settings (``constant_table``: where the
     warp-specialized kernel reads its constant tables, ``CompileOptions.constant_table``)."""
     warps, qssa, ctas = PAPER_SETTINGS[name][kernel]
@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--presets", default="H100,A100")
     parser.add_argument("--ptxas", action="store_true", help="registers and spills from ptxas (nvcc)")
     parser.add_argument("--json", help="also write the rows as JSON here")
-    parser.add_argument("--constant-table", choices=CONSTANT_TABLES, default="cache",
+    parser.add_argument("--constant-table", choices=CONSTANT_TABLES, default="auto",
                         help="where the warp-specialized kernels read their constant tables (singe --constant-table)")
     parser.add_argument("--measured", metavar="GPU_BENCH_JSON", help="measurements to put beside the model")
     parser.add_argument("--plot", metavar="FILE", help="draw modeled (and measured) speedups")

@@ -73,13 +73,13 @@ def default_ctas(arch: str) -> list[int]:
     return int_list("1-4" if arch == "k20c" else "1-8")
 
 
-def grid(kernel: str, arch: str, warps, ctas, qssa, weights, placements, tables=("cache",),
+def grid(kernel: str, arch: str, warps, ctas, qssa, weights, placements, tables=("auto",),
          groups=(None,)) -> list[CompileOptions]:
     """Every valid ``CompileOptions`` of the sweep (combinations the options reject are not configurations).
     The constant tables (``tables``) are swept where the overlay lays the kernel out, the Wilke groups
     (``groups``, None: the kernel's) for viscosity: elsewhere each takes its default only."""
     spec = kernel_spec(kernel)
-    tables = tables if spec.dispatch == "overlay" else ("cache",)
+    tables = tables if spec.dispatch == "overlay" else ("auto",)
     groups = groups if kernel == "viscosity" else (None,)
     configurations = []
     for w, c, q, mw, p, t, g in itertools.product(warps, ctas, qssa if spec.qssa else [1], weights, placements,
@@ -99,7 +99,7 @@ def command_line(mechanism: str, kernel: str, options: CompileOptions, validate:
              "--weights", ",".join(f"{w:g}" for w in options.weights), "--placement", options.placement]
     if kernel_spec(kernel).qssa:
         words += ["--qssa-warps", str(options.qssa_warps)]
-    if options.constant_table != "cache":
+    if options.constant_table != "auto":
         words += ["--constant-table", options.constant_table]
     if options.wilke_group is not None:
         words += ["--wilke-group", str(options.wilke_group)]
@@ -459,9 +459,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"mapping weights, ';'-separated triples (default {DEFAULT_WEIGHTS!r})")
     parser.add_argument("--placements", type=lambda t: [p for p in t.split(",") if p], default=list(PLACEMENTS),
                         help="default auto,store,buffer,mixed")
-    parser.add_argument("--constant-tables", type=lambda t: [v for v in t.split(",") if v], default=["cache"],
+    parser.add_argument("--constant-tables", type=lambda t: [v for v in t.split(",") if v], default=["auto"],
                         help="where the overlay's kernels read their constants, e.g. cache,shared "
-                             "(singe --constant-table; default cache)")
+                             "(singe --constant-table; default auto)")
     parser.add_argument("--wilke-groups", type=int_list, default=[None],
                         help="viscosity only: outer species per Wilke sum, e.g. 2,4 (singe --wilke-group; "
                              "default the kernel's)")

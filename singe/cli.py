@@ -86,12 +86,12 @@ def build_parser() -> argparse.ArgumentParser:
                              "default: constants at warp-dependent indices) or one switch case per warp "
                              "('switch': each warp's own code, its constants at indices ptxas knows, ~5x the code; "
                              "measured 3.4x slower on an H100 at the paper's settings)")
-    parser.add_argument("--constant-table", choices=CONSTANT_TABLES, default="cache",
+    parser.add_argument("--constant-table", choices=CONSTANT_TABLES, default="auto",
                         help="where kernels the overlay lays out (viscosity, diffusion, conductivity) read their "
-                             "per-warp constants: through the constant cache ('cache', the default: an LDC.64 each) "
-                             "or from a copy in shared memory each warp makes before its first slab ('shared': "
-                             "a warp-uniform LDS, two constants of a loop iteration per LDS.128; not yet timed "
-                             "on a GPU)")
+                             "per-warp constants: from a copy in shared memory each warp makes before its first "
+                             "slab ('shared': a warp-uniform LDS, two constants of a loop iteration per LDS.128), "
+                             "through the constant cache ('cache': an LDC.64 each), or 'auto' (the default): the "
+                             "copy where it fits beside the exchange slots at the CTAs per SM, else the cache")
     parser.add_argument("--wilke-group", type=int, default=None, metavar="N",
                         help="outer species per Wilke sum of the viscosity kernel: a warp reads each inner "
                              "species' two values once per N sums (default 2; more: fewer shared-memory loads, more "

@@ -11,7 +11,7 @@ from singe.targets import TARGETS, Target
 PLACEMENTS = ("auto", "store", "buffer", "mixed")
 FORMS = ("auto", "unrolled", "tables")  # the chemistry kernel's form (singe.kernels.table_form)
 DISPATCHES = ("auto", "overlay", "switch")  # how the warps' programs become one body (singe.codegen.lay_out)
-CONSTANT_TABLES = ("cache", "shared")  # where the overlay reads its per-warp constant tables (singe.codegen)
+CONSTANT_TABLES = ("auto", "cache", "shared")  # where the overlay reads its per-warp constant tables (singe.codegen)
 MAX_WARPS = 32  # 1024 threads per CTA
 MAX_WILKE_GROUP = 8  # outer species per Wilke sum (each a running sum and its r_k in registers)
 MAX_CTAS_PER_SM = 16
@@ -36,9 +36,11 @@ class CompileOptions:
     constants at indices ptxas knows); 'auto': the kernel's (``KernelSpec.dispatch``:
     the switch for chemistry, the overlay for the others).  ``constant_table``: where the
     overlay's per-warp constant tables are read at warp-dependent indices: through the constant
-    cache ('cache': ``LDC.64`` per constant, or ``LDG`` where the table exceeds the constant bank) or
+    cache ('cache': ``LDC.64`` per constant, or ``LDG`` where the table exceeds the constant bank),
     from a copy in shared memory that each warp makes of its own table before the slab loop
-    ('shared': a warp-uniform ``LDS``, two adjacent constants of a loop iteration in one ``LDS.128``).
+    ('shared': a warp-uniform ``LDS``, two adjacent constants of a loop iteration in one ``LDS.128``),
+    or 'auto': the copy where it fits the shared memory the CTAs per SM leave a CTA beside its
+    exchange slots, so that it never lowers occupancy, else the cache (``codegen.lay_out``).
     ``wilke_group``: outer species per Wilke sum of the viscosity kernel (None: the kernel's,
     ``singe.kernels.transport.wilke_groups``).  ``ctas_per_sm``: the occupancy target;
     None lets ``compile_kernel`` choose it from the register plan and shared
@@ -54,7 +56,7 @@ class CompileOptions:
     group_barriers: bool = True
     form: str = "auto"
     dispatch: str = "auto"
-    constant_table: str = "cache"
+    constant_table: str = "auto"
     wilke_group: int | None = None
 
     def __post_init__(self):
@@ -142,5 +144,5 @@ class CompileOptions:
                 f"-q{self.qssa_warps}{'' if self.group_barriers else '-nogroup'}"
                 f"{'' if self.form == 'auto' else '-' + self.form}"
                 f"{'' if self.dispatch == 'auto' else '-' + self.dispatch}"
-                f"{'' if self.constant_table == 'cache' else '-' + self.constant_table}"
+                f"{'' if self.constant_table == 'auto' else '-' + self.constant_table}"
                 f"{'' if self.wilke_group is None else f'-g{self.wilke_group}'}")

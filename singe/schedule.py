@@ -596,4 +596,6 @@ def schedule(mapping: Mapping) -> WarpPrograms:
         shared_slots=len(scheduler.slots), barrier_limit=scheduler.limit,
         dispatch=dispatch, constant_table=options.constant_table if dispatch == "overlay" else "cache",
     )
-    return dataclasses.replace(programs, plan=plan_registers(programs, options.target, options.ctas_per_sm))
+    budget = options.target.shared_budget(options.planned().ctas_per_sm) - programs.shared_bytes
+    return dataclasses.replace(programs, plan=plan_registers(programs, options.target, options.ctas_per_sm),
+                               table_budget=budget)

@@ -810,7 +810,7 @@ def warp_code(programs: WarpPrograms, arch: str = "sm_90", overlaid=None) -> lis
     overlaid = overlaid or lay_out(programs)
     rolled = overlaid.loops > 0
     source_class = "other" if constants_in_bank(overlaid) else "ldg"
-    table_class = "lds" if table_copy_bytes(programs, overlaid) else source_class
+    table_class = "lds" if table_copy_bytes(overlaid) else source_class
     kept = programs.plan.slots_in_registers(overlaid.slots)
     code = arch_code(arch)
     slab = code.warp_switch_slab if programs.dispatch == "switch" else code.slab_overhead
@@ -853,16 +853,25 @@ def static_instructions(programs: WarpPrograms, arch: str = "sm_90", overlaid=No
         unit = code.units[k]
         size = sum(_unit_classes(k, unit, code, latency).values())
         if code.rolled:
-            size -= sum(loop_static_savings(unit, loop, code) for loop in getattr(unit, "loops", ()))
+            size -= sum(loop_static_savings(unit, loop, code, k) for loop in getattr(unit, "loops", ()))
         return size
 
     total = max((sum(n for _, n in code.dispatch) for code in codes), default=0)  # one slab loop and dispatch
     total += sum(code.constant_loads for code in codes)  # in each warp's own code
+    if overlaid is not None and table_copy_bytes(overlaid):
+        total += TABLE_COPY_SETUP + TABLE_COPY_STRIPE * overlaid.stripes
     total += sum(static(k, code) for code in codes for k in range(len(code.units)))
     if programs.plan is not None:
         for warp, position, count in overlaid.sharing:
             total -= (count - 1) * static(position, codes[warp])
     return total
+
+
+TABLE_COPY_STRIPE = 2
+TABLE_COPY_SETUP = 4
+"""The code of the constant table's copy into shared memory, before the slab loop: per stripe an ``LDC.64`` and an
+``STS.64``, and the addresses and the ``WARPSYNC`` once (sm_90 SASS of n-heptane viscosity at 13 warps x 3 CTAs,
+8 stripes)."""
 
 
 def _copies(summary: LoopSummary) -> int:
@@ -872,20 +881,23 @@ def _copies(summary: LoopSummary) -> int:
     return summary.iterations if summary.unrolled else summary.unroll + summary.iterations % summary.unroll
 
 
-def loop_static_savings(unit: ComputeUnit, loop: Loop, code: WarpCode) -> int:
-    """Issued instructions of ``loop`` beyond its emitted code: the iterations
+def loop_static_savings(unit: ComputeUnit, loop: Loop, code: WarpCode, k: int) -> int:
+    """Issued instructions of ``loop`` (of unit ``k`` of ``code``) beyond its emitted code: the iterations
     past the copies of its body (``_copies``: the body's instructions, a shared
-    read per value read in place, a table load per varying constant, the
+    read per value read in place, a table load per varying constant, or per pair of them where the loop
+    reads the table's copy in shared memory (``loop_classes``), the
     integer columns' address arithmetic) and the trips past the first."""
     summary = loop_summary(unit, loop)
     if summary.unrolled:
         return 0
     body = loop.iteration(unit.instructions, 0)
     hoisted = set(invariant_loads(unit, loop))
-    reads = {(q, k) for q, instr in enumerate(body) for k, src in enumerate(instr.srcs)
+    reads = {(q, o) for q, instr in enumerate(body) for o, src in enumerate(instr.srcs)
              if isinstance(src, Reg) and src.name in unit.loads and src.name not in unit.pinned_loads}
-    shared = len({body[q].srcs[k].name for q, k in reads - hoisted})
-    per_iteration = (sum(code.arch.expansions[instr.opcode].issue for instr in body) + shared + summary.constant_loads
+    shared = len({body[q].srcs[o].name for q, o in reads - hoisted})
+    table = _table_key(code.source_class if k in code.known else code.table_class)
+    loads = summary.constant_loads - (constant_pairs(summary.constant_loads) if table == SHARED_TABLE_LOAD else 0)
+    per_iteration = (sum(code.arch.expansions[instr.opcode].issue for instr in body) + shared + loads
                      + summary.table_loads * (1 + sum(LOOP_TABLE_COLUMN.values()))
                      + summary.affine_indices * sum(LOOP_AFFINE_COLUMN.values()))
     return (summary.iterations - _copies(summary)) * per_iteration + (summary.trips - 1) * sum(LOOP_TRIP.values())

@@ -18,7 +18,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from singe.codegen import check_shared_bytes, generate, lay_out
+from singe.codegen import check_shared_bytes, generate, kernel_shared_bytes, lay_out, table_copy_bytes
 from singe.compiler import compile_kernel
 from singe.errors import OptionError
 from singe.options import CompileOptions
@@ -87,10 +87,32 @@ def test_too_much_shared_memory_is_refused_with_the_setting_that_avoids_it():
 
 
 def test_the_option_is_validated_and_named_in_the_key():
-    with pytest.raises(OptionError, match="--constant-table must be one of cache, shared, got 'bank'"):
+    with pytest.raises(OptionError, match="--constant-table must be one of auto, cache, shared, got 'bank'"):
         CompileOptions(constant_table="bank")
     assert CompileOptions(constant_table="shared").key().endswith("-shared")
-    assert not CompileOptions().key().endswith("-cache")
+    assert CompileOptions(constant_table="cache").key().endswith("-cache")
+    assert CompileOptions().constant_table == "auto" and not CompileOptions().key().endswith(("-auto", "-cache"))
+
+
+@pytest.mark.parametrize("name, kernel, warps, ctas, copied", [
+    ("dme", "viscosity", 15, 3, True), ("dme", "diffusion", 10, 3, True), ("heptane", "viscosity", 13, 3, True),
+    ("heptane", "diffusion", 13, 3, False), ("heptane", "diffusion", 13, 2, True)])
+def test_auto_copies_the_table_where_it_keeps_the_occupancy(name, kernel, warps, ctas, copied):
+    """'auto' (the default) lays the kernel out as 'shared' where the copy fits the shared memory a CTA has
+    beside its exchange slots at its CTAs per SM (H100: 75 KB a CTA at 3 CTAs), else as 'cache': n-heptane
+    diffusion at 13 x 3 has 33.5 KB of slots and a 46.6 KB copy, and at 2 CTAs (113 KB) takes it.  Either
+    way the layout is the explicit option's."""
+    auto = compile_kernel(load(name), kernel, warps=warps, ctas_per_sm=ctas)
+    explicit = compiled(kernel, warps, name, "shared" if copied else "cache", ctas)
+    overlaid = lay_out(auto.programs)
+    assert overlaid.table_copy == copied
+    shared = lay_out(compiled(kernel, warps, name, "shared", ctas).programs)
+    assert (table_copy_bytes(shared) <= auto.programs.table_budget) == copied
+    target = auto.options.target
+    assert kernel_shared_bytes(auto.programs, overlaid) <= target.shared_budget(ctas)
+    ours, theirs = generate(auto), generate(explicit)
+    assert ours.info.table_copy_bytes == theirs.info.table_copy_bytes
+    assert ours.cu.replace(auto.options.key(), "KEY") == theirs.cu.replace(explicit.options.key(), "KEY")
 
 
 def test_switch_dispatched_kernels_keep_their_constants_at_known_indices():

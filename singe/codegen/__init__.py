@@ -207,7 +207,7 @@ def generate(compiled, roll: bool | None = None) -> GeneratedKernel:
     slots, stripes = overlaid.slots, overlaid.stripes
     kept = programs.plan.stripes_in_registers(stripes)
     constant_memory = constants_in_bank(overlaid)
-    table_copy = table_copy_bytes(programs, overlaid)
+    table_copy = table_copy_bytes(overlaid)
     shared_bytes = kernel_shared_bytes(programs, overlaid)
     check_shared_bytes(shared_bytes, programs, options)
     name = kernel_name(compiled.mechanism.name, compiled.kernel)
@@ -246,11 +246,25 @@ def lay_out(programs, roll: bool | None = None) -> OverlaidKernel:
     """The kernel body codegen emits for ``programs``: every warp's program as
     one case of a switch (``WarpPrograms.dispatch``, ``codegen.dispatch``)
     or the overlay (``roll``: loops over per-warp tables; default: for the
-    kernels in ``ROLLED_KERNELS``).  The timing model counts from the same layout."""
+    kernels in ``ROLLED_KERNELS``), with the constant table's copy in shared memory where
+    ``programs.constant_table`` is 'shared', or 'auto' and the copy fits ``programs.table_budget``
+    (the occupancy the kernel was compiled for is kept).  The timing model counts from the same layout.
+
+    Why the copy by default: ncu's samples per SASS instruction of DME viscosity at the paper's setting
+    (H200, docs/measurements/2026-11-27-h200, ``python -m autotune.ncu_source``) put 94 % of its
+    short-scoreboard waits on ``LDC.64`` results, which ptxas schedules a few instructions before their
+    use, and 5 % on ``LDS`` results, which it hoists, though the kernel issues as many of each; the copy
+    turns those ``LDC.64`` into warp-uniform ``LDS`` (half of them ``LDS.128``), and the kernel issues
+    fewer instructions (sm_90 SASS walk).  Not yet timed on a GPU: the device kit times both."""
     roll = programs.kernel in ROLLED_KERNELS if roll is None else roll
     if programs.dispatch == "switch":
         return warp_switch(programs)
-    return overlay(programs, roll=roll)
+    if programs.constant_table != "auto":
+        return overlay(programs, roll=roll)
+    copied = overlay(programs, roll=roll, table_copy=True)
+    if table_copy_bytes(copied) <= programs.table_budget:
+        return copied
+    return overlay(programs, roll=roll, table_copy=False)
 
 
 def constants_in_bank(overlaid: OverlaidKernel) -> bool:
@@ -258,18 +272,16 @@ def constants_in_bank(overlaid: OverlaidKernel) -> bool:
     return _constant_bytes(overlaid) <= CONSTANT_BANK_BYTES
 
 
-def table_copy_bytes(programs, overlaid: OverlaidKernel) -> int:
-    """Bytes of the constant table's copy in shared memory (``CompileOptions.constant_table`` 'shared':
-    every warp's row, ``stripes`` x 32 doubles); 0 where the kernel reads the table in place."""
-    if programs.constant_table != "shared":
-        return 0
-    return 8 * len(overlaid.constants) * overlaid.stripes * 32
+def table_copy_bytes(overlaid: OverlaidKernel) -> int:
+    """Bytes of the constant table's copy in shared memory (``OverlaidKernel.table_copy``: every warp's row,
+    ``stripes`` x 32 doubles); 0 where the kernel reads the table in place."""
+    return 8 * len(overlaid.constants) * overlaid.stripes * 32 if overlaid.table_copy else 0
 
 
 def kernel_shared_bytes(programs, overlaid: OverlaidKernel) -> int:
     """Dynamic shared memory per CTA of the warp-specialized kernel: the exchange slots, then the
     constant table's copy (``table_copy_bytes``)."""
-    return programs.shared_bytes + table_copy_bytes(programs, overlaid)
+    return programs.shared_bytes + table_copy_bytes(overlaid)
 
 
 def check_shared_bytes(shared_bytes: int, programs, options) -> None:

@@ -66,6 +66,9 @@ class OverlaidKernel:
     shared_positions: frozenset[tuple[int, int]] = frozenset()
     """(warp, its unit's position) of every unit emitted once for several warps: the units whose
     warp-dependent numbers (constant slots, offsets) ptxas does not know."""
+    table_copy: bool = False
+    """Each warp copies its row of the constant table into shared memory, where code several warps share
+    reads it (``CompileOptions.constant_table``, resolved by ``codegen.lay_out``)."""
     paired_reads: dict = field(default_factory=dict)
     """(warp, its unit's position) -> the pairs of its constant slots 2m, 2m + 1 that a unit emitted once for
     several warps reads, where the table's copy is in shared memory: nvcc loads each pair with one
@@ -232,11 +235,12 @@ def _index_rows(columns) -> set[tuple]:
 class Overlay:
     """Walks the warps' unit lists together (see the module docstring)."""
 
-    def __init__(self, programs: WarpPrograms, index_tables: bool = True, roll: bool = False):
+    def __init__(self, programs: WarpPrograms, index_tables: bool = True, roll: bool = False,
+                 table_copy: bool = False):
         self.programs = programs
         self.index_tables = index_tables
         self.roll = roll
-        self.pairs = programs.constant_table == "shared"  # loops read their constants two at a time
+        self.pairs = table_copy  # the table's copy in shared memory: loops read their constants two at a time
         self.loop_tables = _LoopTables()
         self.loops = 0
         self.warps = programs.warps
@@ -276,7 +280,8 @@ class Overlay:
         return OverlaidKernel(self.blocks, self.constants.table(), self.indices.rows,
                               len(self.variables.holders), self.shared_units, total,
                               loop_ints=self.loop_tables.values, loops=self.loops, sharing=self.sharing,
-                              shared_positions=frozenset(self.shared_positions), paired_reads=self.paired_reads)
+                              shared_positions=frozenset(self.shared_positions), table_copy=self.pairs,
+                              paired_reads=self.paired_reads)
 
     def _groups(self, active: list[int]) -> list[list[int]]:
         """Warps whose next units have the same text; a group whose offsets
@@ -428,9 +433,12 @@ def warp_affine(values: dict[int, int]) -> tuple[int, int] | None:
     return (base, step) if all(values[w] == base + step * w for w in warps) else None
 
 
-def overlay(programs: WarpPrograms, index_tables: bool = True, roll: bool = True) -> OverlaidKernel:
+def overlay(programs: WarpPrograms, index_tables: bool = True, roll: bool = True,
+            table_copy: bool | None = None) -> OverlaidKernel:
     """Overlay every warp's program into one kernel body (``index_tables``:
     share code between warps whose offsets differ, reading them from tables;
     ``roll``: emit the isomorphic runs of an operation as loops,
-    ``lowering.find_loops``)."""
-    return Overlay(programs, index_tables, roll).run()
+    ``lowering.find_loops``; ``table_copy``: the constant table's copy in shared memory, None: where
+    ``programs.constant_table`` is 'shared', ``codegen.lay_out`` resolving 'auto')."""
+    copy = programs.constant_table == "shared" if table_copy is None else table_copy
+    return Overlay(programs, index_tables, roll, copy).run()

@@ -310,12 +310,12 @@ def _render_loop(loop: Loop, unit: ComputeUnit, names, temps, inline, b: _ShapeB
     unroll = unroll_factor(loop, instrs)
     if unroll >= loop.count:  # unrolled completely: its shared reads are not values held from an earlier loop
         b.lines.append(f"  {UNROLLED_LOOP_FENCE}")
+    header = len(b.lines)  # the pragma, then the for: the arrays of literals go before them
     b.lines.append("#pragma unroll" if unroll >= loop.count else f"#pragma unroll {unroll}")
     b.lines.append(f"  {columns.header()}")
     b.lines.extend(columns.pair_lines())
     position = {instr.dst: q for q, instr in enumerate(body) if instr.dst is not None}
     local: dict[str, str] = {}
-    header = len(b.lines) - 2  # the pragma and the for: the arrays of literals go before them
     for q, instr in enumerate(body):
         line = _loop_line(q, instr, loop, unit, names, temps, inline, columns, variables, local, position)
         b.lines.append(line)

@@ -138,8 +138,10 @@ class WarpPrograms:
     shared memory (the table form, ``singe.programs.tables``); ``dispatch``:
     how codegen makes one body of the programs ('overlay' or 'switch',
     ``CompileOptions.dispatch_of``); ``constant_table``: where the overlay reads its per-warp
-    constant tables ('cache' or 'shared', ``CompileOptions.constant_table``; 'cache' for the switch,
-    whose constants sit at indices ptxas knows).
+    constant tables ('auto', 'cache' or 'shared', ``CompileOptions.constant_table``; 'cache' for the
+    switch, whose constants sit at indices ptxas knows); ``table_budget``: the bytes of shared memory a
+    CTA has beside its exchange slots at the CTAs per SM it is compiled for, which the table's copy
+    must fit under 'auto' (``codegen.lay_out``).
     """
 
     kernel: str
@@ -153,6 +155,7 @@ class WarpPrograms:
     workspace: bool = False
     dispatch: str = "overlay"
     constant_table: str = "cache"
+    table_budget: int = 0
 
     @property
     def registers(self) -> tuple[int, ...]:

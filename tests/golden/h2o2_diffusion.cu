@@ -3,7 +3,7 @@
 //
 // Launch: 3 warps (96 threads) per CTA, 2 CTAs per SM (sm_90);
 // each CTA handles 32 points at a time (one per lane) and loops over slabs of 32 points.
-// Expected: ~50 registers per thread (255 available), 6656 B shared memory,
+// Expected: ~50 registers per thread (255 available), 8960 B shared memory,
 // 2 synchronization points on named barriers [0, 1, 2], 73 constants per warp
 // (3 per thread after striping, 3 of them kept in registers).
 // Species: 10, species-major arrays (stride species_stride); their rows and names: h2o2_diffusion.h
@@ -167,11 +167,19 @@ static __device__ __forceinline__ double singe_log(double x)
 // 96 slots, beyond them entry warp * 96 + s read by `read`.
 #define SINGE_SLOT(read, slot) ((slot) < 96 ? __shfl_sync(0xffffffffu, cs[((slot) >> 5) % 3], (slot) & 31) \
                                 : read(warp_id * 96 + (slot)))
-// A warp-uniform cached load.
+// A warp-uniform load of the table's copy in shared memory.
 #define SINGE_CONST(slot) SINGE_SLOT(SINGE_READ, slot)
 // Entry i of the constant table: the constant bank (the table fits in it; warp-uniform reads are one LDC each).
 #define SINGE_TABLE(i) h2o2_diffusion_constants[(i)]
-#define SINGE_READ(i) SINGE_TABLE(i)
+// The kernel reads entry i from its copy of the table in shared memory (singe_table, after the exchange slots:
+// each warp copies its own row before its first slab), a loop two adjacent entries at a time (LDS.128; the
+// overlay starts every such run at an even entry).
+#define SINGE_READ(i) singe_table[(i)]
+#define SINGE_CONST_PAIR(index) (*reinterpret_cast<const double2 *>(&singe_table[(index)]))
+// Code one warp runs alone reads the table itself: ptxas knows the warp there, and so the indices.
+#define SINGE_KNOWN_CONST(slot) SINGE_SLOT(SINGE_TABLE, slot)
+#define SINGE_KNOWN_CONST_AT(index) SINGE_TABLE(index)
+#define SINGE_KNOWN_CONST_PAIR(index) make_double2(SINGE_TABLE(index), SINGE_TABLE((index) + 1))
 // Loops read this warp's constants from slot s on, stepping an index into the table (warp-uniform loads).
 #define SINGE_CONST_INDEX(slot) (warp_id * 96 + (slot))
 #define SINGE_CONST_AT(index) SINGE_READ(index)
@@ -266,10 +274,16 @@ static __constant__ int singe_index[1][3] = {
 __global__ void __launch_bounds__(96, 2)
 h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__restrict__ pressure, const double *__restrict__ mass_fractions, double *__restrict__ diffusion, const int n_points, const int species_stride)
 {
-  extern __shared__ double singe_shared[];  // 26 slots of 32 doubles (6656 B, dynamic)
+  extern __shared__ double singe_shared[];  // 26 slots of 32 doubles, then the constant table (8960 B, dynamic)
   double (*shared)[32] = reinterpret_cast<double (*)[32]>(singe_shared);
   const int warp_id = SINGE_WARP_ID();
   const int lane = threadIdx.x & 31;
+  // This warp's row of the constant table into shared memory, once: only this warp reads it.
+  double *const singe_table = singe_shared + 832;
+#pragma unroll
+  for (int s = 0; s < 3; s++)
+    singe_table[(warp_id * 3 + s) * 32 + lane] = SINGE_TABLE((warp_id * 3 + s) * 32 + lane);
+  __syncwarp();
   double cs[3];  // this warp's register stripes of constants (SINGE_CONST)
 #pragma unroll
   for (int s = 0; s < 3; s++)
@@ -313,7 +327,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t0 = __ldg(&mass_fractions[2 * species_stride + point]);
         const double t1 = r2 + t0;
         shared[21][lane] = t1;
-        const double t2 = t0 * SINGE_CONST(2);
+        const double t2 = t0 * SINGE_KNOWN_CONST(2);
         const double t3 = r3 + t2;
         shared[20][lane] = t3;
       }
@@ -328,7 +342,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t0 = __ldg(&mass_fractions[9 * species_stride + point]);
         const double t1 = r0 + t0;
         shared[23][lane] = t1;
-        const double t2 = t0 * SINGE_CONST(3);
+        const double t2 = t0 * SINGE_KNOWN_CONST(3);
         const double t3 = r1 + t2;
         shared[22][lane] = t3;
       }
@@ -389,7 +403,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
     case 2: {
       {  // species operation
         const double t0 = __ldg(&mass_fractions[9 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(3);
+        const double t1 = t0 * SINGE_KNOWN_CONST(3);
         const double t2 = t1 * shared[24][lane];
         const double t3 = singe_max(t2, 1e-20);
         shared[9][lane] = t3;
@@ -418,21 +432,21 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
       SINGE_BAR_ARRIVE(2, 96);  // point 1: inverse_moles, mean_weight
       {  // species operation
         const double t0 = __ldg(&mass_fractions[3 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(0);
+        const double t1 = t0 * SINGE_KNOWN_CONST(0);
         const double t2 = t1 * shared[24][lane];
         const double t3 = singe_max(t2, 1e-20);
         shared[3][lane] = t3;
       }
       {  // species operation
         const double t0 = __ldg(&mass_fractions[4 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(1);
+        const double t1 = t0 * SINGE_KNOWN_CONST(1);
         const double t2 = t1 * shared[24][lane];
         const double t3 = singe_max(t2, 1e-20);
         shared[4][lane] = t3;
       }
       {  // species operation
         const double t0 = __ldg(&mass_fractions[5 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(2);
+        const double t1 = t0 * SINGE_KNOWN_CONST(2);
         const double t2 = t1 * shared[24][lane];
         const double t3 = singe_max(t2, 1e-20);
         shared[5][lane] = t3;
@@ -483,41 +497,41 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
     }
     if ((1u << warp_id) & 0x00000004u) {  // warps 2
       {  // turn operation
-        const double t0 = fma(SINGE_CONST(4), r0, SINGE_CONST(5));
-        const double t1 = fma(t0, r0, SINGE_CONST(6));
-        const double t2 = fma(t1, r0, SINGE_CONST(7));
+        const double t0 = fma(SINGE_KNOWN_CONST(4), r0, SINGE_KNOWN_CONST(5));
+        const double t1 = fma(t0, r0, SINGE_KNOWN_CONST(6));
+        const double t2 = fma(t1, r0, SINGE_KNOWN_CONST(7));
         const double t3 = singe_exp(t2);
         const double t4 = t3 * shared[7][lane];
         const double t5 = fma(t3, shared[6][lane], shared[17][lane]);
         shared[17][lane] = t5;
-        const double t6 = fma(SINGE_CONST(8), r0, SINGE_CONST(9));
-        const double t7 = fma(t6, r0, SINGE_CONST(10));
-        const double t8 = fma(t7, r0, SINGE_CONST(11));
+        const double t6 = fma(SINGE_KNOWN_CONST(8), r0, SINGE_KNOWN_CONST(9));
+        const double t7 = fma(t6, r0, SINGE_KNOWN_CONST(10));
+        const double t8 = fma(t7, r0, SINGE_KNOWN_CONST(11));
         const double t9 = singe_exp(t8);
         const double t10 = fma(t9, shared[8][lane], t4);
         const double t11 = fma(t9, shared[6][lane], shared[18][lane]);
-        const double t12 = fma(SINGE_CONST(12), r0, SINGE_CONST(13));
-        const double t13 = fma(t12, r0, SINGE_CONST(14));
-        const double t14 = fma(t13, r0, SINGE_CONST(15));
+        const double t12 = fma(SINGE_KNOWN_CONST(12), r0, SINGE_KNOWN_CONST(13));
+        const double t13 = fma(t12, r0, SINGE_KNOWN_CONST(14));
+        const double t14 = fma(t13, r0, SINGE_KNOWN_CONST(15));
         const double t15 = singe_exp(t14);
         const double t16 = t15 * shared[8][lane];
         const double t17 = fma(t15, shared[7][lane], t11);
         shared[18][lane] = t17;
-        const double t18 = fma(SINGE_CONST(16), r0, SINGE_CONST(17));
-        const double t19 = fma(t18, r0, SINGE_CONST(18));
-        const double t20 = fma(t19, r0, SINGE_CONST(19));
+        const double t18 = fma(SINGE_KNOWN_CONST(16), r0, SINGE_KNOWN_CONST(17));
+        const double t19 = fma(t18, r0, SINGE_KNOWN_CONST(18));
+        const double t20 = fma(t19, r0, SINGE_KNOWN_CONST(19));
         const double t21 = singe_exp(t20);
         const double t22 = fma(t21, shared[9][lane], t10);
         const double t23 = fma(t21, shared[6][lane], shared[19][lane]);
-        const double t24 = fma(SINGE_CONST(20), r0, SINGE_CONST(21));
-        const double t25 = fma(t24, r0, SINGE_CONST(22));
-        const double t26 = fma(t25, r0, SINGE_CONST(23));
+        const double t24 = fma(SINGE_KNOWN_CONST(20), r0, SINGE_KNOWN_CONST(21));
+        const double t25 = fma(t24, r0, SINGE_KNOWN_CONST(22));
+        const double t26 = fma(t25, r0, SINGE_KNOWN_CONST(23));
         const double t27 = singe_exp(t26);
         const double t28 = fma(t27, shared[9][lane], t16);
         const double t29 = fma(t27, shared[7][lane], t23);
-        const double t30 = fma(SINGE_CONST(24), r0, SINGE_CONST(25));
-        const double t31 = fma(t30, r0, SINGE_CONST(26));
-        const double t32 = fma(t31, r0, SINGE_CONST(27));
+        const double t30 = fma(SINGE_KNOWN_CONST(24), r0, SINGE_KNOWN_CONST(25));
+        const double t31 = fma(t30, r0, SINGE_KNOWN_CONST(26));
+        const double t32 = fma(t31, r0, SINGE_KNOWN_CONST(27));
         const double t33 = singe_exp(t32);
         const double t34 = t33 * shared[9][lane];
         const double t35 = fma(t33, shared[8][lane], t29);
@@ -535,59 +549,59 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
     switch (warp_id) {
     case 0: {
       {  // turn operation
-        const double t0 = fma(SINGE_CONST(15), r0, SINGE_CONST(16));
-        const double t1 = fma(t0, r0, SINGE_CONST(17));
-        const double t2 = fma(t1, r0, SINGE_CONST(18));
+        const double t0 = fma(SINGE_KNOWN_CONST(15), r0, SINGE_KNOWN_CONST(16));
+        const double t1 = fma(t0, r0, SINGE_KNOWN_CONST(17));
+        const double t2 = fma(t1, r0, SINGE_KNOWN_CONST(18));
         const double t3 = singe_exp(t2);
         const double t4 = fma(t3, shared[3][lane], r1);
         const double t5 = fma(t3, shared[0][lane], shared[13][lane]);
-        const double t6 = fma(SINGE_CONST(19), r0, SINGE_CONST(20));
-        const double t7 = fma(t6, r0, SINGE_CONST(21));
-        const double t8 = fma(t7, r0, SINGE_CONST(22));
+        const double t6 = fma(SINGE_KNOWN_CONST(19), r0, SINGE_KNOWN_CONST(20));
+        const double t7 = fma(t6, r0, SINGE_KNOWN_CONST(21));
+        const double t8 = fma(t7, r0, SINGE_KNOWN_CONST(22));
         const double t9 = singe_exp(t8);
         const double t10 = fma(t9, shared[3][lane], r2);
         const double t11 = fma(t9, shared[1][lane], t5);
-        const double t12 = fma(SINGE_CONST(23), r0, SINGE_CONST(24));
-        const double t13 = fma(t12, r0, SINGE_CONST(25));
-        const double t14 = fma(t13, r0, SINGE_CONST(26));
+        const double t12 = fma(SINGE_KNOWN_CONST(23), r0, SINGE_KNOWN_CONST(24));
+        const double t13 = fma(t12, r0, SINGE_KNOWN_CONST(25));
+        const double t14 = fma(t13, r0, SINGE_KNOWN_CONST(26));
         const double t15 = singe_exp(t14);
         const double t16 = t15 * shared[3][lane];
         const double t17 = fma(t15, shared[2][lane], t11);
         shared[13][lane] = t17;
-        const double t18 = fma(SINGE_CONST(27), r0, SINGE_CONST(28));
-        const double t19 = fma(t18, r0, SINGE_CONST(29));
-        const double t20 = fma(t19, r0, SINGE_CONST(30));
+        const double t18 = fma(SINGE_KNOWN_CONST(27), r0, SINGE_KNOWN_CONST(28));
+        const double t19 = fma(t18, r0, SINGE_KNOWN_CONST(29));
+        const double t20 = fma(t19, r0, SINGE_KNOWN_CONST(30));
         const double t21 = singe_exp(t20);
         const double t22 = fma(t21, shared[4][lane], t4);
         const double t23 = fma(t21, shared[0][lane], shared[14][lane]);
-        const double t24 = fma(SINGE_CONST(31), r0, SINGE_CONST(32));
-        const double t25 = fma(t24, r0, SINGE_CONST(33));
-        const double t26 = fma(t25, r0, SINGE_CONST(34));
+        const double t24 = fma(SINGE_KNOWN_CONST(31), r0, SINGE_KNOWN_CONST(32));
+        const double t25 = fma(t24, r0, SINGE_KNOWN_CONST(33));
+        const double t26 = fma(t25, r0, SINGE_KNOWN_CONST(34));
         const double t27 = singe_exp(t26);
         const double t28 = fma(t27, shared[4][lane], t10);
         const double t29 = fma(t27, shared[1][lane], t23);
-        const double t30 = fma(SINGE_CONST(35), r0, SINGE_CONST(36));
-        const double t31 = fma(t30, r0, SINGE_CONST(37));
-        const double t32 = fma(t31, r0, SINGE_CONST(38));
+        const double t30 = fma(SINGE_KNOWN_CONST(35), r0, SINGE_KNOWN_CONST(36));
+        const double t31 = fma(t30, r0, SINGE_KNOWN_CONST(37));
+        const double t32 = fma(t31, r0, SINGE_KNOWN_CONST(38));
         const double t33 = singe_exp(t32);
         const double t34 = fma(t33, shared[4][lane], t16);
         const double t35 = fma(t33, shared[2][lane], t29);
         shared[14][lane] = t35;
-        const double t36 = fma(SINGE_CONST(39), r0, SINGE_CONST(40));
-        const double t37 = fma(t36, r0, SINGE_CONST(41));
-        const double t38 = fma(t37, r0, SINGE_CONST(42));
+        const double t36 = fma(SINGE_KNOWN_CONST(39), r0, SINGE_KNOWN_CONST(40));
+        const double t37 = fma(t36, r0, SINGE_KNOWN_CONST(41));
+        const double t38 = fma(t37, r0, SINGE_KNOWN_CONST(42));
         const double t39 = singe_exp(t38);
         const double t40 = fma(t39, shared[5][lane], t22);
         const double t41 = fma(t39, shared[0][lane], shared[15][lane]);
-        const double t42 = fma(SINGE_CONST(43), r0, SINGE_CONST(44));
-        const double t43 = fma(t42, r0, SINGE_CONST(45));
-        const double t44 = fma(t43, r0, SINGE_CONST(46));
+        const double t42 = fma(SINGE_KNOWN_CONST(43), r0, SINGE_KNOWN_CONST(44));
+        const double t43 = fma(t42, r0, SINGE_KNOWN_CONST(45));
+        const double t44 = fma(t43, r0, SINGE_KNOWN_CONST(46));
         const double t45 = singe_exp(t44);
         const double t46 = fma(t45, shared[5][lane], t28);
         const double t47 = fma(t45, shared[1][lane], t41);
-        const double t48 = fma(SINGE_CONST(47), r0, SINGE_CONST(48));
-        const double t49 = fma(t48, r0, SINGE_CONST(49));
-        const double t50 = fma(t49, r0, SINGE_CONST(50));
+        const double t48 = fma(SINGE_KNOWN_CONST(47), r0, SINGE_KNOWN_CONST(48));
+        const double t49 = fma(t48, r0, SINGE_KNOWN_CONST(49));
+        const double t50 = fma(t49, r0, SINGE_KNOWN_CONST(50));
         const double t51 = singe_exp(t50);
         const double t52 = fma(t51, shared[5][lane], t34);
         const double t53 = fma(t51, shared[2][lane], t47);
@@ -603,72 +617,72 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
     }
     case 1: {
       {  // turn operation
-        const double t0 = fma(SINGE_CONST(15), r0, SINGE_CONST(16));
-        const double t1 = fma(t0, r0, SINGE_CONST(17));
-        const double t2 = fma(t1, r0, SINGE_CONST(18));
+        const double t0 = fma(SINGE_KNOWN_CONST(15), r0, SINGE_KNOWN_CONST(16));
+        const double t1 = fma(t0, r0, SINGE_KNOWN_CONST(17));
+        const double t2 = fma(t1, r0, SINGE_KNOWN_CONST(18));
         const double t3 = singe_exp(t2);
         const double t4 = fma(t3, shared[6][lane], r1);
         const double t5 = fma(t3, shared[3][lane], shared[16][lane]);
-        const double t6 = fma(SINGE_CONST(19), r0, SINGE_CONST(20));
-        const double t7 = fma(t6, r0, SINGE_CONST(21));
-        const double t8 = fma(t7, r0, SINGE_CONST(22));
+        const double t6 = fma(SINGE_KNOWN_CONST(19), r0, SINGE_KNOWN_CONST(20));
+        const double t7 = fma(t6, r0, SINGE_KNOWN_CONST(21));
+        const double t8 = fma(t7, r0, SINGE_KNOWN_CONST(22));
         const double t9 = singe_exp(t8);
         const double t10 = fma(t9, shared[6][lane], r2);
         const double t11 = fma(t9, shared[4][lane], t5);
-        const double t12 = fma(SINGE_CONST(23), r0, SINGE_CONST(24));
-        const double t13 = fma(t12, r0, SINGE_CONST(25));
-        const double t14 = fma(t13, r0, SINGE_CONST(26));
+        const double t12 = fma(SINGE_KNOWN_CONST(23), r0, SINGE_KNOWN_CONST(24));
+        const double t13 = fma(t12, r0, SINGE_KNOWN_CONST(25));
+        const double t14 = fma(t13, r0, SINGE_KNOWN_CONST(26));
         const double t15 = singe_exp(t14);
         const double t16 = t15 * shared[6][lane];
         const double t17 = fma(t15, shared[5][lane], t11);
         shared[16][lane] = t17;
-        const double t18 = fma(SINGE_CONST(27), r0, SINGE_CONST(28));
-        const double t19 = fma(t18, r0, SINGE_CONST(29));
-        const double t20 = fma(t19, r0, SINGE_CONST(30));
+        const double t18 = fma(SINGE_KNOWN_CONST(27), r0, SINGE_KNOWN_CONST(28));
+        const double t19 = fma(t18, r0, SINGE_KNOWN_CONST(29));
+        const double t20 = fma(t19, r0, SINGE_KNOWN_CONST(30));
         const double t21 = singe_exp(t20);
         const double t22 = fma(t21, shared[7][lane], t4);
         const double t23 = fma(t21, shared[3][lane], shared[17][lane]);
-        const double t24 = fma(SINGE_CONST(31), r0, SINGE_CONST(32));
-        const double t25 = fma(t24, r0, SINGE_CONST(33));
-        const double t26 = fma(t25, r0, SINGE_CONST(34));
+        const double t24 = fma(SINGE_KNOWN_CONST(31), r0, SINGE_KNOWN_CONST(32));
+        const double t25 = fma(t24, r0, SINGE_KNOWN_CONST(33));
+        const double t26 = fma(t25, r0, SINGE_KNOWN_CONST(34));
         const double t27 = singe_exp(t26);
         const double t28 = fma(t27, shared[7][lane], t10);
         const double t29 = fma(t27, shared[4][lane], t23);
-        const double t30 = fma(SINGE_CONST(35), r0, SINGE_CONST(36));
-        const double t31 = fma(t30, r0, SINGE_CONST(37));
-        const double t32 = fma(t31, r0, SINGE_CONST(38));
+        const double t30 = fma(SINGE_KNOWN_CONST(35), r0, SINGE_KNOWN_CONST(36));
+        const double t31 = fma(t30, r0, SINGE_KNOWN_CONST(37));
+        const double t32 = fma(t31, r0, SINGE_KNOWN_CONST(38));
         const double t33 = singe_exp(t32);
         const double t34 = fma(t33, shared[7][lane], t16);
         const double t35 = fma(t33, shared[5][lane], t29);
         shared[17][lane] = t35;
-        const double t36 = fma(SINGE_CONST(39), r0, SINGE_CONST(40));
-        const double t37 = fma(t36, r0, SINGE_CONST(41));
-        const double t38 = fma(t37, r0, SINGE_CONST(42));
+        const double t36 = fma(SINGE_KNOWN_CONST(39), r0, SINGE_KNOWN_CONST(40));
+        const double t37 = fma(t36, r0, SINGE_KNOWN_CONST(41));
+        const double t38 = fma(t37, r0, SINGE_KNOWN_CONST(42));
         const double t39 = singe_exp(t38);
         const double t40 = fma(t39, shared[8][lane], t22);
         const double t41 = fma(t39, shared[3][lane], shared[18][lane]);
-        const double t42 = fma(SINGE_CONST(43), r0, SINGE_CONST(44));
-        const double t43 = fma(t42, r0, SINGE_CONST(45));
-        const double t44 = fma(t43, r0, SINGE_CONST(46));
+        const double t42 = fma(SINGE_KNOWN_CONST(43), r0, SINGE_KNOWN_CONST(44));
+        const double t43 = fma(t42, r0, SINGE_KNOWN_CONST(45));
+        const double t44 = fma(t43, r0, SINGE_KNOWN_CONST(46));
         const double t45 = singe_exp(t44);
         const double t46 = fma(t45, shared[8][lane], t28);
         const double t47 = fma(t45, shared[4][lane], t41);
-        const double t48 = fma(SINGE_CONST(47), r0, SINGE_CONST(48));
-        const double t49 = fma(t48, r0, SINGE_CONST(49));
-        const double t50 = fma(t49, r0, SINGE_CONST(50));
+        const double t48 = fma(SINGE_KNOWN_CONST(47), r0, SINGE_KNOWN_CONST(48));
+        const double t49 = fma(t48, r0, SINGE_KNOWN_CONST(49));
+        const double t50 = fma(t49, r0, SINGE_KNOWN_CONST(50));
         const double t51 = singe_exp(t50);
         const double t52 = fma(t51, shared[8][lane], t34);
         const double t53 = fma(t51, shared[5][lane], t47);
         shared[18][lane] = t53;
-        const double t54 = fma(SINGE_CONST(51), r0, SINGE_CONST(52));
-        const double t55 = fma(t54, r0, SINGE_CONST(53));
-        const double t56 = fma(t55, r0, SINGE_CONST(54));
+        const double t54 = fma(SINGE_KNOWN_CONST(51), r0, SINGE_KNOWN_CONST(52));
+        const double t55 = fma(t54, r0, SINGE_KNOWN_CONST(53));
+        const double t56 = fma(t55, r0, SINGE_KNOWN_CONST(54));
         const double t57 = singe_exp(t56);
         const double t58 = fma(t57, shared[9][lane], t46);
         const double t59 = fma(t57, shared[4][lane], shared[19][lane]);
-        const double t60 = fma(SINGE_CONST(55), r0, SINGE_CONST(56));
-        const double t61 = fma(t60, r0, SINGE_CONST(57));
-        const double t62 = fma(t61, r0, SINGE_CONST(58));
+        const double t60 = fma(SINGE_KNOWN_CONST(55), r0, SINGE_KNOWN_CONST(56));
+        const double t61 = fma(t60, r0, SINGE_KNOWN_CONST(57));
+        const double t62 = fma(t61, r0, SINGE_KNOWN_CONST(58));
         const double t63 = singe_exp(t62);
         const double t64 = fma(t63, shared[9][lane], t52);
         const double t65 = fma(t63, shared[5][lane], t59);
@@ -684,59 +698,59 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
     }
     case 2: {
       {  // turn operation
-        const double t0 = fma(SINGE_CONST(28), r0, SINGE_CONST(29));
-        const double t1 = fma(t0, r0, SINGE_CONST(30));
-        const double t2 = fma(t1, r0, SINGE_CONST(31));
+        const double t0 = fma(SINGE_KNOWN_CONST(28), r0, SINGE_KNOWN_CONST(29));
+        const double t1 = fma(t0, r0, SINGE_KNOWN_CONST(30));
+        const double t2 = fma(t1, r0, SINGE_KNOWN_CONST(31));
         const double t3 = singe_exp(t2);
         const double t4 = fma(t3, shared[0][lane], r1);
         const double t5 = fma(t3, shared[6][lane], shared[10][lane]);
-        const double t6 = fma(SINGE_CONST(32), r0, SINGE_CONST(33));
-        const double t7 = fma(t6, r0, SINGE_CONST(34));
-        const double t8 = fma(t7, r0, SINGE_CONST(35));
+        const double t6 = fma(SINGE_KNOWN_CONST(32), r0, SINGE_KNOWN_CONST(33));
+        const double t7 = fma(t6, r0, SINGE_KNOWN_CONST(34));
+        const double t8 = fma(t7, r0, SINGE_KNOWN_CONST(35));
         const double t9 = singe_exp(t8);
         const double t10 = fma(t9, shared[0][lane], r2);
         const double t11 = fma(t9, shared[7][lane], t5);
-        const double t12 = fma(SINGE_CONST(36), r0, SINGE_CONST(37));
-        const double t13 = fma(t12, r0, SINGE_CONST(38));
-        const double t14 = fma(t13, r0, SINGE_CONST(39));
+        const double t12 = fma(SINGE_KNOWN_CONST(36), r0, SINGE_KNOWN_CONST(37));
+        const double t13 = fma(t12, r0, SINGE_KNOWN_CONST(38));
+        const double t14 = fma(t13, r0, SINGE_KNOWN_CONST(39));
         const double t15 = singe_exp(t14);
         const double t16 = fma(t15, shared[0][lane], r3);
         const double t17 = fma(t15, shared[8][lane], t11);
-        const double t18 = fma(SINGE_CONST(40), r0, SINGE_CONST(41));
-        const double t19 = fma(t18, r0, SINGE_CONST(42));
-        const double t20 = fma(t19, r0, SINGE_CONST(43));
+        const double t18 = fma(SINGE_KNOWN_CONST(40), r0, SINGE_KNOWN_CONST(41));
+        const double t19 = fma(t18, r0, SINGE_KNOWN_CONST(42));
+        const double t20 = fma(t19, r0, SINGE_KNOWN_CONST(43));
         const double t21 = singe_exp(t20);
         const double t22 = t21 * shared[0][lane];
         const double t23 = fma(t21, shared[9][lane], t17);
         shared[10][lane] = t23;
-        const double t24 = fma(SINGE_CONST(44), r0, SINGE_CONST(45));
-        const double t25 = fma(t24, r0, SINGE_CONST(46));
-        const double t26 = fma(t25, r0, SINGE_CONST(47));
+        const double t24 = fma(SINGE_KNOWN_CONST(44), r0, SINGE_KNOWN_CONST(45));
+        const double t25 = fma(t24, r0, SINGE_KNOWN_CONST(46));
+        const double t26 = fma(t25, r0, SINGE_KNOWN_CONST(47));
         const double t27 = singe_exp(t26);
         const double t28 = fma(t27, shared[1][lane], t10);
         const double t29 = fma(t27, shared[7][lane], shared[11][lane]);
-        const double t30 = fma(SINGE_CONST(48), r0, SINGE_CONST(49));
-        const double t31 = fma(t30, r0, SINGE_CONST(50));
-        const double t32 = fma(t31, r0, SINGE_CONST(51));
+        const double t30 = fma(SINGE_KNOWN_CONST(48), r0, SINGE_KNOWN_CONST(49));
+        const double t31 = fma(t30, r0, SINGE_KNOWN_CONST(50));
+        const double t32 = fma(t31, r0, SINGE_KNOWN_CONST(51));
         const double t33 = singe_exp(t32);
         const double t34 = fma(t33, shared[1][lane], t16);
         const double t35 = fma(t33, shared[8][lane], t29);
-        const double t36 = fma(SINGE_CONST(52), r0, SINGE_CONST(53));
-        const double t37 = fma(t36, r0, SINGE_CONST(54));
-        const double t38 = fma(t37, r0, SINGE_CONST(55));
+        const double t36 = fma(SINGE_KNOWN_CONST(52), r0, SINGE_KNOWN_CONST(53));
+        const double t37 = fma(t36, r0, SINGE_KNOWN_CONST(54));
+        const double t38 = fma(t37, r0, SINGE_KNOWN_CONST(55));
         const double t39 = singe_exp(t38);
         const double t40 = fma(t39, shared[1][lane], t22);
         const double t41 = fma(t39, shared[9][lane], t35);
         shared[11][lane] = t41;
-        const double t42 = fma(SINGE_CONST(56), r0, SINGE_CONST(57));
-        const double t43 = fma(t42, r0, SINGE_CONST(58));
-        const double t44 = fma(t43, r0, SINGE_CONST(59));
+        const double t42 = fma(SINGE_KNOWN_CONST(56), r0, SINGE_KNOWN_CONST(57));
+        const double t43 = fma(t42, r0, SINGE_KNOWN_CONST(58));
+        const double t44 = fma(t43, r0, SINGE_KNOWN_CONST(59));
         const double t45 = singe_exp(t44);
         const double t46 = fma(t45, shared[2][lane], t34);
         const double t47 = fma(t45, shared[8][lane], shared[12][lane]);
-        const double t48 = fma(SINGE_CONST(60), r0, SINGE_CONST(61));
-        const double t49 = fma(t48, r0, SINGE_CONST(62));
-        const double t50 = fma(t49, r0, SINGE_CONST(63));
+        const double t48 = fma(SINGE_KNOWN_CONST(60), r0, SINGE_KNOWN_CONST(61));
+        const double t49 = fma(t48, r0, SINGE_KNOWN_CONST(62));
+        const double t50 = fma(t49, r0, SINGE_KNOWN_CONST(63));
         const double t51 = singe_exp(t50);
         const double t52 = fma(t51, shared[2][lane], t40);
         const double t53 = fma(t51, shared[9][lane], t47);
@@ -759,22 +773,22 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
     switch (warp_id) {
     case 0: {
       {  // turn operation
-        const double t0 = fma(SINGE_CONST(51), r0, SINGE_CONST(52));
-        const double t1 = fma(t0, r0, SINGE_CONST(53));
-        const double t2 = fma(t1, r0, SINGE_CONST(54));
+        const double t0 = fma(SINGE_KNOWN_CONST(51), r0, SINGE_KNOWN_CONST(52));
+        const double t1 = fma(t0, r0, SINGE_KNOWN_CONST(53));
+        const double t2 = fma(t1, r0, SINGE_KNOWN_CONST(54));
         const double t3 = singe_exp(t2);
         const double t4 = fma(t3, shared[6][lane], r2);
         const double t5 = fma(t3, shared[1][lane], shared[16][lane]);
-        const double t6 = fma(SINGE_CONST(55), r0, SINGE_CONST(56));
-        const double t7 = fma(t6, r0, SINGE_CONST(57));
-        const double t8 = fma(t7, r0, SINGE_CONST(58));
+        const double t6 = fma(SINGE_KNOWN_CONST(55), r0, SINGE_KNOWN_CONST(56));
+        const double t7 = fma(t6, r0, SINGE_KNOWN_CONST(57));
+        const double t8 = fma(t7, r0, SINGE_KNOWN_CONST(58));
         const double t9 = singe_exp(t8);
         const double t10 = fma(t9, shared[6][lane], r3);
         const double t11 = fma(t9, shared[2][lane], t5);
         shared[16][lane] = t11;
-        const double t12 = fma(SINGE_CONST(59), r0, SINGE_CONST(60));
-        const double t13 = fma(t12, r0, SINGE_CONST(61));
-        const double t14 = fma(t13, r0, SINGE_CONST(62));
+        const double t12 = fma(SINGE_KNOWN_CONST(59), r0, SINGE_KNOWN_CONST(60));
+        const double t13 = fma(t12, r0, SINGE_KNOWN_CONST(61));
+        const double t14 = fma(t13, r0, SINGE_KNOWN_CONST(62));
         const double t15 = singe_exp(t14);
         const double t16 = fma(t15, shared[7][lane], t10);
         const double t17 = fma(t15, shared[2][lane], shared[17][lane]);
@@ -788,9 +802,9 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
     }
     case 2: {
       {  // turn operation
-        const double t0 = fma(SINGE_CONST(64), r0, SINGE_CONST(65));
-        const double t1 = fma(t0, r0, SINGE_CONST(66));
-        const double t2 = fma(t1, r0, SINGE_CONST(67));
+        const double t0 = fma(SINGE_KNOWN_CONST(64), r0, SINGE_KNOWN_CONST(65));
+        const double t1 = fma(t0, r0, SINGE_KNOWN_CONST(66));
+        const double t2 = fma(t1, r0, SINGE_KNOWN_CONST(67));
         const double t3 = singe_exp(t2);
         const double t4 = fma(t3, shared[3][lane], r4);
         const double t5 = fma(t3, shared[9][lane], shared[13][lane]);
@@ -842,7 +856,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
     case 1: {
       {  // output operation
         const double t0 = r1 + shared[14][lane];
-        const double t1 = fma(shared[4][lane], SINGE_CONST(70), shared[25][lane]);
+        const double t1 = fma(shared[4][lane], SINGE_KNOWN_CONST(70), shared[25][lane]);
         const double t2 = shared[25][lane] * t0;
         const double t3 = t2 * r4;
         const double t4 = t1 / t3;
@@ -850,7 +864,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
       }
       {  // output operation
         const double t0 = r2 + shared[15][lane];
-        const double t1 = fma(shared[5][lane], SINGE_CONST(71), shared[25][lane]);
+        const double t1 = fma(shared[5][lane], SINGE_KNOWN_CONST(71), shared[25][lane]);
         const double t2 = shared[25][lane] * t0;
         const double t3 = t2 * r4;
         const double t4 = t1 / t3;
@@ -861,7 +875,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
     case 2: {
       {  // output operation
         const double t0 = r3 + shared[18][lane];
-        const double t1 = fma(shared[8][lane], SINGE_CONST(71), shared[25][lane]);
+        const double t1 = fma(shared[8][lane], SINGE_KNOWN_CONST(71), shared[25][lane]);
         const double t2 = shared[25][lane] * t0;
         const double t3 = t2 * r4;
         const double t4 = t1 / t3;
@@ -869,7 +883,7 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
       }
       {  // output operation
         const double t0 = r0 + shared[19][lane];
-        const double t1 = fma(shared[9][lane], SINGE_CONST(72), shared[25][lane]);
+        const double t1 = fma(shared[9][lane], SINGE_KNOWN_CONST(72), shared[25][lane]);
         const double t2 = shared[25][lane] * t0;
         const double t3 = t2 * r4;
         const double t4 = t1 / t3;
@@ -888,7 +902,7 @@ extern "C" int h2o2_diffusion(const double *temperature, const double *pressure,
 {
   if (n_points <= 0) return 0;
   const int n_slabs = (n_points + 31) / 32;
-  SINGE_SET_SHARED(h2o2_diffusion_kernel, 6656);
+  SINGE_SET_SHARED(h2o2_diffusion_kernel, 8960);
   // A persistent grid: as many CTAs as the device holds at once, each looping over its slabs of 32 points, so that
   // the per-CTA prologue (constants into registers, the dispatch) is paid once per CTA rather than once per slab
   // (singe's docs/design.md, "The launch").  -DSINGE_GRID_LIMIT=N launches at most N CTAs instead.
@@ -896,10 +910,10 @@ extern "C" int h2o2_diffusion(const double *temperature, const double *pressure,
   const int limit = SINGE_GRID_LIMIT;
 #else
   static int resident[16];
-  const int limit = SINGE_RESIDENT_CTAS(h2o2_diffusion_kernel, 96, 6656, resident);
+  const int limit = SINGE_RESIDENT_CTAS(h2o2_diffusion_kernel, 96, 8960, resident);
 #endif
   const int grid = limit > 0 && limit < n_slabs ? limit : n_slabs;
-  SINGE_LAUNCH(h2o2_diffusion_kernel, grid, 96, 6656, stream, temperature, pressure, mass_fractions, diffusion, n_points, species_stride);
+  SINGE_LAUNCH(h2o2_diffusion_kernel, grid, 96, 8960, stream, temperature, pressure, mass_fractions, diffusion, n_points, species_stride);
   return SINGE_LAUNCH_STATUS();
 }
 // singe-signature: {"entry": "h2o2_diffusion", "kernel": "diffusion", "style": "warp-specialized", "species": ["H2", "H", "O", "O2", "OH", "H2O", "HO2", "H2O2", "AR", "N2"], "parameters": [{"field": "temperature", "output": false, "rows": "point"}, {"field": "pressure", "output": false, "rows": "point"}, {"field": "mass_fractions", "output": false, "rows": "species"}, {"field": "diffusion", "output": true, "rows": "species"}]}

@@ -3,7 +3,7 @@
 //
 // Launch: 4 warps (128 threads) per CTA, 2 CTAs per SM (sm_90);
 // each CTA handles 32 points at a time (one per lane) and loops over slabs of 32 points.
-// Expected: ~46 registers per thread (255 available), 7168 B shared memory,
+// Expected: ~46 registers per thread (255 available), 9216 B shared memory,
 // 3 synchronization points on named barriers [0, 1, 2, 3], 64 constants per warp
 // (2 per thread after striping, 2 of them kept in registers).
 // Species: 10, species-major arrays (stride species_stride); their rows and names: h2o2_viscosity.h
@@ -167,11 +167,19 @@ static __device__ __forceinline__ double singe_log(double x)
 // 64 slots, beyond them entry warp * 64 + s read by `read`.
 #define SINGE_SLOT(read, slot) ((slot) < 64 ? __shfl_sync(0xffffffffu, cs[((slot) >> 5) % 2], (slot) & 31) \
                                 : read(warp_id * 64 + (slot)))
-// A warp-uniform cached load.
+// A warp-uniform load of the table's copy in shared memory.
 #define SINGE_CONST(slot) SINGE_SLOT(SINGE_READ, slot)
 // Entry i of the constant table: the constant bank (the table fits in it; warp-uniform reads are one LDC each).
 #define SINGE_TABLE(i) h2o2_viscosity_constants[(i)]
-#define SINGE_READ(i) SINGE_TABLE(i)
+// The kernel reads entry i from its copy of the table in shared memory (singe_table, after the exchange slots:
+// each warp copies its own row before its first slab), a loop two adjacent entries at a time (LDS.128; the
+// overlay starts every such run at an even entry).
+#define SINGE_READ(i) singe_table[(i)]
+#define SINGE_CONST_PAIR(index) (*reinterpret_cast<const double2 *>(&singe_table[(index)]))
+// Code one warp runs alone reads the table itself: ptxas knows the warp there, and so the indices.
+#define SINGE_KNOWN_CONST(slot) SINGE_SLOT(SINGE_TABLE, slot)
+#define SINGE_KNOWN_CONST_AT(index) SINGE_TABLE(index)
+#define SINGE_KNOWN_CONST_PAIR(index) make_double2(SINGE_TABLE(index), SINGE_TABLE((index) + 1))
 // Loops read this warp's constants from slot s on, stepping an index into the table (warp-uniform loads).
 #define SINGE_CONST_INDEX(slot) (warp_id * 64 + (slot))
 #define SINGE_CONST_AT(index) SINGE_READ(index)
@@ -205,24 +213,24 @@ static __constant__ double h2o2_viscosity_constants[256] = {
   0.25, 0.24637599460546986, 0.25357221709439204, 0.25,
   0.2872169070172647, 0.2843655428851411, 0.2886751345948129, 0.28586508899021695,
   0.29610098025611015, 0.2935151200181844, 0.27889132141581274, 0.2758206634551549,
-  0.08482615828069773, 5.745084855770191, 5.832152261386872, 0.06086342932712926,
-  0.05998115174228478, 0.20201388879024315, 0.19996775578359674, 0.24805408457042066,
-  0.2461529120998737, 0.2061709201692516, 0.20412414523193154, 0.2100862632816315,
-  0.20804122403171768, 0.25, 0.2481128414550465, 0.25187301940680934,
-  0.25, 0.26162719860928263, 0.25983832224521636, 0.23955567686980545,
-  0.237601227269232, 0.0, 0.0, 0.0,
+  0.08482615828069773, 5.745084855770191, 5.832152261386872, 0.0,
+  0.06086342932712926, 0.05998115174228478, 0.20201388879024315, 0.19996775578359674,
+  0.24805408457042066, 0.2461529120998737, 0.2061709201692516, 0.20412414523193154,
+  0.2100862632816315, 0.20804122403171768, 0.25, 0.2481128414550465,
+  0.25187301940680934, 0.25, 0.26162719860928263, 0.25983832224521636,
+  0.23955567686980545, 0.237601227269232, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
   0.03569643749553795, -0.0047141708919229836, 0.10633816904139652, -1.1213919387104632,
   10.10376371347016, 0.025031289111389236, -0.007499619756571293, 0.17103884996570862,
   -1.6227026940098073, 11.340280294789888, 0.05879931792791203, -0.0033569058689580083,
   0.07538330009778386, -0.8860705791860422, 9.217844100969515, 0.07749103869490676,
-  0.0916057224828689, 6.320601237224193, 5.292825332466584, 0.05546460209935123,
-  0.06589031801928921, 0.1890624412605087, 0.213162566130194, 0.23578005276017483,
-  0.2581650056959053, 0.19319474498901537, 0.21730078425753974, 0.19710117787753265,
-  0.22118535577917037, 0.23780498091473815, 0.2600251481673443, 0.2397583080787631,
-  0.26181225487007814, 0.25, 0.27106530443825133, 0.22698810702280886,
-  0.25, 0.0, 0.0, 0.0,
+  0.0916057224828689, 6.320601237224193, 5.292825332466584, 0.0,
+  0.05546460209935123, 0.06589031801928921, 0.1890624412605087, 0.213162566130194,
+  0.23578005276017483, 0.2581650056959053, 0.19319474498901537, 0.21730078425753974,
+  0.19710117787753265, 0.22118535577917037, 0.23780498091473815, 0.2600251481673443,
+  0.2397583080787631, 0.26181225487007814, 0.25, 0.27106530443825133,
+  0.22698810702280886, 0.25, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
@@ -258,10 +266,16 @@ static __constant__ int singe_index[1][4] = {
 __global__ void __launch_bounds__(128, 2)
 h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__restrict__ mass_fractions, double *__restrict__ viscosity, const int n_points, const int species_stride)
 {
-  extern __shared__ double singe_shared[];  // 28 slots of 32 doubles (7168 B, dynamic)
+  extern __shared__ double singe_shared[];  // 28 slots of 32 doubles, then the constant table (9216 B, dynamic)
   double (*shared)[32] = reinterpret_cast<double (*)[32]>(singe_shared);
   const int warp_id = SINGE_WARP_ID();
   const int lane = threadIdx.x & 31;
+  // This warp's row of the constant table into shared memory, once: only this warp reads it.
+  double *const singe_table = singe_shared + 896;
+#pragma unroll
+  for (int s = 0; s < 2; s++)
+    singe_table[(warp_id * 2 + s) * 32 + lane] = SINGE_TABLE((warp_id * 2 + s) * 32 + lane);
+  __syncwarp();
   double cs[2];  // this warp's register stripes of constants (SINGE_CONST)
 #pragma unroll
   for (int s = 0; s < 2; s++)
@@ -328,13 +342,13 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
     case 0: {
       {  // species operation
         const double t0 = __ldg(&mass_fractions[3 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(15);
+        const double t1 = t0 * SINGE_KNOWN_CONST(15);
         const double t2 = singe_max(t1, 1e-100);
         const double t3 = sqrt(t2);
         shared[15][lane] = t3;
-        const double t4 = fma(SINGE_CONST(16), shared[0][lane], SINGE_CONST(17));
-        const double t5 = fma(t4, shared[0][lane], SINGE_CONST(18));
-        const double t6 = fma(t5, shared[0][lane], SINGE_CONST(19));
+        const double t4 = fma(SINGE_KNOWN_CONST(16), shared[0][lane], SINGE_KNOWN_CONST(17));
+        const double t5 = fma(t4, shared[0][lane], SINGE_KNOWN_CONST(18));
+        const double t6 = fma(t5, shared[0][lane], SINGE_KNOWN_CONST(19));
         const double t7 = singe_exp(t6);
         r0 = t7;
         const double t8 = t3 * t7;
@@ -344,10 +358,10 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
       {  // species operation
         const double t0 = fma(shared[25][lane], shared[23][lane], shared[24][lane]);
         const double t1 = t0 * t0;
-        const double t2 = t1 * SINGE_CONST(20);
+        const double t2 = t1 * SINGE_KNOWN_CONST(20);
         const double t3 = fma(shared[22][lane], shared[23][lane], shared[24][lane]);
         const double t4 = t3 * t3;
-        const double t5 = t4 * SINGE_CONST(21);
+        const double t5 = t4 * SINGE_KNOWN_CONST(21);
         const double t6 = shared[25][lane];
         const double t7 = shared[22][lane];
         double t8 = t2;
@@ -361,18 +375,19 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
         constexpr int u3[9] = {21, 18, 16, 13, 11, 8, 6, 4, 2};
       #pragma unroll
         for (int i = 0; i < 9; i++, k6 += 2) {
+          const double2 k6p0 = SINGE_KNOWN_CONST_PAIR(k6 + 0);
           const double t10 = fma(t6, shared[u0[i]][lane], shared[u1[i]][lane]);
           const double t11 = t10 * t10;
-          t8 = fma(t11, SINGE_CONST_AT(k6 + 0), t8);
+          t8 = fma(t11, k6p0.x, t8);
           const double t12 = fma(t7, shared[u2[i]][lane], shared[u3[i]][lane]);
           const double t13 = t12 * t12;
-          t9 = fma(t13, SINGE_CONST_AT(k6 + 1), t9);
+          t9 = fma(t13, k6p0.y, t9);
         }
         }
         const double t16 = shared[23][lane] * shared[23][lane];
-        const double t17 = t16 * SINGE_CONST(22);
+        const double t17 = t16 * SINGE_KNOWN_CONST(22);
         const double t18 = shared[20][lane] * shared[20][lane];
-        const double t19 = t18 * SINGE_CONST(23);
+        const double t19 = t18 * SINGE_KNOWN_CONST(23);
         const double t20 = t17 * t9;
         const double t21 = fma(t19, t8, t20);
         const double t22 = t8 * t9;
@@ -383,10 +398,10 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
       {  // species operation
         const double t0 = fma(shared[19][lane], shared[23][lane], shared[24][lane]);
         const double t1 = t0 * t0;
-        const double t2 = t1 * SINGE_CONST(42);
+        const double t2 = t1 * SINGE_KNOWN_CONST(42);
         const double t3 = fma(r0, shared[23][lane], shared[24][lane]);
         const double t4 = t3 * t3;
-        const double t5 = t4 * SINGE_CONST(43);
+        const double t5 = t4 * SINGE_KNOWN_CONST(43);
         const double t6 = shared[19][lane];
         double t7 = t2;
         double t8 = t5;
@@ -399,18 +414,19 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
         constexpr int u3[9] = {21, 18, 16, 13, 11, 8, 6, 4, 2};
       #pragma unroll
         for (int i = 0; i < 9; i++, k6 += 2) {
+          const double2 k6p0 = SINGE_KNOWN_CONST_PAIR(k6 + 0);
           const double t9 = fma(t6, shared[u0[i]][lane], shared[u1[i]][lane]);
           const double t10 = t9 * t9;
-          t7 = fma(t10, SINGE_CONST_AT(k6 + 0), t7);
+          t7 = fma(t10, k6p0.x, t7);
           const double t11 = fma(r0, shared[u2[i]][lane], shared[u3[i]][lane]);
           const double t12 = t11 * t11;
-          t8 = fma(t12, SINGE_CONST_AT(k6 + 1), t8);
+          t8 = fma(t12, k6p0.y, t8);
         }
         }
         const double t15 = shared[17][lane] * shared[17][lane];
-        const double t16 = t15 * SINGE_CONST(44);
+        const double t16 = t15 * SINGE_KNOWN_CONST(44);
         const double t17 = shared[15][lane] * shared[15][lane];
-        const double t18 = t17 * SINGE_CONST(45);
+        const double t18 = t17 * SINGE_KNOWN_CONST(45);
         const double t19 = t16 * t8;
         const double t20 = fma(t18, t7, t19);
         const double t21 = t7 * t8;
@@ -425,10 +441,10 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
       {  // species operation
         const double t0 = fma(shared[14][lane], shared[23][lane], shared[24][lane]);
         const double t1 = t0 * t0;
-        const double t2 = t1 * SINGE_CONST(10);
+        const double t2 = t1 * SINGE_KNOWN_CONST(10);
         const double t3 = fma(r1, shared[23][lane], shared[24][lane]);
         const double t4 = t3 * t3;
-        const double t5 = t4 * SINGE_CONST(11);
+        const double t5 = t4 * SINGE_KNOWN_CONST(11);
         const double t6 = shared[14][lane];
         double t7 = t2;
         double t8 = t5;
@@ -441,18 +457,19 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
         constexpr int u3[9] = {21, 18, 16, 13, 11, 8, 6, 4, 2};
       #pragma unroll
         for (int i = 0; i < 9; i++, k6 += 2) {
+          const double2 k6p0 = SINGE_KNOWN_CONST_PAIR(k6 + 0);
           const double t9 = fma(t6, shared[u0[i]][lane], shared[u1[i]][lane]);
           const double t10 = t9 * t9;
-          t7 = fma(t10, SINGE_CONST_AT(k6 + 0), t7);
+          t7 = fma(t10, k6p0.x, t7);
           const double t11 = fma(r1, shared[u2[i]][lane], shared[u3[i]][lane]);
           const double t12 = t11 * t11;
-          t8 = fma(t12, SINGE_CONST_AT(k6 + 1), t8);
+          t8 = fma(t12, k6p0.y, t8);
         }
         }
         const double t15 = shared[12][lane] * shared[12][lane];
-        const double t16 = t15 * SINGE_CONST(12);
+        const double t16 = t15 * SINGE_KNOWN_CONST(12);
         const double t17 = shared[10][lane] * shared[10][lane];
-        const double t18 = t17 * SINGE_CONST(13);
+        const double t18 = t17 * SINGE_KNOWN_CONST(13);
         const double t19 = t16 * t8;
         const double t20 = fma(t18, t7, t19);
         const double t21 = t7 * t8;
@@ -463,15 +480,15 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
       {  // species operation
         const double t0 = fma(shared[9][lane], shared[23][lane], shared[24][lane]);
         const double t1 = t0 * t0;
-        const double t2 = t1 * SINGE_CONST(32);
+        const double t2 = t1 * SINGE_KNOWN_CONST(32);
         const double t3 = fma(r0, shared[23][lane], shared[24][lane]);
         const double t4 = t3 * t3;
-        const double t5 = t4 * SINGE_CONST(14);
+        const double t5 = t4 * SINGE_KNOWN_CONST(14);
         const double t6 = shared[9][lane];
         double t7 = t2;
         double t8 = t5;
         {
-        int k6 = SINGE_CONST_INDEX(35);
+        int k6 = SINGE_CONST_INDEX(36);
         __syncwarp();
         constexpr int u0[9] = {20, 17, 15, 12, 10, 7, 5, 3, 1};
         constexpr int u1[9] = {21, 18, 16, 13, 11, 8, 6, 4, 2};
@@ -479,18 +496,19 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
         constexpr int u3[9] = {21, 18, 16, 13, 11, 8, 6, 4, 2};
       #pragma unroll
         for (int i = 0; i < 9; i++, k6 += 2) {
+          const double2 k6p0 = SINGE_KNOWN_CONST_PAIR(k6 + 0);
           const double t9 = fma(t6, shared[u0[i]][lane], shared[u1[i]][lane]);
           const double t10 = t9 * t9;
-          t7 = fma(t10, SINGE_CONST_AT(k6 + 0), t7);
+          t7 = fma(t10, k6p0.x, t7);
           const double t11 = fma(r0, shared[u2[i]][lane], shared[u3[i]][lane]);
           const double t12 = t11 * t11;
-          t8 = fma(t12, SINGE_CONST_AT(k6 + 1), t8);
+          t8 = fma(t12, k6p0.y, t8);
         }
         }
         const double t15 = shared[7][lane] * shared[7][lane];
-        const double t16 = t15 * SINGE_CONST(33);
+        const double t16 = t15 * SINGE_KNOWN_CONST(33);
         const double t17 = shared[5][lane] * shared[5][lane];
-        const double t18 = t17 * SINGE_CONST(34);
+        const double t18 = t17 * SINGE_KNOWN_CONST(34);
         const double t19 = t16 * t8;
         const double t20 = fma(t18, t7, t19);
         const double t21 = t7 * t8;
@@ -505,14 +523,14 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
       {  // species operation
         const double t0 = fma(r1, shared[23][lane], shared[24][lane]);
         const double t1 = t0 * t0;
-        const double t2 = t1 * SINGE_CONST(15);
+        const double t2 = t1 * SINGE_KNOWN_CONST(15);
         const double t3 = fma(r0, shared[23][lane], shared[24][lane]);
         const double t4 = t3 * t3;
-        const double t5 = t4 * SINGE_CONST(16);
+        const double t5 = t4 * SINGE_KNOWN_CONST(16);
         double t6 = t2;
         double t7 = t5;
         {
-        int k6 = SINGE_CONST_INDEX(19);
+        int k6 = SINGE_CONST_INDEX(20);
         __syncwarp();
         constexpr int u0[9] = {20, 17, 15, 12, 10, 7, 5, 3, 1};
         constexpr int u1[9] = {21, 18, 16, 13, 11, 8, 6, 4, 2};
@@ -520,18 +538,19 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
         constexpr int u3[9] = {21, 18, 16, 13, 11, 8, 6, 4, 2};
       #pragma unroll
         for (int i = 0; i < 9; i++, k6 += 2) {
+          const double2 k6p0 = SINGE_KNOWN_CONST_PAIR(k6 + 0);
           const double t8 = fma(r1, shared[u0[i]][lane], shared[u1[i]][lane]);
           const double t9 = t8 * t8;
-          t6 = fma(t9, SINGE_CONST_AT(k6 + 0), t6);
+          t6 = fma(t9, k6p0.x, t6);
           const double t10 = fma(r0, shared[u2[i]][lane], shared[u3[i]][lane]);
           const double t11 = t10 * t10;
-          t7 = fma(t11, SINGE_CONST_AT(k6 + 1), t7);
+          t7 = fma(t11, k6p0.y, t7);
         }
         }
         const double t14 = shared[3][lane] * shared[3][lane];
-        const double t15 = t14 * SINGE_CONST(17);
+        const double t15 = t14 * SINGE_KNOWN_CONST(17);
         const double t16 = shared[1][lane] * shared[1][lane];
-        const double t17 = t16 * SINGE_CONST(18);
+        const double t17 = t16 * SINGE_KNOWN_CONST(18);
         const double t18 = t15 * t7;
         const double t19 = fma(t17, t6, t18);
         const double t20 = t6 * t7;
@@ -559,13 +578,13 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
       SINGE_BAR_ARRIVE(1, 128);  // point 0: lnT
       {  // species operation
         const double t0 = __ldg(&mass_fractions[2 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(0);
+        const double t1 = t0 * SINGE_KNOWN_CONST(0);
         const double t2 = singe_max(t1, 1e-100);
         const double t3 = sqrt(t2);
         shared[17][lane] = t3;
-        const double t4 = fma(SINGE_CONST(1), shared[0][lane], SINGE_CONST(2));
-        const double t5 = fma(t4, shared[0][lane], SINGE_CONST(3));
-        const double t6 = fma(t5, shared[0][lane], SINGE_CONST(4));
+        const double t4 = fma(SINGE_KNOWN_CONST(1), shared[0][lane], SINGE_KNOWN_CONST(2));
+        const double t5 = fma(t4, shared[0][lane], SINGE_KNOWN_CONST(3));
+        const double t6 = fma(t5, shared[0][lane], SINGE_KNOWN_CONST(4));
         const double t7 = singe_exp(t6);
         shared[19][lane] = t7;
         const double t8 = t3 * t7;
@@ -573,13 +592,13 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
       }
       {  // species operation
         const double t0 = __ldg(&mass_fractions[1 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(5);
+        const double t1 = t0 * SINGE_KNOWN_CONST(5);
         const double t2 = singe_max(t1, 1e-100);
         const double t3 = sqrt(t2);
         shared[20][lane] = t3;
-        const double t4 = fma(SINGE_CONST(6), shared[0][lane], SINGE_CONST(7));
-        const double t5 = fma(t4, shared[0][lane], SINGE_CONST(8));
-        const double t6 = fma(t5, shared[0][lane], SINGE_CONST(9));
+        const double t4 = fma(SINGE_KNOWN_CONST(6), shared[0][lane], SINGE_KNOWN_CONST(7));
+        const double t5 = fma(t4, shared[0][lane], SINGE_KNOWN_CONST(8));
+        const double t6 = fma(t5, shared[0][lane], SINGE_KNOWN_CONST(9));
         const double t7 = singe_exp(t6);
         shared[22][lane] = t7;
         const double t8 = t3 * t7;
@@ -587,13 +606,13 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
       }
       {  // species operation
         const double t0 = __ldg(&mass_fractions[0 * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(10);
+        const double t1 = t0 * SINGE_KNOWN_CONST(10);
         const double t2 = singe_max(t1, 1e-100);
         const double t3 = sqrt(t2);
         shared[23][lane] = t3;
-        const double t4 = fma(SINGE_CONST(11), shared[0][lane], SINGE_CONST(12));
-        const double t5 = fma(t4, shared[0][lane], SINGE_CONST(13));
-        const double t6 = fma(t5, shared[0][lane], SINGE_CONST(14));
+        const double t4 = fma(SINGE_KNOWN_CONST(11), shared[0][lane], SINGE_KNOWN_CONST(12));
+        const double t5 = fma(t4, shared[0][lane], SINGE_KNOWN_CONST(13));
+        const double t6 = fma(t5, shared[0][lane], SINGE_KNOWN_CONST(14));
         const double t7 = singe_exp(t6);
         shared[25][lane] = t7;
         const double t8 = t3 * t7;
@@ -615,7 +634,7 @@ extern "C" int h2o2_viscosity(const double *temperature, const double *mass_frac
 {
   if (n_points <= 0) return 0;
   const int n_slabs = (n_points + 31) / 32;
-  SINGE_SET_SHARED(h2o2_viscosity_kernel, 7168);
+  SINGE_SET_SHARED(h2o2_viscosity_kernel, 9216);
   // A persistent grid: as many CTAs as the device holds at once, each looping over its slabs of 32 points, so that
   // the per-CTA prologue (constants into registers, the dispatch) is paid once per CTA rather than once per slab
   // (singe's docs/design.md, "The launch").  -DSINGE_GRID_LIMIT=N launches at most N CTAs instead.
@@ -623,10 +642,10 @@ extern "C" int h2o2_viscosity(const double *temperature, const double *mass_frac
   const int limit = SINGE_GRID_LIMIT;
 #else
   static int resident[16];
-  const int limit = SINGE_RESIDENT_CTAS(h2o2_viscosity_kernel, 128, 7168, resident);
+  const int limit = SINGE_RESIDENT_CTAS(h2o2_viscosity_kernel, 128, 9216, resident);
 #endif
   const int grid = limit > 0 && limit < n_slabs ? limit : n_slabs;
-  SINGE_LAUNCH(h2o2_viscosity_kernel, grid, 128, 7168, stream, temperature, mass_fractions, viscosity, n_points, species_stride);
+  SINGE_LAUNCH(h2o2_viscosity_kernel, grid, 128, 9216, stream, temperature, mass_fractions, viscosity, n_points, species_stride);
   return SINGE_LAUNCH_STATUS();
 }
 // singe-signature: {"entry": "h2o2_viscosity", "kernel": "viscosity", "style": "warp-specialized", "species": ["H2", "H", "O", "O2", "OH", "H2O", "HO2", "H2O2", "AR", "N2"], "parameters": [{"field": "temperature", "output": false, "rows": "point"}, {"field": "mass_fractions", "output": false, "rows": "species"}, {"field": "viscosity", "output": true, "rows": "point"}]}

@@ -143,6 +143,16 @@ def setmaxnreg_note(plan) -> str:
     return f" (setmaxnreg per warpgroup {'/'.join(map(str, plan.warp_budgets[::4]))})" if plan.warp_budgets else ""
 
 
+def _table_note(compiled, info) -> str:
+    """Where the kernel reads its constant table, when it has a copy or ``auto`` declined one."""
+    if info.table_copy_bytes:
+        return f" ({info.table_copy_bytes} B of them the constant table's copy)"
+    if compiled.options.constant_table == "auto" and compiled.programs.dispatch == "overlay":
+        return (f" (the constant table read in place: its copy does not fit beside the slots at "
+                f"{compiled.options.ctas_per_sm} CTAs per SM)")
+    return ""
+
+
 def kernel_line(compiled, generated, seconds: float) -> str:
     """One line per kernel: the numbers a GPU engineer checks first."""
     programs = compiled.programs
@@ -153,8 +163,7 @@ def kernel_line(compiled, generated, seconds: float) -> str:
     line = (f"{generated.cu_name}: {programs.warps} warps x {ctas} CTA{'s' if ctas != 1 else ''} per SM, "
             f"{len(compiled.graph.operations)} operations, "
             f"{len(programs.barrier_ids)} named barriers ({len(programs.sync_points)} sync points), "
-            f"{programs.shared_bytes + info.table_copy_bytes} B shared"
-            f"{f' ({info.table_copy_bytes} B of them the constant table)' if info.table_copy_bytes else ''}, "
+            f"{programs.shared_bytes + info.table_copy_bytes} B shared{_table_note(compiled, info)}, "
             f"{info.stripes} constants per thread "
             f"({info.register_stripes} in registers), ~{programs.plan.predicted} registers"
             f"{setmaxnreg_note(programs.plan)} [{seconds:.2f} s]")

@@ -26,6 +26,25 @@ def test_viscosity_dispatch_applies_to_the_viscosity_kernel_alone(capsys, tmp_pa
     assert "-switch" not in diffusion.splitlines()[1] and "(1u << warp_id)" in diffusion
 
 
+def test_the_summary_says_where_the_constant_table_is_read(capsys, tmp_path):
+    """``auto`` (the default): H2/O2 viscosity's copy fits beside its slots and the line gives its bytes;
+    n-heptane diffusion's at 13 warps x 3 CTAs does not (33.5 KB of slots and a 46.6 KB copy against 75 KB a
+    CTA), and the line says the table is read in place; ``--constant-table cache`` says nothing."""
+    import cantera_reference as ref
+
+    assert main(["h2o2", "--warps", "3", "--kernels", "viscosity", "-o", str(tmp_path)]) == 0
+    assert "B of them the constant table's copy)" in capsys.readouterr().out
+    assert main(["h2o2", "--warps", "3", "--kernels", "viscosity", "--constant-table", "cache",
+                 "-o", str(tmp_path)]) == 0
+    assert "constant table" not in capsys.readouterr().out
+    if not ref.have_shared():
+        pytest.skip("../shared/mechanisms not found: set SINGE_SHARED")
+    assert main([str(ref.chemistry_file("heptane")), "--kernels", "diffusion", "--warps", "13", "--ctas-per-sm", "3",
+                 "-o", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "the constant table read in place: its copy does not fit beside the slots at 3 CTAs per SM" in out
+
+
 @pytest.mark.parametrize("dump, marker", [("graph", "graph viscosity of h2o2"),
                                           ("mapping", "mapping viscosity of h2o2 onto 2 warps"),
                                           ("schedule", "warp programs viscosity of h2o2: 2 warps")])

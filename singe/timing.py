@@ -376,7 +376,7 @@ class _SegmentBuilder:
         self.latency = {op: e.latency(preset.latency) for op, e in self.expansions.items()}
         self.span = {op: e.span(preset.latency) for op, e in self.expansions.items()}
         self.constant_stall = constant_stall  # None: constants are shuffled or loaded (warp-specialized)
-        self.bank_stall = bank_stall  # warp-specialized: cycles per read of the constant bank (``bank_stall``)
+        self.bank_stall = bank_stall  # warp-specialized: cycles per read of the constant bank (``constant_stall``)
         self.operands = code.uniform_constants is None  # known constants are constant-bank operands
         self.reset()
 

@@ -65,10 +65,14 @@ class Config:
     setting: str
     options: CompileOptions
 
-    def label(self) -> str:
+    def label(self, table: str | None = None) -> str:
+        """'dme viscosity paper (15x3 copy)': the setting's shape (``SHAPE``: warps x CTAs per SM, QSSA warps for
+        chemistry, a Wilke group other than the kernel's) and, for a warp-specialized kernel the overlay lays
+        out, ``table``: where it reads its constant table ('copy' in shared memory or 'cache', ``TABLES``)."""
         o = self.options
-        return f"{self.mechanism} {self.kernel} {self.setting} ({o.warps}x{o.ctas_per_sm or 'auto'}" + \
-            (f"q{o.qssa_warps})" if self.kernel == "chemistry" else ")")
+        shape = f"{o.warps}x{o.ctas_per_sm or 'auto'}" + (f"q{o.qssa_warps}" if self.kernel == "chemistry" else "")
+        shape += f" g{o.wilke_group}" if o.wilke_group is not None else ""
+        return f"{self.mechanism} {self.kernel} {self.setting} ({shape}{f' {table}' if table else ''})"
 
 
 # -- configurations --------------------------------------------------------------------------
@@ -113,7 +117,8 @@ def build_styles(config: Config, styles, arch: str, mechanisms: dict, defines=()
         entry = next(e for e in built.entries if generated.name in e.function)
         builds[style] = (generated, built)
         records[style] = {"registers": entry.registers, "spill_stores": entry.spill_stores,
-                          "spill_loads": entry.spill_loads, "build_s": time.perf_counter() - start}
+                          "spill_loads": entry.spill_loads, "build_s": time.perf_counter() - start,
+                          "table_copy_bytes": generated.info.table_copy_bytes if style == "warp-specialized" else 0}
     return compiled, builds, records
 
 
@@ -213,7 +218,12 @@ ROW = re.compile(r"^(?P<mechanism>\S+) (?P<kernel>\S+) (?P<setting>\S+) \((?P<sh
                  r"(?P<median_ms>[\d.]+) ms\s+(?P<mpoints_per_s>[\d.]+)\s+(?P<gflops>[\d.]+)\s+"
                  r"(?:(?P<fp64>[\d.]+)%|n/a)\s+(?P<max_error>\S+) (?P<verdict>ok|WRONG)")
 DEVICE = re.compile(r"^device: (?P<name>.+) \((?P<arch>sm_\w+), \d+ SMs\)$")
-SHAPE = re.compile(r"(?P<warps>\d+)x(?P<ctas>\d+|auto)(?:q(?P<qssa>\d+))?$")
+SHAPE = re.compile(r"(?P<warps>\d+)x(?P<ctas>\d+|auto)(?:q(?P<qssa>\d+))?(?: g(?P<group>\d+))?(?: (?P<table>copy|cache))?$")
+TABLES = {"copy": "shared", "cache": "cache"}
+"""A label's constant table (``Config.label``) -> the ``CompileOptions.constant_table`` that emits that kernel."""
+LEGACY_TABLE = "cache"
+"""The constant table of a record that does not say (``record_options``): every run before the default became
+'auto' (2026-11-27, evening) read the table through the constant cache."""
 
 
 def options_of_shape(shape: str, arch: str | None) -> dict | None:
@@ -225,7 +235,16 @@ def options_of_shape(shape: str, arch: str | None) -> dict | None:
         return None
     fields = dataclasses.asdict(CompileOptions(arch=arch or "sm_90"))
     return fields | {"warps": int(found["warps"]), "ctas_per_sm": None if found["ctas"] == "auto" else int(found["ctas"]),
-                     "qssa_warps": int(found["qssa"] or 1)}
+                     "qssa_warps": int(found["qssa"] or 1),
+                     "wilke_group": int(found["group"]) if found["group"] else None,
+                     "constant_table": TABLES[found["table"]] if found["table"] else LEGACY_TABLE}
+
+
+def record_options(record: dict) -> CompileOptions:
+    """The options that compile a record's kernel again: its own, the constant table ``LEGACY_TABLE`` where it
+    does not name one (a record written before the option existed)."""
+    fields = {"constant_table": LEGACY_TABLE, **record["options"]}
+    return CompileOptions(**{**fields, "weights": tuple(fields["weights"])})
 
 
 def records_from_log(text: str) -> list[dict]:
@@ -295,8 +314,7 @@ def model_comparison_lines(records: list[dict]) -> list[str]:
             lines.append(f"  {record['label']} {record['style']}: no model preset for {record['arch']}")
             continue
         mech = mechanisms.setdefault(record["mechanism"], singe.load_mechanism(mechanism_path(record["mechanism"])))
-        options = CompileOptions(**{**record["options"], "weights": tuple(record["options"]["weights"])})
-        compiled = compile_kernel(mech, record["kernel"], options=options)
+        compiled = compile_kernel(mech, record["kernel"], options=record_options(record))
         entry = {k: record[k] for k in ("registers", "spill_stores", "spill_loads")}
         if entry["spill_loads"] is None:  # read from a log, which prints the stores only: loads as many
             entry["spill_loads"] = entry["spill_stores"]
@@ -349,7 +367,10 @@ def run_config(config: Config, args, arch: str, device, mechanisms: dict) -> lis
     compiled, builds, built_records = build_styles(config, args.styles.split(","), arch, mechanisms, args.define)
     records = []
     for style, (generated, built) in builds.items():
-        record = {"label": config.label(), "mechanism": config.mechanism, "kernel": config.kernel,
+        table = None
+        if style == "warp-specialized" and compiled.programs.dispatch == "overlay" and compiled.form != "tables":
+            table = "copy" if built_records[style]["table_copy_bytes"] else "cache"
+        record = {"label": config.label(table), "mechanism": config.mechanism, "kernel": config.kernel,
                   "setting": config.setting, "style": style, "arch": arch,
                   "options": dataclasses.asdict(config.options), "defines": list(args.define),
                   "device": device.name if device else None, **built_records[style]}

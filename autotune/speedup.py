@@ -77,7 +77,10 @@ def measured_pairs(path: str) -> dict[tuple[str, str], dict]:
 
 
 def paper_pairs(records: list[dict]) -> dict[tuple[str, str], dict]:
-    """``measured_pairs`` of gpu_bench's records (its JSON, or ``gpu_bench.records_from_log``)."""
+    """``measured_pairs`` of gpu_bench's records (its JSON, or ``gpu_bench.records_from_log``), with the constant
+    table of the warp-specialized kernel ('table', ``gpu_bench.record_options``)."""
+    from autotune.gpu_bench import record_options
+
     pairs: dict[tuple[str, str], dict] = {}
     for record in records:
         if record.get("setting") != "paper" or "mpoints_per_s" not in record:
@@ -85,14 +88,17 @@ def paper_pairs(records: list[dict]) -> dict[tuple[str, str], dict]:
         pair = pairs.setdefault((record["mechanism"], record["kernel"]),
                                 {"device": record["device"], "arch": record["arch"]})
         pair[record["style"]] = record["mpoints_per_s"]
+        if record["style"] == "warp-specialized" and record.get("options"):
+            pair["table"] = record_options(record).constant_table
     for pair in pairs.values():
         if "warp-specialized" in pair and "baseline" in pair:
             pair["speedup"] = pair["warp-specialized"] / pair["baseline"]
     return pairs
 
 
-def measured_lines(rows: list[dict], pairs: dict) -> list[str]:
-    """The model (preset of the device's arch) beside the measured pairs."""
+def measured_lines(rows: list[dict], pairs: dict, table: str = "auto") -> list[str]:
+    """The model (preset of the device's arch; its constant table ``table``) beside the measured pairs, with a
+    line where the measured kernels read theirs otherwise."""
     head = (f"{'mechanism':9} {'kernel':9} {'device':12} {'preset':6} {'WS meas':>8} {'base meas':>9} "
             f"{'speedup meas':>12} {'model':>6} {'paper':>10} {'WS model/meas':>13} {'base model/meas':>15}")
     lines = ["", "Measured (autotune/gpu_bench.py, Mpoints/s) beside the model, at the paper's settings", head,
@@ -109,6 +115,10 @@ def measured_lines(rows: list[dict], pairs: dict) -> list[str]:
                      f"{pair['warp-specialized']:8.1f} {pair['baseline']:9.1f} {pair['speedup']:12.2f} "
                      f"{row['speedup']:6.2f} {f'{low}-{high}':>10} {ws / pair['warp-specialized']:13.2f} "
                      f"{base / pair['baseline']:15.2f}")
+    measured_tables = sorted({pair["table"] for pair in pairs.values() if pair.get("table", table) != table})
+    if measured_tables:
+        lines.append(f"(the measured warp-specialized kernels read their constant tables with {', '.join(measured_tables)}, "
+                     f"the model with {table}: --constant-table {measured_tables[0]} compares like with like)")
     return lines
 
 
@@ -164,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     lines = format_rows(rows)
     pairs = measured_pairs(args.measured) if args.measured else {}
     if args.measured:
-        lines += measured_lines(rows, pairs)
+        lines += measured_lines(rows, pairs, args.constant_table)
     if args.plot:
         lines.append(write_plot(rows, pairs, args.plot))
     return report(lines, rows, args.json)

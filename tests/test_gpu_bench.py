@@ -130,3 +130,28 @@ def test_a_session_log_gives_the_timing_steps_rows_with_their_options(tmp_path):
     assert [r["mpoints_per_s"] for r in records] == [1095.32]
     assert records[0]["options"]["warps"] == 8 and records[0]["options"]["ctas_per_sm"] == 2
     assert records[0]["spill_loads"] is None
+
+
+def test_labels_and_records_name_the_constant_table():
+    """A warp-specialized row's label names where its kernel reads the constant table ('copy' or 'cache') and a
+    Wilke group other than the kernel's, so a log read back compiles the kernel that ran; a label or a record
+    that names no table predates the 'auto' default and read it through the constant cache."""
+    from autotune.gpu_bench import Config, options_of_shape, record_options
+    from autotune.speedup import measured_lines, paper_pairs
+    from singe.options import CompileOptions
+
+    config = Config("dme", "viscosity", "defaults", CompileOptions(warps=8, ctas_per_sm=4, wilke_group=4))
+    assert config.label("copy") == "dme viscosity defaults (8x4 g4 copy)"
+    shape = config.label("copy").split("(")[1].rstrip(")")
+    assert (options_of_shape(shape, "sm_90")["wilke_group"], options_of_shape(shape, "sm_90")["constant_table"]) == \
+        (4, "shared")
+    assert options_of_shape("15x3 cache", "sm_90")["constant_table"] == "cache"
+    assert options_of_shape("15x3", "sm_90")["constant_table"] == "cache"  # a log of an earlier session
+    legacy = fake_measurement(100.0)
+    assert record_options(legacy).constant_table == "cache"
+    assert record_options({**legacy, "options": {**legacy["options"], "constant_table": "auto"}}).constant_table == "auto"
+    paper = [{**legacy, "setting": "paper", "style": style} for style in ("warp-specialized", "baseline")]
+    pairs = paper_pairs(paper)
+    assert pairs[("h2o2", "viscosity")]["table"] == "cache"
+    assert "--constant-table cache compares like with like" in measured_lines([], pairs, "auto")[-1]
+    assert "like with like" not in "\n".join(measured_lines([], pairs, "cache"))

@@ -67,8 +67,8 @@ class Config:
 
     def label(self, table: str | None = None) -> str:
         """'dme viscosity paper (15x3 copy)': the setting's shape (``SHAPE``: warps x CTAs per SM, QSSA warps for
-        chemistry, a Wilke group other than the kernel's) and, for a warp-specialized kernel the overlay lays
-        out, ``table``: where it reads its constant table ('copy' in shared memory or 'cache', ``TABLES``)."""
+        chemistry, a Wilke group other than the kernel's) and, for a warp-specialized kernel, ``table``: where it
+        reads its constant table ('copy' in shared memory or 'cache', ``TABLES``)."""
         o = self.options
         shape = f"{o.warps}x{o.ctas_per_sm or 'auto'}" + (f"q{o.qssa_warps}" if self.kernel == "chemistry" else "")
         shape += f" g{o.wilke_group}" if o.wilke_group is not None else ""
@@ -367,9 +367,8 @@ def run_config(config: Config, args, arch: str, device, mechanisms: dict) -> lis
     compiled, builds, built_records = build_styles(config, args.styles.split(","), arch, mechanisms, args.define)
     records = []
     for style, (generated, built) in builds.items():
-        table = None
-        if style == "warp-specialized" and compiled.programs.dispatch == "overlay" and compiled.form != "tables":
-            table = "copy" if built_records[style]["table_copy_bytes"] else "cache"
+        table = ("copy" if built_records[style]["table_copy_bytes"] else "cache") if style == "warp-specialized" \
+            else None
         record = {"label": config.label(table), "mechanism": config.mechanism, "kernel": config.kernel,
                   "setting": config.setting, "style": style, "arch": arch,
                   "options": dataclasses.asdict(config.options), "defines": list(args.define),

@@ -147,7 +147,7 @@ def _table_note(compiled, info) -> str:
     """Where the kernel reads its constant table, when it has a copy or ``auto`` declined one."""
     if info.table_copy_bytes:
         return f" ({info.table_copy_bytes} B of them the constant table's copy)"
-    if compiled.options.constant_table == "auto" and compiled.programs.dispatch == "overlay":
+    if compiled.programs.constant_table == "auto":  # the overlay's (a switch reads its table in place)
         return (f" (the constant table read in place: its copy does not fit beside the slots at "
                 f"{compiled.options.ctas_per_sm} CTAs per SM)")
     return ""

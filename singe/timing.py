@@ -798,6 +798,14 @@ def issued_shared(units, in_registers: frozenset, fences: frozenset = frozenset(
     return tuple((tuple(a), tuple(b)) for a, b in result)
 
 
+def layout_of(programs: WarpPrograms, overlaid=None):
+    """The layout codegen emits for ``programs`` (``overlaid`` where the caller has it, else ``lay_out``);
+    None for hand-built programs without a plan, which codegen never renders."""
+    if programs.plan is None:
+        return None
+    return overlaid or lay_out(programs)
+
+
 def warp_code(programs: WarpPrograms, arch: str = "sm_90", overlaid=None) -> list[WarpCode]:
     """Each warp's code as codegen lowers it for ``arch``: the kernel body's layout
     (``overlaid``, default ``singe.codegen.lay_out``: the overlay, or one switch outside the slab loop) gives the
@@ -805,9 +813,9 @@ def warp_code(programs: WarpPrograms, arch: str = "sm_90", overlaid=None) -> lis
     register stripes), the dispatch blocks, whether the units' loops are
     emitted as loops, where the constant tables live and which units one warp runs alone."""
     units = [tuple(program_units(p)) for p in programs.programs]
-    if programs.plan is None:
+    overlaid = layout_of(programs, overlaid)
+    if overlaid is None:
         return [WarpCode(u, None, (), rendered=False) for u in units]
-    overlaid = overlaid or lay_out(programs)
     rolled = overlaid.loops > 0
     source_class = "other" if constants_in_bank(overlaid) else "ldg"
     table_class = "lds" if table_copy_bytes(overlaid) else source_class
@@ -844,8 +852,7 @@ def static_instructions(programs: WarpPrograms, arch: str = "sm_90", overlaid=No
     1,389 against 1,660 static SASS instructions; DME viscosity at 15 warps x 3 CTAs
     (loops unrolled completely): 1,471 against 1,636 (tests/test_timing.py).  ``overlaid``: the layout
     (default ``lay_out``)."""
-    if programs.plan is not None:
-        overlaid = overlaid or lay_out(programs)
+    overlaid = layout_of(programs, overlaid)
     codes = warp_code(programs, arch, overlaid)
     latency = {op: 0.0 for op in EXPANSIONS}
 
@@ -861,7 +868,7 @@ def static_instructions(programs: WarpPrograms, arch: str = "sm_90", overlaid=No
     if overlaid is not None and table_copy_bytes(overlaid):
         total += TABLE_COPY_SETUP + TABLE_COPY_STRIPE * overlaid.stripes
     total += sum(static(k, code) for code in codes for k in range(len(code.units)))
-    if programs.plan is not None:
+    if overlaid is not None:
         for warp, position, count in overlaid.sharing:
             total -= (count - 1) * static(position, codes[warp])
     return total
@@ -895,8 +902,7 @@ def loop_static_savings(unit: ComputeUnit, loop: Loop, code: WarpCode, k: int) -
     reads = {(q, o) for q, instr in enumerate(body) for o, src in enumerate(instr.srcs)
              if isinstance(src, Reg) and src.name in unit.loads and src.name not in unit.pinned_loads}
     shared = len({body[q].srcs[o].name for q, o in reads - hoisted})
-    table = _table_key(code.source_class if k in code.known else code.table_class)
-    loads = summary.constant_loads - (constant_pairs(summary.constant_loads) if table == SHARED_TABLE_LOAD else 0)
+    loads = iteration_table_reads(summary, _loop_table_key(code, k))
     per_iteration = (sum(code.arch.expansions[instr.opcode].issue for instr in body) + shared + loads
                      + summary.table_loads * (1 + sum(LOOP_TABLE_COLUMN.values()))
                      + summary.affine_indices * sum(LOOP_AFFINE_COLUMN.values()))
@@ -951,6 +957,18 @@ def _unit_classes(k: int, unit, code: WarpCode, latency: dict) -> dict:
     return counts
 
 
+def _loop_table_key(code: WarpCode, k: int) -> str | None:
+    """The key of the reads of unit ``k``'s constant table at a runtime index (a rolled loop's): the table
+    itself in code one warp runs alone (``WarpCode.source_class``), else where the shared code reads it."""
+    return _table_key(code.source_class if k in code.known else code.table_class)
+
+
+def iteration_table_reads(summary: LoopSummary, key: str | None) -> int:
+    """Loads of a loop iteration's varying constants counted under ``key``: one per constant, or one per pair
+    of them from the table's copy in shared memory (``SHARED_TABLE_LOAD``, ``lowering.constant_pairs``)."""
+    return summary.constant_loads - (constant_pairs(summary.constant_loads) if key == SHARED_TABLE_LOAD else 0)
+
+
 def loop_classes(unit: ComputeUnit, loop: Loop, code: WarpCode, k: int) -> dict:
     """What emitting ``loop`` of ``unit`` changes in the unit's machine
     instructions by class, against its iterations written out: each varying
@@ -968,7 +986,7 @@ def loop_classes(unit: ComputeUnit, loop: Loop, code: WarpCode, k: int) -> dict:
     'other')."""
     summary = loop_summary(unit, loop)
     loaded = _table_key(code.constant_class(k))
-    table = _table_key(code.source_class if k in code.known else code.table_class)  # read at a runtime index
+    table = _loop_table_key(code, k)
     ints = _table_key(code.source_class)  # singe_loop_ints
     # unrolled completely, a 'table' entry's slot address is the same every slab: ptxas hoists its load
     # and address out of the slab loop (sm_90 SASS of the H2/O2 viscosity at 4 warps)
@@ -976,8 +994,8 @@ def loop_classes(unit: ComputeUnit, loop: Loop, code: WarpCode, k: int) -> dict:
     counts = {ints: tables, "lds": (summary.iterations - 1) * summary.invariant_reads}
     per_iteration = table if not summary.unrolled else loaded
     if per_iteration is not None:
-        pairs = constant_pairs(summary.constant_loads) if per_iteration == SHARED_TABLE_LOAD else 0
-        counts[per_iteration] = counts.get(per_iteration, 0) + summary.iterations * (summary.constant_loads - pairs)
+        counts[per_iteration] = counts.get(per_iteration, 0) + summary.iterations * iteration_table_reads(
+            summary, per_iteration)
     for position, operand in varying_constants(unit, loop):
         for t in range(loop.count):
             value = loop.iteration(unit.instructions, t)[position].srcs[operand].value
@@ -997,10 +1015,9 @@ def warp_steps(programs: WarpPrograms, preset: Preset, overlaid=None) -> list[li
     """Each warp's program as Segments and Barriers (warp-specialized kernel),
     from the units codegen emits (``warp_code``; ``overlaid``: the layout, default ``lay_out``), each read
     of the constant bank stalled on the constant cache's misses (``bank_footprint``, ``constant_stall``)."""
-    if programs.plan is not None:
-        overlaid = overlaid or lay_out(programs)
+    overlaid = layout_of(programs, overlaid)
     codes = warp_code(programs, preset.arch, overlaid)
-    bank_stall = constant_stall(preset, bank_footprint(codes, overlaid)) if overlaid is not None else 0.0
+    bank_stall = constant_stall(preset, bank_footprint(codes, overlaid))
     builder = _SegmentBuilder(preset, None, bank_stall)
     loaded: set = set()  # global rows already read from DRAM this slab (by an earlier warp)
     result = []
@@ -1044,14 +1061,14 @@ def bank_footprint(codes: list, overlaid) -> int:
     constant of its row it reads from the bank (an ``LDC.64`` at a warp-dependent index, a ``ULDC.64`` or an
     operand at an index ptxas knows; not those of its register stripes, nor those it reads from the
     table's copy in shared memory), and the overlay's integer tables; 0 where the tables are global
-    (``LDG``, ``constants_in_bank``).  Evidence that the warp-specialized kernels wait on these reads: of
+    (``LDG``, ``constants_in_bank``) or there is no layout (hand-built programs).  Evidence that the warp-specialized kernels wait on these reads: of
     DME viscosity's short-scoreboard samples (15 warps x 3 CTAs, H200, docs/measurements/2026-11-27-h200,
     ``python -m autotune.ncu_source``), 94 % are of instructions waiting for an ``LDC.64`` result issued
     7 instructions earlier on average, 5 % for an ``LDS``, though the kernel issues as many of each; and
     ULDC waits on constant-cache misses are 12 % of DME chemistry's samples.  By this count DME viscosity
     reads 7.9 KB, within the cache: its waits are an ``LDC.64``'s latency on a hit, which the model does not
     charge (not measured: the load probe's latency chains measure it)."""
-    if not codes or not codes[0].rendered or not constants_in_bank(overlaid):
+    if overlaid is None or not constants_in_bank(overlaid):  # hand-built programs, or global tables
         return 0
     constants = 0
     for code in codes:

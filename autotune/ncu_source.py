@@ -25,6 +25,8 @@ import pathlib
 import re
 import sys
 
+from autotune import sass
+
 KERNEL_MARK = "Kernel Name"
 STALL_PREFIX = "stall_"
 NOT_ISSUED = "(Not Issued)"
@@ -52,18 +54,7 @@ def _mnemonic(source: str) -> str:
 
 VARIABLE_LATENCY = ("LDC", "LDS", "LDG", "LDL", "LDSM", "SHFL", "MUFU", "S2R", "ATOMS")
 """Opcodes whose result the short or long scoreboard tracks (the loads, shuffles, MUFU, S2R)."""
-_NO_DESTINATION = ("STS", "STG", "STL", "ST", "RED", "BAR", "BRA", "BSSY", "BSYNC", "EXIT", "ISETP", "DSETP",
-                   "FSETP", "WARPSYNC", "CALL", "RET")
 _REGISTER = re.compile(r"\bR(\d+)\b")
-
-
-def _width(mnemonic: str) -> int:
-    """32-bit registers a destination of ``mnemonic`` spans."""
-    if mnemonic.endswith(".128"):
-        return 4
-    if mnemonic.endswith(".64") or mnemonic.split(".")[0] in ("DFMA", "DMUL", "DADD", "DMNMX"):
-        return 2
-    return 1
 
 
 def waited_loads(instructions: list[dict]) -> dict[str, tuple[int, float]]:
@@ -76,20 +67,19 @@ def waited_loads(instructions: list[dict]) -> dict[str, tuple[int, float]]:
     for position, instruction in enumerate(instructions):
         mnemonic = _mnemonic(instruction["Source"])
         op = mnemonic.split(".")[0]
-        text = instruction["Source"].split(mnemonic, 1)[1] if mnemonic in instruction["Source"] else ""
-        operands = [o.strip() for o in text.strip().rstrip(";").split(",")] if text.strip() else []
+        operands = sass.split_operands(instruction["Source"].partition(mnemonic)[2].strip().rstrip(";"))
         stalled = int(instruction.get(STALL_PREFIX + "short_sb") or 0)
-        sources = operands if op in _NO_DESTINATION else operands[1:]
+        sources = operands if op in sass.NO_DESTINATION else operands[1:]
         if stalled:
             loads = [writer[int(r)] for o in sources for r in _REGISTER.findall(o)
                      if int(r) in writer and writer[int(r)][0] in VARIABLE_LATENCY]
             load = max(loads, key=lambda w: w[1]) if loads else ("none", position)
             samples[load[0]] += stalled
             distance[load[0]] += stalled * (position - load[1])
-        if operands and op not in _NO_DESTINATION:
+        if operands and op not in sass.NO_DESTINATION:
             destination = _REGISTER.findall(operands[0])
             if destination:
-                for k in range(_width(mnemonic)):
+                for k in range(sass.register_width(mnemonic)):
                     writer[int(destination[0]) + k] = (op, position)
     return {op: (n, distance[op] / n) for op, n in samples.most_common()}
 

@@ -326,7 +326,7 @@ class _Lane:
 
     def clobber(self, ins: Instruction) -> None:
         """Destinations of an instruction not evaluated become unknown."""
-        if ins.base in _NO_DESTINATION or not ins.operands:
+        if ins.base in NO_DESTINATION or not ins.operands:
             return
         wide = _writes_64_bits(ins.opcode)
         for operand in ins.operands[:2]:
@@ -351,7 +351,12 @@ def _writes_64_bits(opcode: str) -> bool:
     return base in ("I2F", "F2F", "FRND") and opcode.split(".")[1:2] == ["F64"]
 
 
-_NO_DESTINATION = {"STG", "STS", "ST", "BAR", "WARPSYNC", "BSSY", "BSYNC", "RED", "NOP", "DEPBAR", "MEMBAR",
+def register_width(opcode: str) -> int:
+    """32-bit registers the destination of ``opcode`` spans (a 128-bit load: four)."""
+    return 4 if ".128" in opcode else 2 if _writes_64_bits(opcode) else 1
+
+
+NO_DESTINATION = {"STG", "STS", "ST", "BAR", "WARPSYNC", "BSSY", "BSYNC", "RED", "NOP", "DEPBAR", "MEMBAR",
                    "ENDCOLLECTIVE", "CCTL", "ERRBAR", "FENCE", *CONTROL}
 
 

@@ -240,7 +240,7 @@ class Overlay:
         self.programs = programs
         self.index_tables = index_tables
         self.roll = roll
-        self.pairs = table_copy  # the table's copy in shared memory: loops read their constants two at a time
+        self.table_copy = table_copy  # the table's copy in shared memory: loops read their constants in pairs
         self.loop_tables = _LoopTables()
         self.loops = 0
         self.warps = programs.warps
@@ -260,7 +260,7 @@ class Overlay:
         if warp not in self._shapes:
             unit = self.units[warp][self.position[warp]]
             self._shapes[warp] = render_unit(unit, self.variables.names[warp], self.programs.threads, self.roll,
-                                             self.pairs)
+                                             self.table_copy)
         return self._shapes[warp]
 
     def run(self) -> OverlaidKernel:
@@ -280,7 +280,7 @@ class Overlay:
         return OverlaidKernel(self.blocks, self.constants.table(), self.indices.rows,
                               len(self.variables.holders), self.shared_units, total,
                               loop_ints=self.loop_tables.values, loops=self.loops, sharing=self.sharing,
-                              shared_positions=frozenset(self.shared_positions), table_copy=self.pairs,
+                              shared_positions=frozenset(self.shared_positions), table_copy=self.table_copy,
                               paired_reads=self.paired_reads)
 
     def _groups(self, active: list[int]) -> list[list[int]]:
@@ -344,12 +344,12 @@ class Overlay:
             slot = self.constants.slot({w: shapes[w].consts[k] for w in warps})
             slots.add(slot)
             text = text.replace(f"$K{k}$", f"{READ}CONST({slot})")
-        text = text.replace(READ, read_prefix(self.pairs, len(warps)))
-        if self.pairs and len(warps) > 1:
+        text = text.replace(READ, read_prefix(self.table_copy, len(warps)))
+        if self.table_copy and len(warps) > 1:
             pairs = sum(1 for s in slots if s % 2 == 0 and s + 1 in slots)
             self.paired_reads.update({(w, self.position[w]): pairs for w in warps if pairs})
         for k in range(len(first.blocks)):
-            slot = self.constants.block({w: shapes[w].blocks[k] for w in warps}, 2 if self.pairs else 1)
+            slot = self.constants.block({w: shapes[w].blocks[k] for w in warps}, 2 if self.table_copy else 1)
             text = text.replace(f"$C{k}$", str(slot))
         for k in range(len(first.ints)):
             text = text.replace(f"$I{k}$", self._integer({w: shapes[w].ints[k] for w in warps}))

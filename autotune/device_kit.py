@@ -19,13 +19,12 @@ costs device time.  This builds here, into ``FOLDER``:
   kernels' shared and constant loads), STS.64, LDS.64 and LDS.128 at a warp-uniform address (a constant table
   in shared memory), and the latency of a dependent LDS.64 and LDC.64.
 - ``fetch``: ``autotune/probes/fetch_probe.cu``: the issue rate of straight-line code of 16-256 KB, run by
-  every warp or split among them (what code beyond the instruction cache costs, which the model charges as
-  L2 bandwidth only).
+  every warp or split among them (what code beyond the instruction cache costs: the model's
+  ``Target.unshared_fetch`` and ``shared_fetch``, measured on the H200).
 - ``variants/``: command lines of configurations beyond the paper's and the defaults, timed with them
-  (``VARIANTS``: the constant table read through the constant cache at the paper's DME viscosity and diffusion
-  and n-heptane viscosity, where the timing run's defaults copy it into shared memory; four Wilke sums a group
-  at DME's defaults, with and without the copy; DME viscosity at 4 warps x 8 CTAs, with and without it, and
-  n-heptane diffusion at 3 x 5, their fastest measured settings).
+  (``VARIANTS``: the constant table read in place at the paper's DME viscosity, the control of the copy;
+  GRI-Mech diffusion at the defaults against the copy at 4 CTAs planned, and n-heptane's; n-heptane diffusion
+  at 13 x 2 with the copy; viscosity at warp counts that divide the species count).
 - ``run.sh``: the session, in order of worth, each step under its own time limit, output in ``$OUT``:
   1. the timing run (gpu_bench, no sanitizer), then the variants' warp-specialized kernels;
   2. compute-sanitizer racecheck and synccheck of every warp-specialized kernel at 65,536 points;
@@ -83,24 +82,24 @@ NCU_SOURCE = ("dme", "viscosity,chemistry")  # (mechanisms, kernels) whose stall
 STEP_MARK = "== "  # run.sh's step() prints "== HH:MM:SS name" before each step
 RACE_MODES = ("arrive", "sync", "none", "chain", "war", "many", "slabs")  # of the racecheck probe (named_barrier_race.cu)
 VARIANTS = {  # name -> a singe command line (gpu_bench --sweep-best reads it), timed warp-specialized, in this order
-    # The constant table read through the constant cache (--constant-table cache), against the same settings in the
-    # timing run, where 'auto' (the default) copies it into shared memory: the paper's DME viscosity and diffusion
-    # and n-heptane viscosity (n-heptane diffusion's copy does not fit beside its slots at 3 CTAs: cache there).
+    # The control of the constant table's copy (the default 'auto' copies it at the paper's DME viscosity): read
+    # in place it ran at 0.56x the copy on the H200 (docs/measurements/2026-11-27-h200-copy).
     "dme_viscosity_15x3_cache": "singe dme.inp --kernels viscosity --warps 15 --ctas-per-sm 3 --constant-table cache",
-    "dme_diffusion_10x3_cache": "singe dme.inp --kernels diffusion --warps 10 --ctas-per-sm 3 --constant-table cache",
-    "heptane_viscosity_13x3_cache": "singe heptane.inp --kernels viscosity --warps 13 --ctas-per-sm 3 "
-                                    "--constant-table cache",
-    # Four Wilke sums a group (--wilke-group 4) at the defaults (DME: 8 warps x 4 CTAs, against the timing run's
-    # defaults): each warp reads an inner species' values once per four sums, not two (sm_90 SASS walk: shared
-    # loads per point -47 %, issued -7.5 %; 64 registers, no spills); with the copy ('auto') and without.
-    "dme_viscosity_8x4_g4": "singe dme.inp --kernels viscosity --warps 8 --ctas-per-sm 4 --wilke-group 4",
-    "dme_viscosity_8x4_g4_cache": "singe dme.inp --kernels viscosity --warps 8 --ctas-per-sm 4 --wilke-group 4 "
-                                  "--constant-table cache",
-    # Fewer warps, more CTAs: DME viscosity at 4x8 ran at 1,748.4 Mpoints/s on the H200 against 1,095.3 at the
-    # paper's 15x3, n-heptane diffusion at 3x5 at 128.7 against 94.6 at 13x3 (docs/measurements/2026-11-27-h200).
-    "dme_viscosity_4x8": "singe dme.inp --kernels viscosity --warps 4 --ctas-per-sm 8",
-    "dme_viscosity_4x8_cache": "singe dme.inp --kernels viscosity --warps 4 --ctas-per-sm 8 --constant-table cache",
-    "heptane_diffusion_3x5": "singe heptane.inp --kernels diffusion --warps 3 --ctas-per-sm 5",
+    # GRI-Mech diffusion at the defaults ('auto': the copy at 2 CTAs, 128 registers, 23 of 24 constant stripes in
+    # registers) ran at 130.6 Mpoints/s on the H200, the copy at 4 CTAs planned (2 resident, 64 registers, no
+    # stripes in registers) at 194.6: the two again, and n-heptane's alike (262.0 against 286.7).
+    "gri30_diffusion_8": "singe gri30 --kernels diffusion --warps 8",
+    "gri30_diffusion_8x4_shared": "singe gri30 --kernels diffusion --warps 8 --ctas-per-sm 4 --constant-table shared",
+    "heptane_diffusion_8x4_shared": "singe heptane.inp --kernels diffusion --warps 8 --ctas-per-sm 4 "
+                                    "--constant-table shared",
+    # n-heptane diffusion at the paper's 13 warps and the CTAs its copy leaves (2): 3.37x the baseline on the H200,
+    # where the paper's 13 x 3 reads the table in place (1.04x).
+    "heptane_diffusion_13x2": "singe heptane.inp --kernels diffusion --warps 13 --ctas-per-sm 2",
+    # Viscosity at warp counts that do not divide the species count, against those that do: n-heptane (52
+    # species) at 13 warps ran at 3.2x its 8, DME (30) at 15 x 3 at 1.6x its 12 x 3 (the overlay cannot merge
+    # the warps' programs: masked and switched blocks).
+    "heptane_viscosity_4x4": "singe heptane.inp --kernels viscosity --warps 4 --ctas-per-sm 4",
+    "dme_viscosity_5x6": "singe dme.inp --kernels viscosity --warps 5 --ctas-per-sm 6",
 }
 
 

@@ -64,7 +64,11 @@ def load(name: str, scratch: pathlib.Path) -> singe.Mechanism:
     import cantera as ct
     from cantera.yaml2ck import convert
 
-    file, phase = CANTERA_FILES[name.split(":", 1)[1]]
+    known = CANTERA_FILES.get(name.split(":", 1)[1])
+    if known is None:
+        raise SystemExit(f"{name}: not one of Cantera's mechanisms this script converts "
+                         f"({', '.join('cantera:' + n for n in CANTERA_FILES)}); give another by the path of its YAML file")
+    file, phase = known
     gas = ct.Solution(file, phase) if phase else ct.Solution(file)
     stem = scratch / name.split(":", 1)[1]
     convert(gas, mechanism_path=stem.with_suffix(".inp"), thermo_path=stem.with_suffix(".therm"),

@@ -91,7 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
                              "per-warp constants: from a copy in shared memory each warp makes before its first "
                              "slab ('shared': a warp-uniform LDS, two constants of a loop iteration per LDS.128), "
                              "through the constant cache ('cache': an LDC.64 each), or 'auto' (the default): the "
-                             "copy where it fits beside the exchange slots at the CTAs per SM, else the cache")
+                             "copy where it fits beside the exchange slots at the CTAs per SM, or, where singe "
+                             "chooses them and the reads in place would miss the constant cache, at the CTAs per SM "
+                             "that hold it; else the cache")
     parser.add_argument("--wilke-group", type=int, default=None, metavar="N",
                         help="outer species per Wilke sum of the viscosity kernel: a warp reads each inner "
                              "species' two values once per N sums (default 2; more: fewer shared-memory loads, more "
@@ -148,9 +150,26 @@ def _table_note(compiled, info) -> str:
     if info.table_copy_bytes:
         return f" ({info.table_copy_bytes} B of them the constant table's copy)"
     if compiled.programs.constant_table == "auto":  # the overlay's (a switch reads its table in place)
-        return (f" (the constant table read in place: its copy does not fit beside the slots at "
-                f"{compiled.options.ctas_per_sm} CTAs per SM)")
+        ctas = compiled.options.ctas_per_sm
+        resident = compiled.options.target.resident_ctas(ctas, _copied_shared_bytes(compiled.programs))
+        shared = f"; --constant-table shared copies it, {resident} of them resident" if resident else ""
+        return f" (the constant table read in place: its copy does not fit beside the slots at {ctas} CTAs per SM{shared})"
     return ""
+
+
+def _copied_shared_bytes(programs) -> int:
+    """Shared memory per CTA of ``programs`` laid out with the constant table's copy."""
+    from singe.codegen import kernel_shared_bytes, layout_with
+
+    return kernel_shared_bytes(programs, layout_with(programs, table_copy=True))
+
+
+def _ctas_text(compiled, shared_bytes: int) -> str:
+    """'4 CTAs per SM', and how many of them are resident where their shared memory holds fewer."""
+    ctas = compiled.options.ctas_per_sm
+    text = f"{ctas} CTA{'s' if ctas != 1 else ''} per SM"
+    resident = compiled.options.target.resident_ctas(ctas, shared_bytes)
+    return text if resident == ctas else f"{text} ({resident} resident: their shared memory)"
 
 
 def kernel_line(compiled, generated, seconds: float) -> str:
@@ -159,11 +178,11 @@ def kernel_line(compiled, generated, seconds: float) -> str:
     info = generated.info
     if compiled.form == "tables":
         return table_kernel_line(compiled, generated, seconds)
-    ctas = compiled.options.ctas_per_sm
-    line = (f"{generated.cu_name}: {programs.warps} warps x {ctas} CTA{'s' if ctas != 1 else ''} per SM, "
+    shared = programs.shared_bytes + info.table_copy_bytes
+    line = (f"{generated.cu_name}: {programs.warps} warps x {_ctas_text(compiled, shared)}, "
             f"{len(compiled.graph.operations)} operations, "
             f"{len(programs.barrier_ids)} named barriers ({len(programs.sync_points)} sync points), "
-            f"{programs.shared_bytes + info.table_copy_bytes} B shared{_table_note(compiled, info)}, "
+            f"{shared} B shared{_table_note(compiled, info)}, "
             f"{info.stripes} constants per thread "
             f"({info.register_stripes} in registers), ~{programs.plan.predicted} registers"
             f"{setmaxnreg_note(programs.plan)} [{seconds:.2f} s]")

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from singe.codegen import kernel_shared_bytes, lay_out, layout_with, least_table_copy_bytes
 from singe.frontend.kernel_inputs import check_transport_kernel
 from singe.kernels import build_graph
 from singe.kernels.chemistry_tables import ChemistryTables, chemistry_tables
@@ -32,6 +33,7 @@ from singe.programs import WarpPrograms
 from singe.programs.plan import SPILL_HEADROOM, check_budgets, could_fit  # noqa: F401 (SPILL_HEADROOM: re-exported)
 from singe.programs.verify import check_programs
 from singe.schedule import schedule
+from singe.timing import misses_the_constant_cache
 
 
 @dataclass(frozen=True)
@@ -188,8 +190,48 @@ def choose_ctas_per_sm(mech: Mechanism, kernel: str, graph: DataflowGraph, confi
         except OptionError:  # the mapping does not fit this CTA's shared memory
             continue
         if compiled.programs.plan.fits():
-            return compiled
-    return first
+            return copy_where_the_cache_misses(compiled, stages)
+    return copy_where_the_cache_misses(first, stages)
+
+
+COPY_WARPS_PER_SM = 12
+"""The fewest warps per SM at which the constant table's copy was measured faster than the constant cache where
+it costs CTAs (n-heptane diffusion at 4 warps x 3 CTAs with the copy: 298.4 Mpoints/s on the H200, against
+188.0 at 4 x 4 and 48.5 at 8 x 4 reading the cache); ``copy_where_the_cache_misses`` goes no lower."""
+
+
+def copy_where_the_cache_misses(compiled: CompiledKernel, stages: "_Stages | None" = None) -> CompiledKernel:
+    """``compiled``, its CTAs per SM chosen by the compiler, or the same graph at fewer CTAs per SM with the
+    constant table's copy in shared memory: where ``--constant-table auto`` declined the copy (it does not fit
+    beside the exchange slots at the CTAs chosen) and the warps' reads of the table in place would miss the
+    constant cache (``timing.misses_the_constant_cache``), the copy takes precedence over the CTAs per SM.
+    Only where its lower bound (``codegen.least_table_copy_bytes``) already exceeds the budget: most compiles
+    are decided without laying the kernel out.
+    The kernel is compiled again at the CTAs whose shared memory holds the copy (``Target.resident_ctas``),
+    where 'auto' takes it by its own rule (``codegen.lay_out``), so that the CTAs per SM the options carry are
+    the resident ones and the register plan has their budget.  Not where fewer than ``COPY_WARPS_PER_SM``
+    warps would be resident, nor where the user gave the CTAs per SM: 'auto' keeps its rule there.
+
+    Measured (H200, docs/measurements/2026-11-27-h200-copy, Mpoints/s, the copy against the cache at 8 warps):
+    GRI-Mech viscosity 454.9 / 295.9 (3 CTAs resident against 4), diffusion 194.6 / 35.0 (2 against 4);
+    n-heptane viscosity 245.2 / 152.2, diffusion 286.7 / 48.5, and at the budget of 2 CTAs 262.0.  Where the
+    reads fit the cache, fewer CTAs cost more than the copy gains: DME viscosity at 4 x 8, 7.9 KB read, 1517.6
+    with the copy (7 resident) against 1733.7 without."""
+    programs, options = compiled.programs, compiled.options
+    least = least_table_copy_bytes(programs)  # checks before laying out (seconds for n-heptane)
+    if programs.constant_table != "auto" or least <= programs.table_budget:
+        return compiled  # 'auto' decides (lay_out), the copy may fit
+    if options.target.resident_ctas(options.ctas_per_sm, programs.shared_bytes + least) * programs.warps \
+            < COPY_WARPS_PER_SM:
+        return compiled
+    copied = layout_with(programs, table_copy=True)
+    resident = options.target.resident_ctas(options.ctas_per_sm, kernel_shared_bytes(programs, copied))
+    if resident * programs.warps < COPY_WARPS_PER_SM or not misses_the_constant_cache(
+            programs, options.target, layout_with(programs, table_copy=False)):
+        return compiled
+    fewer = _compile_graph(compiled.mechanism, compiled.kernel, compiled.graph,
+                           options.replace(ctas_per_sm=resident), stages)
+    return fewer if lay_out(fewer.programs).table_copy else compiled
 
 
 def warps_avoiding_spills(compiled: CompiledKernel) -> int | None:

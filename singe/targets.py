@@ -76,6 +76,12 @@ class Target:
     setmaxnreg: bool = False  # warpgroups may change their register count (PTX setmaxnreg, sm_90a)
     instruction_cache: int = 128 * 1024  # [B] per SM: the L1 instruction cache (Jia et al. 2018 measure 128 KB
     # on Volta, behind 12 KB L0 caches per partition; NVIDIA publishes none for Ampere or Hopper, taken the same)
+    unshared_fetch: tuple[tuple[int, float], ...] = ()
+    """Cycles per instruction a warp issues at most when it runs code of its own (no other warp runs it), by the
+    bytes of that code: (at least so many bytes, cycles), measured by the fetch probe; () where unmeasured."""
+    shared_fetch: float = 1.0
+    """Cycles per instruction a warp issues at most when the warps share code larger than ``instruction_cache``
+    (measured by the fetch probe; 1.0 where unmeasured)."""
 
     def register_budget(self, threads: int, ctas_per_sm: int) -> int:
         """Registers per thread available when ``ctas_per_sm`` CTAs of ``threads`` share an SM.  The register
@@ -95,6 +101,11 @@ class Target:
         granules, at most the per-CTA maximum."""
         share = self.shared_per_sm // ctas_per_sm - self.shared_reserved_per_cta
         return max(0, min(self.max_shared_per_cta, share - share % self.shared_granularity))
+
+    def resident_ctas(self, ctas_per_sm: int, shared_bytes: int) -> int:
+        """CTAs per SM of ``shared_bytes`` each that are resident when ``ctas_per_sm`` are planned: the most,
+        at most ``ctas_per_sm``, whose shared memory fits (``shared_budget``); 0 when not even one's does."""
+        return next((c for c in range(ctas_per_sm, 0, -1) if shared_bytes <= self.shared_budget(c)), 0)
 
     def barrier_limit(self, ctas_per_sm: int) -> int:
         """Named barrier ids per CTA: the SM's barriers shared by the CTAs on it."""
@@ -142,7 +153,12 @@ A100 = Target("sm_80", "A100", "sm_80", 800, sms=108, registers_per_sm=65536, ma
               l2_bytes=40 * 1024 * 1024, l2_gb_per_s=4000)
 H100 = dataclasses.replace(A100, arch="sm_90", name="H100", nvcc_arch="sm_90", cuda_arch=900, sms=132, shared_per_sm=228 * 1024,
                            max_shared_per_cta=227 * 1024, clock_mhz=1980, fp64_fma=64, dram_gb_per_s=3350,
-                           l2_bytes=50 * 1024 * 1024, l2_gb_per_s=5500)  # the rest as the A100
+                           l2_bytes=50 * 1024 * 1024, l2_gb_per_s=5500,  # the rest as the A100
+                           # The fetch probe on an H200 (the H100's SM; docs/measurements/2026-11-27-h200-copy): one
+                           # CTA of 8 warps issued 0.453 warp instructions per SM per cycle when each ran its own 16 KB
+                           # of code, 0.388 at 32 KB (8 / rate cycles per instruction of a warp), and 1.325 when all
+                           # ran the same 256 KB (3.96 within the instruction cache).
+                           unshared_fetch=((16 * 1024, 8 / 0.453), (32 * 1024, 8 / 0.388)), shared_fetch=8 / 1.325)
 H100_HOPPER = dataclasses.replace(H100, arch="sm_90a", nvcc_arch="sm_90a", setmaxnreg=True)
 
 TARGETS: dict[str, Target] = {t.arch: t for t in (A100, H100, H100_HOPPER, K20C)}

@@ -19,9 +19,11 @@ constant cache's misses by the baseline's rule (``bank_footprint``); before, 1.6
 diffusion 4.58, now 3.08; chemistry 3.54 and 4.36, now 3.00 and 3.41).  The reorder window is not the
 cause of the rest: at 8 or 2 instructions instead of 32 the
 warp-specialized transport kernels' modeled throughput moves by at most 5 % (chemistry's by up to
-35 %).  Instruction-fetch stalls are not modeled (code beyond the instruction cache costs L2
-bandwidth only), so the model ranks the viscosity switch above the overlay, which the H100 measured
-3.4x slower.
+35 %).  Since 2026-11-27 (afternoon) a warp running code of its own (a switch case) issues no faster
+than the fetch probe measured on the H200 (``fetch_cycles``, ``Target.unshared_fetch``); chemistry's model
+over the H200's measurement went from 3.00 and 3.42 to 0.81 and 1.32 (DME, n-heptane).  The viscosity
+switch (DME: 9 KB of code a warp, below the probe's smallest part) is not charged, so the model still
+ranks it above the overlay, which the H100 measured 3.4x slower.
 
 Assumptions
 -----------
@@ -139,9 +141,13 @@ Code size
       (``Target.instruction_cache``, 128 KB) streams from L2 once per slab,
       shared by the resident CTAs (``instruction_fetch``): L2 bandwidth,
       spread over the warps' segments.
+    * Fetch: each segment lasts at least its instructions times ``fetch_cycles``: for a warp running its
+      own code (switch dispatch, straight-line: its issued instructions are its code) by that code's size,
+      for code the warps share (the overlay, the baseline) when it exceeds the instruction cache.  The
+      probe's rates (one CTA of 8 warps), taken per warp; unmeasured presets (A100) are not charged.
 
-Not modeled: instruction-fetch latency, dual issue, L1 hits of spilled
-values, and the grid's tail.
+Not modeled: dual issue, L1 hits of spilled values, the latency of the baseline's spill loads, and the
+grid's tail.
 """
 
 from __future__ import annotations
@@ -917,6 +923,32 @@ def instruction_fetch(static: int, preset: Preset, ctas: int) -> float:
     return max(0, static * INSTRUCTION_BYTES - preset.instruction_cache) / ctas
 
 
+def fetch_cycles(preset: Preset, code_bytes: float, shared: bool) -> float:
+    """Cycles per instruction a warp issues at most, running ``code_bytes`` of code that the warps share
+    (``shared``: the overlay's and the baseline's) or that is its own (a switch case): ``Target.shared_fetch``
+    beyond the instruction cache, ``Target.unshared_fetch`` by the size of its own code; 1.0 below the smallest
+    size measured, or where the preset has no measurement (A100).  The probe ran 8 warps; taken per warp, so
+    more warps fetch more (DME chemistry, 16 warps of their own code, issued 0.56 warp instructions per SM per
+    cycle on the H200, above the probe's 0.453)."""
+    if shared:
+        return preset.shared_fetch if code_bytes > preset.instruction_cache else 1.0
+    return max((cycles for size, cycles in preset.unshared_fetch if code_bytes >= size), default=1.0)
+
+
+def fetch_floor(steps: list, cycles_per_instruction: float) -> list:
+    """``steps`` with every segment lasting at least its issued instructions times ``cycles_per_instruction``
+    (``fetch_cycles``)."""
+    if cycles_per_instruction <= 1.0:
+        return steps
+    return [dataclasses.replace(s, cycles=max(s.cycles, dict(s.demand).get("issue", 0.0) * cycles_per_instruction))
+            if isinstance(s, Segment) else s for s in steps]
+
+
+def issued(steps: list) -> float:
+    """Warp instructions a warp's ``steps`` issue."""
+    return sum(dict(s.demand).get("issue", 0.0) for s in steps if isinstance(s, Segment))
+
+
 def issued_per_warp(programs: WarpPrograms, arch: str = "sm_90") -> list[dict]:
     """Machine instructions each warp issues per slab on ``arch``, by ``ISSUE_CLASSES``:
     what the timing model charges, from the units codegen emits (compare with
@@ -1081,6 +1113,14 @@ def bank_footprint(codes: list, overlaid) -> int:
     return 8 * constants + int_table_bytes(overlaid)
 
 
+def misses_the_constant_cache(programs: WarpPrograms, target: Target, overlaid=None) -> bool:
+    """Would the warps' reads of the constant bank, laid out as ``overlaid`` (default ``lay_out``), miss the
+    constant cache of ``target``: is their footprint (``bank_footprint``) more than ``Target.constant_cache``,
+    where ``constant_stall`` charges them a miss rate?"""
+    overlaid = layout_of(programs, overlaid)
+    return bank_footprint(warp_code(programs, target.arch, overlaid), overlaid) > target.constant_cache
+
+
 def _barrier_step(item, threads: int) -> Barrier:
     if isinstance(item, FullSync):
         return Barrier(FULL_BARRIER_ID, threads, True)
@@ -1095,7 +1135,7 @@ def spread_issue(steps: list, instructions: float, demand: dict, stall: float = 
     instructions."""
     if not instructions and not demand and not stall:
         return steps
-    total = sum(dict(s.demand).get("issue", 0.0) for s in steps if isinstance(s, Segment)) or 1.0
+    total = issued(steps) or 1.0
     result = []
     for step in steps:
         if isinstance(step, Segment):
@@ -1449,8 +1489,13 @@ def model(compiled, preset: "str | Preset | None" = None, ptxas=None, slabs: int
     if occ.ctas:
         where = spills.resource(preset, occ.warps * WARP_SIZE)
         steps = [add_spills(s, spills, where) for s in warp_steps(programs, preset, overlaid)]
-        fetch = instruction_fetch(static_instructions(programs, preset.arch, overlaid), preset, occ.ctas)
+        static = static_instructions(programs, preset.arch, overlaid)
+        fetch = instruction_fetch(static, preset, occ.ctas)
         steps = [spread_issue(s, 0.0, {"l2": fetch / len(steps)}) for s in steps]
+        if programs.dispatch == "switch":  # each warp runs its own case: its own code, straight-line
+            steps = [fetch_floor(s, fetch_cycles(preset, issued(s) * INSTRUCTION_BYTES, False)) for s in steps]
+        else:
+            steps = [fetch_floor(s, fetch_cycles(preset, static * INSTRUCTION_BYTES, True)) for s in steps]
         timing = cta_timing(steps, preset, occ.ctas, slabs)
     return _result(compiled.kernel, "warp-specialized", preset, occ, timing, WARP_SIZE, compiled.graph.flops,
                    spills.traffic, source)
@@ -1511,6 +1556,7 @@ def model_baseline(compiled, preset: "str | Preset | None" = None, ptxas=None, s
     timing = None
     if occ.ctas:
         steps = add_spills(baseline_steps(graph, preset), spills, spills.resource(preset, occ.warps * WARP_SIZE))
+        steps = fetch_floor(steps, fetch_cycles(preset, issued(steps) * INSTRUCTION_BYTES, True))  # straight-line
         timing = cta_timing([steps] * warps, preset, occ.ctas, slabs)
     return _result(compiled.kernel, "baseline", preset, occ, timing, BASELINE_THREADS, graph.flops,
                    spills.traffic, source)

@@ -150,3 +150,12 @@ def test_imbalance_measure_flags_a_lopsided_mapping():
         lopsided[name] = 0
     assert imbalance(warp_loads(dataclasses.replace(
         compiled, mapping=dataclasses.replace(compiled.mapping, warp_of=lopsided)))) > BALANCED
+
+
+def test_an_unknown_cantera_mechanism_is_named_with_those_known(tmp_path):
+    """``autotune.spills``'s ``cantera:NAME``: a name it does not convert is an error naming the ones it does
+    and the way to give another (its YAML's path), not a KeyError."""
+    from autotune.spills import load as load_named
+
+    with pytest.raises(SystemExit, match=r"cantera:gri30_ion: not one of .*cantera:air.*path of its YAML file"):
+        load_named("cantera:gri30_ion", tmp_path)

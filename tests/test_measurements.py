@@ -69,7 +69,7 @@ def test_a_wrong_documented_number_is_caught():
 
 
 def test_every_stored_kernel_matched_the_reference():
-    records = [r for folder in (RUNS, H100_RUNS, H200_SESSION) for path in folder.glob("*.json")
+    records = [r for folder in (RUNS, H100_RUNS, H200_SESSION, COPY_SESSION) for path in folder.glob("*.json")
                for r in json.loads(path.read_text()) if "max_error" in r]
     assert records and all(r["correct"] and r["max_error"] <= 1e-9 for r in records)
 
@@ -133,3 +133,96 @@ def test_documented_spills_against_occupancy_are_the_stored_runs():
     assert text.split(SETTLED_TABLE, 1)[1].count("| GRI-Mech ") == 2 and settled_mismatches(text) == []
     wrong = text.replace("| 110.8 / 87.9 |", "| 87.9 / 110.8 |", 1)
     assert settled_mismatches(wrong) == ["GRI-Mech diffusion, 4 warps: documented 87.9 / 110.8, measured 110.8 / 87.9"]
+
+
+COPY_SESSION = ROOT / "docs" / "measurements" / "2026-11-27-h200-copy"
+COPY_PAPER_TABLE = "### Throughput on the H200 with the constant table's copy, paper settings"
+EVERY_TRANSPORT_TABLE = "### Every transport kernel timed, warp-specialized"
+COPY_RUNS = ("run1_timing.json", "run1_variants.json", "run2_gri30_defaults.json", "run2_variants.json")
+SETTING_NAMES = {"DME": "dme", "n-heptane": "heptane", "GRI-Mech": "gri30"}
+
+
+def copy_session_records() -> list[dict]:
+    return [r for name in COPY_RUNS for r in json.loads((COPY_SESSION / name).read_text())]
+
+
+def test_documented_copy_session_throughput_is_its_runs():
+    pairs = paper_pairs(json.loads((COPY_SESSION / "run1_timing.json").read_text()))
+    assert len(pairs) == 6 and {pair["device"] for pair in pairs.values()} == {"NVIDIA H200"}
+    assert {pair["table"] for pair in pairs.values()} == {"auto"}
+    assert documented_mismatches(README.read_text(), [pairs], COPY_PAPER_TABLE) == []
+
+
+def transport_mismatches(text: str, records: list[dict]) -> list[str]:
+    """Each row of the every-transport-kernel table (kernel, setting, --constant-table, read from, Mpoints/s,
+    / baseline) against the warp-specialized record of that mechanism, kernel, warps x CTAs per SM ('--warps 8':
+    CTAs chosen), Wilke group, option and table, and the baseline at the defaults of the same mechanism."""
+    timed = {}
+    for r in records:
+        o = r["options"]
+        timed[(r["mechanism"], r["kernel"], r["style"], o["warps"], o["ctas_per_sm"], o["wilke_group"],
+               o["constant_table"], "copy" if r.get("table_copy_bytes") else "cache", r["setting"] == "paper")] = r
+    baselines = {(r["mechanism"], r["kernel"]): r["mpoints_per_s"] for r in records
+                 if r["style"] == "baseline" and r["setting"] == "defaults"}
+    table = text.split(EVERY_TRANSPORT_TABLE, 1)[1].split("\n### ", 1)[0]
+    problems = []
+    for line in table.splitlines():
+        cells = [c.strip() for c in line.split("|")[1:-1]]
+        if len(cells) != 6 or cells[0].split()[0] not in SETTING_NAMES:
+            continue
+        mechanism, kernel = SETTING_NAMES[cells[0].split()[0]], cells[0].split()[1]
+        shape, *rest = cells[1].split()
+        warps, ctas = (8, None) if shape == "`--warps" else map(int, shape.split("x"))
+        group = next((int(w[1:]) for w in rest if w.startswith("g")), None)
+        record = timed.get((mechanism, kernel, "warp-specialized", warps, ctas, group, cells[2], cells[3],
+                            "(paper)" in rest))
+        if record is None:
+            problems.append(f"{cells[0]} {cells[1]} {cells[2]}: no such run")
+            continue
+        expected = [f"{record['mpoints_per_s']:.1f}", f"{record['mpoints_per_s'] / baselines[(mechanism, kernel)]:.2f}"]
+        if cells[4:] != expected:
+            problems.append(f"{cells[0]} {cells[1]} {cells[2]}: documented {cells[4:]}, measured {expected}")
+    return problems
+
+
+def test_documented_transport_kernels_are_the_copy_sessions_runs():
+    text, records = README.read_text(), copy_session_records()
+    rows = text.split(EVERY_TRANSPORT_TABLE, 1)[1].split("\n### ", 1)[0].count("\n| ") - 1
+    ws = [r for r in records if r["style"] == "warp-specialized" and r["kernel"] != "chemistry"]
+    assert rows == len(ws) == 37 and transport_mismatches(text, records) == []
+    wrong = text.replace("| 4x8 | shared | copy | 1517.6 |", "| 4x8 | cache | copy | 1517.6 |", 1)
+    assert transport_mismatches(wrong, records) == ["DME viscosity 4x8 cache: no such run"]  # companions
+    wrong = text.replace("| 13x2 | shared | copy | 308.8 | 3.37 |", "| 13x2 | shared | copy | 308.8 | 3.73 |", 1)
+    assert transport_mismatches(wrong, records) == [
+        "n-heptane diffusion 13x2 shared: documented ['308.8', '3.73'], measured ['308.8', '3.37']"]
+
+
+NEW_DEFAULTS_TABLE = "### The new defaults, timed (run 3"
+
+
+def new_defaults_mismatches(text: str, records: list[dict]) -> list[str]:
+    """Each row of run 3's table (kernel, setting, WS, baseline, **WS / baseline**) against its records."""
+    timed = {(r["mechanism"], r["kernel"], r["style"]): r["mpoints_per_s"] for r in records}
+    table = text.split(NEW_DEFAULTS_TABLE, 1)[1].split("\n### ", 1)[0]
+    problems = []
+    for line in table.splitlines():
+        cells = [c.strip() for c in line.split("|")[1:-1]]
+        if not cells or cells[0].split()[0] not in SETTING_NAMES:
+            continue
+        mechanism, kernel = SETTING_NAMES[cells[0].split()[0]], cells[0].split()[1]
+        ws, base = timed[(mechanism, kernel, "warp-specialized")], timed[(mechanism, kernel, "baseline")]
+        expected = [f"{ws:.1f}", f"{base:.1f}", f"**{ws / base:.2f}**"]
+        if cells[2:5] != expected:
+            problems.append(f"{cells[0]}: documented {cells[2:5]}, measured {expected}")
+    return problems
+
+
+def test_documented_new_defaults_are_run_3():
+    text = README.read_text()
+    records = json.loads((COPY_SESSION / "run3_defaults.json").read_text())
+    assert all(r["table_copy_bytes"] for r in records if r["style"] == "warp-specialized")
+    assert text.split(NEW_DEFAULTS_TABLE, 1)[1].split("\n### ", 1)[0].count("| GRI-Mech ") == 2
+    assert new_defaults_mismatches(text, records) == []
+    wrong = text.replace("| 130.6 | 105.5 | **1.24** |", "| 130.6 | 105.5 | **1.42** |", 1)
+    assert new_defaults_mismatches(wrong, records) == [  # companion: a wrong number is caught
+        "GRI-Mech diffusion: documented ['130.6', '105.5', '**1.42**'], measured ['130.6', '105.5', '**1.24**']"]

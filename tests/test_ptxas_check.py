@@ -30,8 +30,9 @@ def fake_ptxas(spills_above: int):
 
 @pytest.fixture(scope="module")
 def wide():
-    """GRI-Mech diffusion at 4 warps: 14 columns a warp in its turns, beyond the checked 7; 7 CTAs chosen."""
-    compiled = compile_kernel(load("gri30"), "diffusion", warps=4)
+    """GRI-Mech diffusion at 4 warps: 14 columns a warp in its turns, beyond the checked 7; 7 CTAs chosen by the
+    register plan (the constant table read in place: 'auto' would copy it at 3, ``copy_where_the_cache_misses``)."""
+    compiled = compile_kernel(load("gri30"), "diffusion", warps=4, constant_table="cache")
     assert compiled.options.ctas_per_sm == 7 and needs_settling(compiled)
     return compiled
 
@@ -80,11 +81,13 @@ def test_only_unchecked_plans_are_settled(monkeypatch):
 
 @pytest.mark.skipif(find_nvcc() is None, reason="nvcc (CUDA toolkit) not installed")
 def test_the_command_lets_ptxas_settle_the_ctas(tmp_path, capsys):
-    """GRI-Mech diffusion at 7 warps: the plan chooses 4 CTAs per SM, where ptxas (sm_90) spills 8 B; the command
-    takes 3, where it does not, and the written kernel compiles without spills and without the warning."""
+    """GRI-Mech diffusion at 7 warps, the table read in place: the plan chooses 4 CTAs per SM, where ptxas (sm_90)
+    spills 8 B; the command takes 3, where it does not, and the written kernel compiles without spills and
+    without the warning."""
     from singe.codegen.nvcc import compile_cuda
 
-    assert main(["gri30", "--warps", "7", "--kernels", "diffusion", "-o", str(tmp_path)]) == 0
+    assert main(["gri30", "--warps", "7", "--kernels", "diffusion", "--constant-table", "cache",
+                 "-o", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "diffusion: ptxas at 4 CTAs per SM" in out and "B of spill stores" in out
     assert "ptxas (sm_90) spills at 4 CTAs per SM and not at 3 (same code, " in out and "warning" not in out

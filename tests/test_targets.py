@@ -26,6 +26,18 @@ def test_shared_budget_leaves_room_for_the_per_cta_reservation(arch, ctas):
     assert occupancy(target, 1, 32, budget).limits["shared"] >= ctas
 
 
+@pytest.mark.parametrize("arch", sorted(TARGETS))
+def test_resident_ctas_are_those_whose_shared_memory_fits(arch):
+    """The most CTAs, at most those planned, within their shared budget, as the timing model's occupancy
+    counts them; 0 when one CTA's shared memory exceeds what a CTA may have."""
+    target = TARGETS[arch]
+    for shared in (1024, target.shared_budget(3), target.shared_budget(3) + 1, target.shared_budget(2) + 1):
+        resident = target.resident_ctas(4, shared)
+        assert resident == min(4, occupancy(target, 1, 32, shared).limits["shared"])
+    assert target.resident_ctas(4, target.shared_budget(3) + 1) == 2
+    assert target.resident_ctas(1, target.max_shared_per_cta + 1) == 0
+
+
 def test_heptane_diffusion_budgeted_for_three_ctas_fits_three_ctas():
     """The case that overran before the reservation was counted (77824 B > 76800 B)."""
     compiled = compile_kernel(load("heptane"), "diffusion", warps=13, ctas_per_sm=3, arch="sm_90")

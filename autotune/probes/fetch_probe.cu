@@ -1,8 +1,9 @@
-// What does code beyond the instruction cache cost?  (autotune/device_kit.py runs it.)  The timing model charges
+// What does code beyond the instruction cache cost?  (autotune/device_kit.py runs it.)  The timing model charged
 // the code of a kernel beyond the SM's instruction cache (128 KB) L2 bandwidth only, and no fetch latency; ncu
 // finds the chemistry kernels (365-477 KB of code) stalled on instruction fetch ('no instruction', a third of
 // their stall samples on the H200), and the viscosity switch (one copy of code per warp, 134 KB for DME) ran
-// 3.4x slower than the overlay (25 KB) on the H100 (docs/measurements).
+// 3.4x slower than the overlay (25 KB) on the H100 (docs/measurements).  Its H200 rates are now the model's
+// (singe.targets: unshared_fetch, shared_fetch).
 //
 // One CTA of 8 warps per SM runs straight-line code of independent FFMA (8 accumulators per warp) `repeats`
 // times over:

@@ -127,8 +127,23 @@ def _register_reads_after(items: list, start: int, value: str) -> bool:
     return False
 
 
+UNITS_KEPT = 512
+_units: dict[int, tuple[WarpProgram, tuple]] = {}  # id(program) -> (program, its units)
+
+
 def program_units(program: WarpProgram) -> list[Unit]:
-    """The units of one warp's program, in its order."""
+    """The units of one warp's program, in its order.  The last ``UNITS_KEPT`` programs' units are kept, so
+    that the layouts of the same programs (with the constant table's copy and without, for codegen and the
+    timing model) share the loops each unit finds once (``ComputeUnit.loops``, seconds for n-heptane)."""
+    kept = _units.get(id(program))
+    if kept is None or kept[0] is not program:
+        if len(_units) >= UNITS_KEPT:
+            del _units[next(iter(_units))]
+        kept = _units[id(program)] = (program, tuple(_lower_units(program)))  # the program kept: its id stays
+    return list(kept[1])
+
+
+def _lower_units(program: WarpProgram) -> list[Unit]:
     items = list(program.items)
     units: list[Unit] = []
     i = 0
@@ -319,11 +334,16 @@ def _signatures(unit: "ComputeUnit", instrs: list[Instr], pinned: set[str]) -> l
     return result
 
 
-def _carried(instrs: list[Instr], loop: Loop) -> tuple[tuple[int, int | None], ...] | None:
+def _definitions(instrs: list[Instr]) -> dict[str, int]:
+    """Each register ``instrs`` write -> the position of its last definition (found once per unit: ``_carried``
+    runs for every candidate loop)."""
+    return {instr.dst: i for i, instr in enumerate(instrs) if instr.dst is not None}
+
+
+def _carried(instrs: list[Instr], loop: Loop, defined: dict[str, int]) -> tuple[tuple[int, int | None], ...] | None:
     """The loop's carried positions, or None where it cannot be a loop: an
     iteration reads a temporary more than one period back, or code after
-    the loop reads one of an iteration before the last."""
-    defined = {instr.dst: i for i, instr in enumerate(instrs) if instr.dst is not None}
+    the loop reads one of an iteration before the last (``defined``: ``_definitions(instrs)``)."""
     carried: dict[int, int | None] = {}
     for q, instr in enumerate(loop.iteration(instrs, 0)):
         for name in instr.registers_read():
@@ -364,7 +384,8 @@ def _merit(loop: Loop) -> tuple:
     return loop.count * loop.period, -len(loop.carried), -loop.period
 
 
-def _best_loop(instrs: list[Instr], signatures: list[tuple], lo: int, hi: int) -> Loop | None:
+def _best_loop(instrs: list[Instr], signatures: list[tuple], lo: int, hi: int,
+               defined: dict[str, int]) -> Loop | None:
     """The best run (``_merit``) that can be a loop, with the iteration before
     it where that one starts its running sums (``carry_in``)."""
     best = None
@@ -374,9 +395,9 @@ def _best_loop(instrs: list[Instr], signatures: list[tuple], lo: int, hi: int) -
         if any(where == "keep" for *_, where in signatures[start:start + period]):
             continue  # a register output per iteration
         while count >= MIN_LOOP_ITERATIONS - 1 and (count + 1) * period >= MIN_LOOP_INSTRUCTIONS:
-            carried = _carried(instrs, Loop(start, period, count))
+            carried = _carried(instrs, Loop(start, period, count), defined)
             if carried is not None:
-                loop = carry_in(instrs, signatures, Loop(start, period, count, carried), lo)
+                loop = carry_in(instrs, signatures, Loop(start, period, count, carried), lo, defined)
                 if loop.count >= MIN_LOOP_ITERATIONS and loop.count * period >= MIN_LOOP_INSTRUCTIONS:
                     best = loop if best is None or _merit(loop) > _merit(best) else best
                 break
@@ -384,7 +405,8 @@ def _best_loop(instrs: list[Instr], signatures: list[tuple], lo: int, hi: int) -
     return best
 
 
-def carry_in(instrs: list[Instr], signatures: list[tuple], loop: Loop, lo: int) -> Loop:
+def carry_in(instrs: list[Instr], signatures: list[tuple], loop: Loop, lo: int,
+             defined: dict[str, int]) -> Loop:
     """``loop`` with the iteration before it, where that one differs from the
     loop's first only in reading a register input where the loop's first
     iteration reads the running value of that iteration (a running sum that
@@ -404,7 +426,7 @@ def carry_in(instrs: list[Instr], signatures: list[tuple], loop: Loop, lo: int) 
                 return loop
             inputs[q] = a[1]
     extended = Loop(start, loop.period, loop.count + 1)
-    carried = _carried(instrs, extended) if inputs else None
+    carried = _carried(instrs, extended, defined) if inputs else None
     if carried is None:
         return loop
     return Loop(start, loop.period, loop.count + 1, tuple(sorted({**dict(carried), **inputs}.items())))
@@ -416,11 +438,12 @@ def find_loops(unit: "ComputeUnit", instrs: list[Instr], pinned=()) -> list[Loop
     largest in the code before and after it.  ``pinned``: loads read
     into temporaries (``overwritten_loads``), which a loop cannot index."""
     signatures = _signatures(unit, instrs, set(pinned))
+    defined = _definitions(instrs)
     loops: list[Loop] = []
     pending = [(0, len(instrs))]
     while pending:
         lo, hi = pending.pop()
-        loop = _best_loop(instrs, signatures, lo, hi)
+        loop = _best_loop(instrs, signatures, lo, hi, defined)
         if loop is None:
             continue
         loops.append(loop)

@@ -150,18 +150,13 @@ def _table_note(compiled, info) -> str:
     if info.table_copy_bytes:
         return f" ({info.table_copy_bytes} B of them the constant table's copy)"
     if compiled.programs.constant_table == "auto":  # the overlay's (a switch reads its table in place)
+        from singe.codegen import copied_shared_bytes
+
         ctas = compiled.options.ctas_per_sm
-        resident = compiled.options.target.resident_ctas(ctas, _copied_shared_bytes(compiled.programs))
+        resident = compiled.options.target.resident_ctas(ctas, copied_shared_bytes(compiled.programs))
         shared = f"; --constant-table shared copies it, {resident} of them resident" if resident else ""
         return f" (the constant table read in place: its copy does not fit beside the slots at {ctas} CTAs per SM{shared})"
     return ""
-
-
-def _copied_shared_bytes(programs) -> int:
-    """Shared memory per CTA of ``programs`` laid out with the constant table's copy."""
-    from singe.codegen import kernel_shared_bytes, layout_with
-
-    return kernel_shared_bytes(programs, layout_with(programs, table_copy=True))
 
 
 def _ctas_text(compiled, shared_bytes: int) -> str:

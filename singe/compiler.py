@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from singe.codegen import kernel_shared_bytes, lay_out, layout_with, least_table_copy_bytes
+from singe.codegen import copied_shared_bytes, lay_out, layout_with, least_table_copy_bytes
 from singe.frontend.kernel_inputs import check_transport_kernel
 from singe.kernels import build_graph
 from singe.kernels.chemistry_tables import ChemistryTables, chemistry_tables
@@ -224,8 +224,7 @@ def copy_where_the_cache_misses(compiled: CompiledKernel, stages: "_Stages | Non
     if options.target.resident_ctas(options.ctas_per_sm, programs.shared_bytes + least) * programs.warps \
             < COPY_WARPS_PER_SM:
         return compiled
-    copied = layout_with(programs, table_copy=True)
-    resident = options.target.resident_ctas(options.ctas_per_sm, kernel_shared_bytes(programs, copied))
+    resident = options.target.resident_ctas(options.ctas_per_sm, copied_shared_bytes(programs))
     if resident * programs.warps < COPY_WARPS_PER_SM or not misses_the_constant_cache(
             programs, options.target, layout_with(programs, table_copy=False)):
         return compiled

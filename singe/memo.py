@@ -1,11 +1,13 @@
-"""One memoisation scheme for everything derived from a mechanism.
+"""One memoisation scheme for everything derived from an object that is costly to hash.
 
 Tables derived from a ``Mechanism`` (thermodynamic and rate tables,
 stoichiometry, the QSSA structure, transport fits, kernel graphs) are built
-once per mechanism object: keyed on its identity (hashing a frozen
+once per mechanism object, and the layouts of ``WarpPrograms`` and the units of a
+``WarpProgram`` once per programs object (the compiler, codegen and the timing model lay the
+same programs out in turn): keyed on the object's identity (hashing a frozen
 Mechanism walks every reaction, ~0.3 ms for n-heptane, too slow to repeat
 on every call) and any further hashable arguments, and dropped when the
-mechanism is garbage-collected.
+object is garbage-collected.
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ from typing import Callable, TypeVar
 _Table = TypeVar("_Table")
 
 
-def per_mechanism(build: Callable[..., _Table]) -> Callable[..., _Table]:
-    """Memoize ``build(mech, *args)`` per Mechanism object and ``args``."""
+def per_object(build: Callable[..., _Table]) -> Callable[..., _Table]:
+    """Memoize ``build(mech, *args)`` per object ``mech`` (a Mechanism, warp programs) and ``args``."""
     cache: dict[tuple, tuple[weakref.ref, _Table]] = {}
 
     def forget(ref: weakref.ref, mech_id: int) -> None:
@@ -36,3 +38,6 @@ def per_mechanism(build: Callable[..., _Table]) -> Callable[..., _Table]:
         return table
 
     return cached
+
+
+per_mechanism = per_object  # the name the mechanism's derived tables use

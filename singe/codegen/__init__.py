@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import pathlib
 import tempfile
-from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import jinja2
@@ -27,6 +26,7 @@ from singe.kernels.ir import Const, DataflowGraph, Imm, Reg
 from singe.kernels.table_form import OUTPUTS as TABLE_OUTPUTS
 from singe.kernels.table_form import table_inputs
 from singe.kernels.registry import field_doc, kernel_signature, kernel_spec
+from singe.memo import per_object
 from singe.programs.lowering import ROLLED_KERNELS, live_instructions
 from singe.programs.plan import WARPGROUP
 from singe.targets import TARGETS
@@ -270,27 +270,18 @@ def lay_out(programs, roll: bool | None = None) -> OverlaidKernel:
     return layout_with(programs, False, roll)
 
 
-LAYOUTS_KEPT = 16
-_layouts: OrderedDict = OrderedDict()  # (id(programs), roll, table_copy) -> (programs, OverlaidKernel)
-
-
 def layout_with(programs, table_copy: bool, roll: bool | None = None) -> OverlaidKernel:
     """The overlay of ``programs`` with the constant table's copy in shared memory or without
-    (``table_copy``), whatever ``programs.constant_table`` says; ``roll`` as ``lay_out``.  The last
-    ``LAYOUTS_KEPT`` are kept: the compiler, codegen and the timing model lay the same programs out in turn,
-    and finding the loops takes seconds (n-heptane viscosity at 8 warps: 1.4 s a layout).  Nothing changes
-    an ``OverlaidKernel`` once made."""
-    roll = programs.kernel in ROLLED_KERNELS if roll is None else roll
-    key = (id(programs), roll, table_copy)
-    kept = _layouts.get(key)
-    if kept is not None and kept[0] is programs:
-        _layouts.move_to_end(key)
-        return kept[1]
-    result = overlay(programs, roll=roll, table_copy=table_copy)
-    _layouts[key] = (programs, result)  # the programs kept too, so that their id is not reused while here
-    if len(_layouts) > LAYOUTS_KEPT:
-        _layouts.popitem(last=False)
-    return result
+    (``table_copy``), whatever ``programs.constant_table`` says; ``roll`` as ``lay_out``.  Made once per
+    programs object (``memo.per_object``): the compiler, codegen and the timing model lay the same programs
+    out in turn, and finding the loops takes seconds (n-heptane viscosity at 8 warps: 1.4 s a layout).
+    Nothing changes an ``OverlaidKernel`` once made."""
+    return _layout(programs, table_copy, programs.kernel in ROLLED_KERNELS if roll is None else roll)
+
+
+@per_object
+def _layout(programs, table_copy: bool, roll: bool) -> OverlaidKernel:
+    return overlay(programs, roll=roll, table_copy=table_copy)
 
 
 def constants_in_bank(overlaid: OverlaidKernel) -> bool:
@@ -315,6 +306,12 @@ def kernel_shared_bytes(programs, overlaid: OverlaidKernel) -> int:
     """Dynamic shared memory per CTA of the warp-specialized kernel: the exchange slots, then the
     constant table's copy (``table_copy_bytes``)."""
     return programs.shared_bytes + table_copy_bytes(overlaid)
+
+
+def copied_shared_bytes(programs) -> int:
+    """``kernel_shared_bytes`` of ``programs`` laid out with the constant table's copy, whatever
+    ``programs.constant_table`` says."""
+    return kernel_shared_bytes(programs, layout_with(programs, table_copy=True))
 
 
 def check_shared_bytes(shared_bytes: int, programs, options) -> None:

@@ -44,6 +44,7 @@ import functools
 from dataclasses import dataclass, field
 
 from singe.kernels.ir import Const, Imm, Instr, Operation, Reg
+from singe.memo import per_object
 from singe.programs import Arrive, Compute, FullSync, SharedLoad, SharedStore, Sync, WarpProgram
 
 
@@ -127,20 +128,16 @@ def _register_reads_after(items: list, start: int, value: str) -> bool:
     return False
 
 
-UNITS_KEPT = 512
-_units: dict[int, tuple[WarpProgram, tuple]] = {}  # id(program) -> (program, its units)
-
-
 def program_units(program: WarpProgram) -> list[Unit]:
-    """The units of one warp's program, in its order.  The last ``UNITS_KEPT`` programs' units are kept, so
+    """The units of one warp's program, in its order.  Made once per program object (``memo.per_object``), so
     that the layouts of the same programs (with the constant table's copy and without, for codegen and the
     timing model) share the loops each unit finds once (``ComputeUnit.loops``, seconds for n-heptane)."""
-    kept = _units.get(id(program))
-    if kept is None or kept[0] is not program:
-        if len(_units) >= UNITS_KEPT:
-            del _units[next(iter(_units))]
-        kept = _units[id(program)] = (program, tuple(_lower_units(program)))  # the program kept: its id stays
-    return list(kept[1])
+    return list(_units(program))
+
+
+@per_object
+def _units(program: WarpProgram) -> tuple:
+    return tuple(_lower_units(program))
 
 
 def _lower_units(program: WarpProgram) -> list[Unit]:

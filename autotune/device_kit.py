@@ -23,8 +23,8 @@ costs device time.  This builds here, into ``FOLDER``:
   ``Target.unshared_fetch`` and ``shared_fetch``, measured on the H200).
 - ``variants/``: command lines of configurations beyond the paper's and the defaults, timed with them
   (``VARIANTS``: the constant table read in place at the paper's DME viscosity, the control of the copy;
-  GRI-Mech diffusion at the defaults against the copy at 4 CTAs planned, and n-heptane's; n-heptane diffusion
-  at 13 x 2 with the copy; viscosity at warp counts that divide the species count).
+  GRI-Mech diffusion at the defaults against the copy planned at the CTAs resident; viscosity at warp counts
+  that divide the species count).
 - ``run.sh``: the session, in order of worth, each step under its own time limit, output in ``$OUT``:
   1. the timing run (gpu_bench, no sanitizer), then the variants' warp-specialized kernels;
   2. compute-sanitizer racecheck and synccheck of every warp-specialized kernel at 65,536 points;
@@ -53,7 +53,8 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PROBES = {"probe": ROOT / "autotune" / "probes" / "named_barrier_race.cu",
           "mio": ROOT / "autotune" / "probes" / "mio_throughput.cu",
-          "fetch": ROOT / "autotune" / "probes" / "fetch_probe.cu"}  # kit file -> source
+          "fetch": ROOT / "autotune" / "probes" / "fetch_probe.cu",
+          "local": ROOT / "autotune" / "probes" / "local_latency.cu"}  # kit file -> source
 WHEELS = ("ply==3.11",)
 SANITIZER_POINTS = 65536
 NCU_POINTS = 262144
@@ -76,7 +77,7 @@ NCU_METRICS = ("smsp__inst_executed.sum", "smsp__sass_thread_inst_executed_op_df
 # The variants (eight: the constant table through the constant cache, four Wilke sums a group, fewer warps) took 35 s
 # from the sanitizer's 100 and 10 from ncu's of the variants; DME diffusion at 3 warps (spills against occupancy,
 # answered in three kernels on the H200) left them.
-LIMITS = {"timing": 220, "variants": 100, "sanitizer": 65, "probe": 30, "mio": 10, "fetch": 15, "ncu": 60, "ncu_variants": 30,
+LIMITS = {"timing": 220, "variants": 95, "sanitizer": 65, "probe": 30, "mio": 10, "fetch": 15, "local": 15, "ncu": 60, "ncu_variants": 30,
           "ncu_source": 30}
 NCU_SOURCE = ("dme", "viscosity,chemistry")  # (mechanisms, kernels) whose stalls ncu gives per SASS instruction
 STEP_MARK = "== "  # run.sh's step() prints "== HH:MM:SS name" before each step
@@ -85,16 +86,11 @@ VARIANTS = {  # name -> a singe command line (gpu_bench --sweep-best reads it), 
     # The control of the constant table's copy (the default 'auto' copies it at the paper's DME viscosity): read
     # in place it ran at 0.56x the copy on the H200 (docs/measurements/2026-11-27-h200-copy).
     "dme_viscosity_15x3_cache": "singe dme.inp --kernels viscosity --warps 15 --ctas-per-sm 3 --constant-table cache",
-    # GRI-Mech diffusion at the defaults ('auto': the copy at 2 CTAs, 128 registers, 23 of 24 constant stripes in
-    # registers) ran at 130.6 Mpoints/s on the H200, the copy at 4 CTAs planned (2 resident, 64 registers, no
-    # stripes in registers) at 194.6: the two again, and n-heptane's alike (262.0 against 286.7).
+    # GRI-Mech diffusion at the defaults (the copy at 4 CTAs planned, 2 resident: 192.0 Mpoints/s on the H200), and
+    # the rule's control, the copy planned at the 2 resident (its larger register budget: 143.0;
+    # docs/measurements/2026-11-27-h200-stripes).
     "gri30_diffusion_8": "singe gri30 --kernels diffusion --warps 8",
-    "gri30_diffusion_8x4_shared": "singe gri30 --kernels diffusion --warps 8 --ctas-per-sm 4 --constant-table shared",
-    "heptane_diffusion_8x4_shared": "singe heptane.inp --kernels diffusion --warps 8 --ctas-per-sm 4 "
-                                    "--constant-table shared",
-    # n-heptane diffusion at the paper's 13 warps and the CTAs its copy leaves (2): 3.37x the baseline on the H200,
-    # where the paper's 13 x 3 reads the table in place (1.04x).
-    "heptane_diffusion_13x2": "singe heptane.inp --kernels diffusion --warps 13 --ctas-per-sm 2",
+    "gri30_diffusion_8x2_shared": "singe gri30 --kernels diffusion --warps 8 --ctas-per-sm 2 --constant-table shared",
     # Viscosity at warp counts that do not divide the species count, against those that do: n-heptane (52
     # species) at 13 warps ran at 3.2x its 8, DME (30) at 15 x 3 at 1.6x its 12 x 3 (the overlay cannot merge
     # the warps' programs: masked and switched blocks).
@@ -223,6 +219,8 @@ def run_script(folder: pathlib.Path, args, variants: list[pathlib.Path] = ()) ->
         f"timeout {LIMITS['mio']} {kit}/mio",
         "step 'fetch probe: code beyond the instruction cache'",
         f"timeout {LIMITS['fetch']} {kit}/fetch",
+        "step 'local probe: latency of a dependent load of local memory (a spill)'",
+        f"timeout {LIMITS['local']} {kit}/local",
         "step 'ncu: instructions and stall reasons, first launch of each kernel'",
         "mkdir -p /tmp/ncu",
         f"timeout {LIMITS['ncu']} ncu --kernel-id '::regex:_kernel$:1' --csv --log-file /tmp/ncu/ncu.csv "

@@ -42,7 +42,7 @@ import time
 
 import singe
 from singe import SingeError, compile_kernel
-from singe.codegen import generate
+from singe.codegen import emitted_plan, generate, lay_out
 from singe.codegen.nvcc import compile_cuda, find_nvcc, nvcc_arch, parse_ptxas
 from singe.kernels.registry import kernel_spec
 from singe.ptxas_check import settle_if_needed
@@ -101,7 +101,7 @@ def row(name: str, mech, kernel: str, options: dict, arch: str, scratch: pathlib
     compiled = compile_kernel(mech, kernel, arch=arch, **options)
     settled = settle_if_needed(compiled) if options.get("ctas_per_sm") is None else None
     compiled = settled.compiled if settled else compiled
-    plan = compiled.programs.plan
+    plan = emitted_plan(compiled.programs.plan, lay_out(compiled.programs))
     generated = generate(compiled)
     path = generated.write(scratch / f"{name.replace(':', '_')}_{arch}")[0]
     nvcc_start = time.perf_counter()

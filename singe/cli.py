@@ -169,6 +169,8 @@ def _ctas_text(compiled, shared_bytes: int) -> str:
 
 def kernel_line(compiled, generated, seconds: float) -> str:
     """One line per kernel: the numbers a GPU engineer checks first."""
+    from singe.codegen import emitted_plan, lay_out
+
     programs = compiled.programs
     info = generated.info
     if compiled.form == "tables":
@@ -179,8 +181,8 @@ def kernel_line(compiled, generated, seconds: float) -> str:
             f"{len(programs.barrier_ids)} named barriers ({len(programs.sync_points)} sync points), "
             f"{shared} B shared{_table_note(compiled, info)}, "
             f"{info.stripes} constants per thread "
-            f"({info.register_stripes} in registers), ~{programs.plan.predicted} registers"
-            f"{setmaxnreg_note(programs.plan)} [{seconds:.2f} s]")
+            f"({info.register_stripes} in registers), ~{emitted_plan(programs.plan, lay_out(programs)).predicted} "
+            f"registers{setmaxnreg_note(programs.plan)} [{seconds:.2f} s]")
     for warning in programs.plan.warnings(programs.warps, _more_warps(compiled)):
         line += f"\n  warning: {warning}"
     return line

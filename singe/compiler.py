@@ -201,22 +201,24 @@ it costs CTAs (n-heptane diffusion at 4 warps x 3 CTAs with the copy: 298.4 Mpoi
 
 
 def copy_where_the_cache_misses(compiled: CompiledKernel, stages: "_Stages | None" = None) -> CompiledKernel:
-    """``compiled``, its CTAs per SM chosen by the compiler, or the same graph at fewer CTAs per SM with the
-    constant table's copy in shared memory: where ``--constant-table auto`` declined the copy (it does not fit
-    beside the exchange slots at the CTAs chosen) and the warps' reads of the table in place would miss the
-    constant cache (``timing.misses_the_constant_cache``), the copy takes precedence over the CTAs per SM.
+    """``compiled``, its CTAs per SM chosen by the compiler, or the same graph with the constant table's copy in
+    shared memory (``--constant-table shared``) at the same CTAs per SM planned, fewer of them resident: where
+    ``--constant-table auto`` declined the copy (it does not fit beside the exchange slots at the CTAs chosen)
+    and the warps' reads of the table in place would miss the constant cache
+    (``timing.misses_the_constant_cache``), the copy takes precedence over occupancy.  The register plan keeps
+    the budget of the CTAs planned (the launcher's persistent grid holds the resident ones:
+    ``Target.resident_ctas``), and the options name the copy, so that compiling them again gives the same kernel.
     Only where its lower bound (``codegen.least_table_copy_bytes``) already exceeds the budget: most compiles
-    are decided without laying the kernel out.
-    The kernel is compiled again at the CTAs whose shared memory holds the copy (``Target.resident_ctas``),
-    where 'auto' takes it by its own rule (``codegen.lay_out``), so that the CTAs per SM the options carry are
-    the resident ones and the register plan has their budget.  Not where fewer than ``COPY_WARPS_PER_SM``
-    warps would be resident, nor where the user gave the CTAs per SM: 'auto' keeps its rule there.
+    are decided without laying the kernel out.  Not where fewer than ``COPY_WARPS_PER_SM`` warps would be
+    resident, nor where the user gave the CTAs per SM: 'auto' keeps its rule there.
 
-    Measured (H200, docs/measurements/2026-11-27-h200-copy, Mpoints/s, the copy against the cache at 8 warps):
-    GRI-Mech viscosity 454.9 / 295.9 (3 CTAs resident against 4), diffusion 194.6 / 35.0 (2 against 4);
-    n-heptane viscosity 245.2 / 152.2, diffusion 286.7 / 48.5, and at the budget of 2 CTAs 262.0.  Where the
-    reads fit the cache, fewer CTAs cost more than the copy gains: DME viscosity at 4 x 8, 7.9 KB read, 1517.6
-    with the copy (7 resident) against 1733.7 without."""
+    Measured (H200, Mpoints/s, 8 warps, the copy against the cache; docs/measurements/2026-11-27-h200-copy and
+    2026-11-27-h200-stripes): GRI-Mech viscosity 454.9 / 295.9 (3 CTAs resident against 4), diffusion
+    192.0-194.6 / 35.0 (2 against 4); n-heptane viscosity 245.2 / 152.2, diffusion 286.7-288.7 / 48.5.  Planned
+    at the resident count instead (the register budget of 2 or 3 CTAs), they ran no faster: GRI-Mech viscosity
+    456.3, n-heptane viscosity 244.1 and diffusion 286.5, and GRI-Mech diffusion at 143.0, 0.74x.  Where the reads
+    fit the cache, fewer CTAs cost more than the copy gains: DME viscosity at 4 x 8, 7.9 KB read, 1517.6 with
+    the copy (7 resident) against 1733.7 without."""
     programs, options = compiled.programs, compiled.options
     least = least_table_copy_bytes(programs)  # checks before laying out (seconds for n-heptane)
     if programs.constant_table != "auto" or least <= programs.table_budget:
@@ -228,9 +230,8 @@ def copy_where_the_cache_misses(compiled: CompiledKernel, stages: "_Stages | Non
     if resident * programs.warps < COPY_WARPS_PER_SM or not misses_the_constant_cache(
             programs, options.target, layout_with(programs, table_copy=False)):
         return compiled
-    fewer = _compile_graph(compiled.mechanism, compiled.kernel, compiled.graph,
-                           options.replace(ctas_per_sm=resident), stages)
-    return fewer if lay_out(fewer.programs).table_copy else compiled
+    return _compile_graph(compiled.mechanism, compiled.kernel, compiled.graph,
+                          options.replace(constant_table="shared"), stages)
 
 
 def warps_avoiding_spills(compiled: CompiledKernel) -> int | None:

@@ -41,8 +41,8 @@ class CompileOptions:
     ('shared': a warp-uniform ``LDS``, two adjacent constants of a loop iteration in one ``LDS.128``),
     or 'auto': the copy where it fits the shared memory the CTAs per SM leave a CTA beside its
     exchange slots (``codegen.lay_out``), or, where ``compile_kernel`` chooses the CTAs per SM and the
-    reads in place would miss the constant cache, at fewer CTAs per SM that hold it
-    (``compiler.copy_where_the_cache_misses``); else the cache.
+    reads in place would miss the constant cache, with fewer CTAs per SM resident than planned
+    (``compiler.copy_where_the_cache_misses``: the options then say 'shared'); else the cache.
     ``wilke_group``: outer species per Wilke sum of the viscosity kernel (None: the kernel's,
     ``singe.kernels.transport.wilke_groups``).  ``ctas_per_sm``: the occupancy target;
     None lets ``compile_kernel`` choose it from the register plan and shared

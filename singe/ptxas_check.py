@@ -93,11 +93,27 @@ class Settled:
 
 
 def needs_settling(compiled) -> bool:
-    """The kernel's CTAs per SM came from a plan whose floor is ``unchecked`` or ``uncertain`` and not yet
-    ``confirmed``."""
+    """The kernel's CTAs per SM came from a plan whose floor is ``unchecked`` or ``uncertain``, or that copies the
+    constant table beyond residency (``copies_beyond_residency``), and are not yet ``confirmed``."""
     plan = compiled.programs.plan
-    return (compiled.form != "tables" and plan is not None and (plan.unchecked or plan.uncertain)
-            and not plan.confirmed)
+    if compiled.form == "tables" or plan is None or plan.confirmed:
+        return False
+    return plan.unchecked or plan.uncertain or copies_beyond_residency(compiled)
+
+
+def copies_beyond_residency(compiled) -> bool:
+    """The constant table's copy in shared memory with more CTAs per SM planned than that memory leaves resident
+    (``compiler.copy_where_the_cache_misses``): the register plan counts no registers for the copy before the
+    slab loop, and there ptxas may need more than the planned count's budget (gri30_ion diffusion on sm_90 at
+    8 warps x 4 CTAs, 2 resident: 4 B of spills, none at 3)."""
+    from singe.codegen import kernel_shared_bytes, lay_out
+
+    programs, options = compiled.programs, compiled.options
+    overlaid = lay_out(programs)
+    if not overlaid.table_copy or options.ctas_per_sm is None:
+        return False
+    return options.target.resident_ctas(options.ctas_per_sm, kernel_shared_bytes(programs, overlaid)) \
+        < options.ctas_per_sm
 
 
 CODES = ("chosen", "given", "same code", "rescheduled")
@@ -150,11 +166,12 @@ def at_fewer_ctas(compiled, ctas: int):
     ``ctas``, with no more constant stripes in registers than ``compiled`` keeps
     (``RegisterPlan.stripe_limit``): the registers fewer CTAs leave go to ptxas's schedule of the same code
     rather than to constants or to a schedule holding more values."""
+    from singe.codegen import lay_out, register_stripes
     from singe.programs.plan import plan_registers
 
     assert ctas < compiled.options.ctas_per_sm, (ctas, compiled.options.ctas_per_sm)
     options = compiled.options.replace(ctas_per_sm=ctas)
-    kept = compiled.programs.plan.stripes_in_registers()
+    kept = register_stripes(compiled.programs, lay_out(compiled.programs))
     plan = dataclasses.replace(plan_registers(compiled.programs, options.target, ctas), stripe_limit=kept)
     return dataclasses.replace(compiled, options=options, programs=dataclasses.replace(compiled.programs, plan=plan))
 

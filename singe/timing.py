@@ -70,7 +70,7 @@ Instructions (``EXPANSIONS``)
       constant-bank operand on sm_80; the uniform moves of constants that
       sm_90 sets per slab) is ``ARCH_CODE``, by the preset's arch.
     * A warp-specialized ``Const`` operand in the warp's register stripes
-      (the first ``plan.slots_in_registers`` slots of its constant table)
+      (the first ``codegen.register_stripes`` stripes of its constant table)
       is two ``SHFL`` (hi and lo word) from the lane holding it, otherwise
       one warp-uniform load of the table (an L1 hit); constants have no data
       dependence, so they cost issue slots and shuffle throughput but never latency;
@@ -159,8 +159,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from singe.codegen import (BASELINE_THREADS, constants_in_bank, int_table_bytes, kernel_shared_bytes, lay_out,
-                            table_copy_bytes)
+from singe.codegen import (BASELINE_THREADS, constants_in_bank, emitted_plan, int_table_bytes, kernel_shared_bytes,
+                            lay_out, register_stripes, table_copy_bytes)
 from singe.codegen.dispatch import unswitched
 from singe.errors import SingeInternalError
 from singe.kernels.ir import OPCODES, Const, DataflowGraph, Reg
@@ -815,8 +815,8 @@ def layout_of(programs: WarpPrograms, overlaid=None):
 def warp_code(programs: WarpPrograms, arch: str = "sm_90", overlaid=None) -> list[WarpCode]:
     """Each warp's code as codegen lowers it for ``arch``: the kernel body's layout
     (``overlaid``, default ``singe.codegen.lay_out``: the overlay, or one switch outside the slab loop) gives the
-    per-warp constant tables (the first ``plan.slots_in_registers`` slots are
-    register stripes), the dispatch blocks, whether the units' loops are
+    per-warp constant tables (the first ``codegen.register_stripes`` stripes are
+    in registers), the dispatch blocks, whether the units' loops are
     emitted as loops, where the constant tables live and which units one warp runs alone."""
     units = [tuple(program_units(p)) for p in programs.programs]
     overlaid = layout_of(programs, overlaid)
@@ -825,7 +825,7 @@ def warp_code(programs: WarpPrograms, arch: str = "sm_90", overlaid=None) -> lis
     rolled = overlaid.loops > 0
     source_class = "other" if constants_in_bank(overlaid) else "ldg"
     table_class = "lds" if table_copy_bytes(overlaid) else source_class
-    kept = programs.plan.slots_in_registers(overlaid.slots)
+    kept = min(overlaid.slots, WARP_SIZE * register_stripes(programs, overlaid))
     code = arch_code(arch)
     slab = code.warp_switch_slab if programs.dispatch == "switch" else code.slab_overhead
     dispatch = dict(slab)  # every warp passes every dispatch block of the layout (an unswitched one: once)
@@ -1480,10 +1480,10 @@ def model(compiled, preset: "str | Preset | None" = None, ptxas=None, slabs: int
     preset = preset_for(preset or compiled.options.arch)
     programs = compiled.programs
     options = compiled.options
-    plan = _plan_for(programs, preset.register_budget(programs.threads, options.ctas_per_sm))
+    overlaid = lay_out(programs)
+    plan = emitted_plan(_plan_for(programs, preset.register_budget(programs.threads, options.ctas_per_sm)), overlaid)
     registers, spills, source = _registers(plan.predicted, plan.spilled, ptxas)
     ids = len({p.barrier_id for p in programs.sync_points} | {FULL_BARRIER_ID})
-    overlaid = lay_out(programs)
     occ = occupancy(preset, programs.warps, registers, kernel_shared_bytes(programs, overlaid), ids)
     timing = None
     if occ.ctas:

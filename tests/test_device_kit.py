@@ -22,6 +22,7 @@ def test_the_session_fits_one_device_call_in_order_of_worth(tmp_path):
                      "racecheck probe: named barriers",
                      "load probe: LDS.64, LDC.64, constant-bank operands; latency of dependent loads",
                      "fetch probe: code beyond the instruction cache",
+                     "local probe: latency of a dependent load of local memory (a spill)",
                      "ncu: instructions and stall reasons, first launch of each kernel",
                      "ncu: instructions and stall reasons of the variants",
                      "ncu: stalls per SASS instruction, DME viscosity and chemistry"]
@@ -55,7 +56,7 @@ def probes(tmp_path_factory):
 
 
 def test_the_probes_build_and_the_race_probe_refuses_an_unknown_mode(probes):
-    assert (probes / "mio").is_file() and (probes / "fetch").is_file()
+    assert all((probes / name).is_file() for name in ("mio", "fetch", "local"))
     done = subprocess.run([str(probes / "probe"), "sideways"], capture_output=True, text=True)
     assert done.returncode == 2 and "usage" in done.stderr
     assert done.stderr.split()[-1] == "|".join(device_kit.RACE_MODES)  # the session runs every mode the probe has
@@ -90,6 +91,22 @@ def test_the_load_probe_issues_the_loads_it_names(probes):
     assert sorted(chains) == ["0", "1"]
     assert chains["0"].count("LDS.64") == 1 and not indexed(chains["0"])  # the chain's one load per trip
     assert indexed(chains["1"]) == 1 and "LDS" not in chains["1"]
+
+
+@pytest.mark.skipif(bool(__import__("autotune.sass").sass.missing_tools()),
+                    reason="needs cuobjdump (pip install nvidia-cuda-cuobjdump)")
+def test_the_local_probe_chases_through_local_memory(probes):
+    """autotune/probes/local_latency.cu: each mode's array (1, 128, 4 and 16 KB a thread) stays in local memory,
+    and its chase loads it (``LDL``, as a spill's reload), one load per step, with no shared or global load."""
+    from autotune import sass
+
+    listing = subprocess.run([sass.tool("cuobjdump"), "-sass", str(probes / "local")], capture_output=True,
+                             text=True, check=True).stdout
+    bodies = dict(re.findall(r"Function : _Z5chaseILi(\d+)EEviPiPx(.*?)(?=Function :|\Z)", listing, re.S))
+    assert sorted(bodies, key=int) == ["128", "512", "2048", "16384"]
+    for body in bodies.values():
+        assert body.count("LDL") >= 2 and "STL" in body  # the array written, then chased
+        assert "LDS" not in body and "LDG" not in body
 
 
 def test_the_variants_are_command_lines_gpu_bench_reads(tmp_path):

@@ -200,10 +200,11 @@ def test_documented_transport_kernels_are_the_copy_sessions_runs():
 NEW_DEFAULTS_TABLE = "### The new defaults, timed (run 3"
 
 
-def new_defaults_mismatches(text: str, records: list[dict]) -> list[str]:
-    """Each row of run 3's table (kernel, setting, WS, baseline, **WS / baseline**) against its records."""
+def new_defaults_mismatches(text: str, records: list[dict], heading: str = NEW_DEFAULTS_TABLE) -> list[str]:
+    """Each row of the table under ``heading`` (run 3's by default: kernel, setting, WS, baseline,
+    **WS / baseline**) against its records."""
     timed = {(r["mechanism"], r["kernel"], r["style"]): r["mpoints_per_s"] for r in records}
-    table = text.split(NEW_DEFAULTS_TABLE, 1)[1].split("\n### ", 1)[0]
+    table = text.split(heading, 1)[1].split("\n### ", 1)[0]
     problems = []
     for line in table.splitlines():
         cells = [c.strip() for c in line.split("|")[1:-1]]
@@ -226,3 +227,58 @@ def test_documented_new_defaults_are_run_3():
     wrong = text.replace("| 130.6 | 105.5 | **1.24** |", "| 130.6 | 105.5 | **1.42** |", 1)
     assert new_defaults_mismatches(wrong, records) == [  # companion: a wrong number is caught
         "GRI-Mech diffusion: documented ['130.6', '105.5', '**1.42**'], measured ['130.6', '105.5', '**1.24**']"]
+
+
+STRIPES_SESSION = ROOT / "docs" / "measurements" / "2026-11-27-h200-stripes"
+STRIPES_TABLE = "### Constant stripes beside the copy, and where the copy is planned"
+RUN5_DEFAULTS_TABLE = "### The defaults, timed (run 5"
+STRIPES_RUNS = {"2": [COPY_SESSION / "run2_variants.json"], "3": [COPY_SESSION / "run3_defaults.json"],
+                "4": [STRIPES_SESSION / "defaults.json", STRIPES_SESSION / "variants.json"],
+                "5": [STRIPES_SESSION / "run5" / "defaults.json", STRIPES_SESSION / "run5" / "variants.json"]}
+
+
+def stripes_mismatches(text: str) -> list[str]:
+    """Each row of the stripes table (kernel, setting, registers, stripes, run, Mpoints/s) against the
+    warp-specialized record of its run with that mechanism, kernel, 8 warps and ptxas's registers."""
+    table = text.split(STRIPES_TABLE, 1)[1].split("\n### ", 1)[0]
+    problems = []
+    for line in table.splitlines():
+        cells = [c.strip() for c in line.split("|")[1:-1]]
+        if len(cells) != 6 or cells[0].split()[0] not in SETTING_NAMES:
+            continue
+        mechanism, kernel = SETTING_NAMES[cells[0].split()[0]], cells[0].split()[1]
+        records = [r for path in STRIPES_RUNS[cells[4]] for r in json.loads(path.read_text())
+                   if (r["mechanism"], r["kernel"], r["style"], r["options"]["warps"], str(r["registers"]))
+                   == (mechanism, kernel, "warp-specialized", 8, cells[2])]
+        if len(records) != 1:
+            problems.append(f"{cells[0]} run {cells[4]}, {cells[2]} registers: {len(records)} runs")
+        elif cells[5] != f"{records[0]['mpoints_per_s']:.1f}":
+            problems.append(f"{cells[0]} run {cells[4]}: documented {cells[5]}, measured "
+                            f"{records[0]['mpoints_per_s']:.1f}")
+    return problems
+
+
+def test_documented_stripes_and_planned_copies_are_the_runs():
+    text = README.read_text()
+    assert text.split(STRIPES_TABLE, 1)[1].split("\n### ", 1)[0].count("\n| ") == 10  # the head and 9 rows
+    assert stripes_mismatches(text) == []
+    wrong = text.replace("| 64 | 0 | 4 | 192.0 |", "| 64 | 0 | 4 | 129.0 |", 1)
+    assert stripes_mismatches(wrong) == ["GRI-Mech diffusion run 4: documented 129.0, measured 192.0"]  # companion
+    wrong = text.replace("| 115 | 0 | 5 | 142.0 |", "| 116 | 0 | 5 | 142.0 |", 1)
+    assert stripes_mismatches(wrong) == ["GRI-Mech diffusion run 5, 116 registers: 0 runs"]
+
+
+def test_documented_run_5_defaults_are_its_records():
+    text = README.read_text()
+    records = json.loads((STRIPES_SESSION / "run5" / "defaults.json").read_text())
+    assert all(r["table_copy_bytes"] for r in records if r["style"] == "warp-specialized")
+    assert new_defaults_mismatches(text, records, RUN5_DEFAULTS_TABLE) == []
+    wrong = text.replace("| 190.5 | 104.8 | **1.82** |", "| 190.5 | 104.8 | **1.28** |", 1)
+    assert new_defaults_mismatches(wrong, records, RUN5_DEFAULTS_TABLE) == [  # companion
+        "GRI-Mech diffusion: documented ['190.5', '104.8', '**1.28**'], measured ['190.5', '104.8', '**1.82**']"]
+
+
+def test_every_kernel_of_the_stripes_session_matched_the_reference():
+    records = [r for paths in STRIPES_RUNS.values() for path in paths if "stripes" in str(path)
+               for r in json.loads(path.read_text())]
+    assert len(records) == 12 + 4 + 8 + 1 and all(r["correct"] and r["max_error"] < 1e-14 for r in records)

@@ -11,8 +11,10 @@ from singe.cli import main
 from singe.codegen import generate
 from singe.codegen.nvcc import NvccResult, PtxasEntry, find_nvcc
 from singe.compiler import compile_kernel
+from singe.frontend import load_mechanism as singe_load
 from singe import ptxas_check
 from singe.ptxas_check import needs_settling, settle_ctas, settle_if_needed
+from cantera_reference import CANTERA_DATA
 from conftest import load
 
 
@@ -72,11 +74,29 @@ def test_settling_keeps_the_choice_and_its_warning_where_ptxas_spills_at_every_c
 
 
 def test_only_unchecked_plans_are_settled(monkeypatch):
-    """At the defaults' 8 warps (7 columns a warp, checked) ptxas is not run; without nvcc nothing is."""
-    narrow = compile_kernel(load("gri30"), "diffusion", warps=8)
+    """At 8 warps (7 columns a warp, checked) with the table read in place ptxas is not run; with the default
+    copy at 4 CTAs per SM planned, 2 resident, it is (``copies_beyond_residency``); without nvcc nothing is."""
+    narrow = compile_kernel(load("gri30"), "diffusion", warps=8, constant_table="cache")
     assert not needs_settling(narrow) and settle_if_needed(narrow) is None
+    copied = compile_kernel(load("gri30"), "diffusion", warps=8)
+    assert (copied.options.ctas_per_sm, copied.options.constant_table) == (4, "shared")
+    assert ptxas_check.copies_beyond_residency(copied) and needs_settling(copied)
+    given = compile_kernel(load("gri30"), "diffusion", warps=8, ctas_per_sm=2, constant_table="shared")
+    assert not ptxas_check.copies_beyond_residency(given)  # companion: 2 planned, 2 resident
     monkeypatch.setattr(ptxas_check, "find_nvcc", lambda: None)
     assert settle_if_needed(compile_kernel(load("gri30"), "diffusion", warps=4)) is None
+
+
+@pytest.mark.skipif(find_nvcc() is None, reason="nvcc (CUDA toolkit) not installed")
+def test_a_copy_beyond_residency_that_spills_is_settled():
+    """gri30_ion diffusion at the defaults (sm_90): the copy at 4 CTAs per SM planned, 2 resident, where ptxas
+    spills 4 B (the copy before the slab loop, which the register plan does not count); settled, the same code
+    at 3 compiles without spills."""
+    ion = compile_kernel(singe_load(CANTERA_DATA / "gri30_ion.yaml"), "diffusion", warps=8)
+    assert ptxas_check.copies_beyond_residency(ion)
+    settled = settle_if_needed(ion)
+    assert [(t.ctas, bool(t.spills)) for t in settled.trials] == [(4, True), (3, False)]
+    assert settled.compiled.options.ctas_per_sm == 3 and settled.compiled.options.constant_table == "shared"
 
 
 @pytest.mark.skipif(find_nvcc() is None, reason="nvcc (CUDA toolkit) not installed")

@@ -9,6 +9,8 @@ the pieces out.
 
 from __future__ import annotations
 
+import dataclasses
+
 import os
 import pathlib
 import tempfile
@@ -206,7 +208,7 @@ def generate(compiled, roll: bool | None = None) -> GeneratedKernel:
     options = compiled.options
     overlaid = lay_out(programs, roll)
     slots, stripes = overlaid.slots, overlaid.stripes
-    kept = programs.plan.stripes_in_registers(stripes)
+    kept = register_stripes(programs, overlaid)
     constant_memory = constants_in_bank(overlaid)
     table_copy = table_copy_bytes(overlaid)
     shared_bytes = kernel_shared_bytes(programs, overlaid)
@@ -259,7 +261,7 @@ def lay_out(programs, roll: bool | None = None) -> OverlaidKernel:
     fewer instructions (sm_90 SASS walk).  Timed on the H200 (docs/measurements/2026-11-27-h200-copy): 1.79x
     (DME viscosity), 2.60x (diffusion) and 2.11x (n-heptane viscosity) the same kernels reading the cache.
     Where the compiler chooses the CTAs per SM, ``compiler.copy_where_the_cache_misses`` also takes the copy
-    at fewer of them."""
+    where fewer of them stay resident."""
     if programs.dispatch == "switch":
         return warp_switch(programs)
     if programs.constant_table != "auto":
@@ -282,6 +284,22 @@ def layout_with(programs, table_copy: bool, roll: bool | None = None) -> Overlai
 @per_object
 def _layout(programs, table_copy: bool, roll: bool) -> OverlaidKernel:
     return overlay(programs, roll=roll, table_copy=table_copy)
+
+
+def emitted_plan(plan, overlaid: OverlaidKernel):
+    """``plan`` (a ``RegisterPlan``) as codegen follows it in the layout ``overlaid``: with no constant stripe in
+    registers where the constant table's copy is in shared memory.  A stripe in registers is read by two
+    ``SHFL`` from the lane holding the slot, the copy by one warp-uniform ``LDS.64``.
+
+    Measured (H200, docs/measurements/2026-11-27-h200-copy, Mpoints/s): GRI-Mech diffusion at 8 warps x 2 CTAs
+    with the copy and 23 of its 24 stripes in registers ran at 130.6, the copy at 4 CTAs planned (2 resident,
+    no stripes in registers) at 194.6; n-heptane diffusion 262.0 against 286.7."""
+    return dataclasses.replace(plan, stripe_limit=0) if overlaid.table_copy else plan
+
+
+def register_stripes(programs, overlaid: OverlaidKernel) -> int:
+    """Constant stripes each warp keeps in registers in the layout ``overlaid`` (``emitted_plan``)."""
+    return emitted_plan(programs.plan, overlaid).stripes_in_registers(overlaid.stripes)
 
 
 def constants_in_bank(overlaid: OverlaidKernel) -> bool:

@@ -158,11 +158,6 @@ class RegisterPlan:
             kept = 0 if self.all_stripes_or_none else self.stripe_limit
         return kept
 
-    def slots_in_registers(self, slots: int) -> int:
-        """How many of a per-warp constant table's ``slots`` codegen keeps in
-        registers (whole stripes from the first; the rest are loaded where used)."""
-        return min(slots, WARP_SIZE * self.stripes_in_registers(-(-slots // WARP_SIZE)))
-
     @property
     def need(self) -> int:
         """Registers per thread the kernel asks of ptxas: the widest warp's,

@@ -43,8 +43,8 @@ class CompileOptions:
     exchange slots (``codegen.lay_out``), or, where ``compile_kernel`` chooses the CTAs per SM and the
     reads in place would miss the constant cache, with fewer CTAs per SM resident than planned
     (``compiler.copy_where_the_cache_misses``: the options then say 'shared'); else the cache.
-    ``wilke_group``: outer species per Wilke sum of the viscosity kernel (None: the kernel's,
-    ``singe.kernels.transport.wilke_groups``).  ``ctas_per_sm``: the occupancy target;
+    ``wilke_group``: outer species per Wilke sum of the viscosity kernel (None: the kernel's at these
+    warps, ``singe.kernels.transport.balanced_wilke_group``).  ``ctas_per_sm``: the occupancy target;
     None lets ``compile_kernel`` choose it from the register plan and shared
     memory (``choose_ctas_per_sm``), and the compiled kernel's options carry the choice.
     """

@@ -153,6 +153,17 @@ def test_documented_copy_session_throughput_is_its_runs():
     assert documented_mismatches(README.read_text(), [pairs], COPY_PAPER_TABLE) == []
 
 
+def kernel_rows(text: str, heading: str, width: int | None = None):
+    """(mechanism, kernel, cells) of each row of the README's table under ``heading`` that names a kernel
+    (``SETTING_NAMES``) and, where ``width`` is given, has that many cells."""
+    table = text.split(heading, 1)[1].split("\n### ", 1)[0]
+    for line in table.splitlines():
+        cells = [c.strip() for c in line.split("|")[1:-1]]
+        if not cells or (width is not None and len(cells) != width) or cells[0].split()[0] not in SETTING_NAMES:
+            continue
+        yield SETTING_NAMES[cells[0].split()[0]], cells[0].split()[1], cells
+
+
 def transport_mismatches(text: str, records: list[dict]) -> list[str]:
     """Each row of the every-transport-kernel table (kernel, setting, --constant-table, read from, Mpoints/s,
     / baseline) against the warp-specialized record of that mechanism, kernel, warps x CTAs per SM ('--warps 8':
@@ -164,13 +175,8 @@ def transport_mismatches(text: str, records: list[dict]) -> list[str]:
                o["constant_table"], "copy" if r.get("table_copy_bytes") else "cache", r["setting"] == "paper")] = r
     baselines = {(r["mechanism"], r["kernel"]): r["mpoints_per_s"] for r in records
                  if r["style"] == "baseline" and r["setting"] == "defaults"}
-    table = text.split(EVERY_TRANSPORT_TABLE, 1)[1].split("\n### ", 1)[0]
     problems = []
-    for line in table.splitlines():
-        cells = [c.strip() for c in line.split("|")[1:-1]]
-        if len(cells) != 6 or cells[0].split()[0] not in SETTING_NAMES:
-            continue
-        mechanism, kernel = SETTING_NAMES[cells[0].split()[0]], cells[0].split()[1]
+    for mechanism, kernel, cells in kernel_rows(text, EVERY_TRANSPORT_TABLE, 6):
         shape, *rest = cells[1].split()
         warps, ctas = (8, None) if shape == "`--warps" else map(int, shape.split("x"))
         group = next((int(w[1:]) for w in rest if w.startswith("g")), None)
@@ -204,13 +210,8 @@ def new_defaults_mismatches(text: str, records: list[dict], heading: str = NEW_D
     """Each row of the table under ``heading`` (run 3's by default: kernel, setting, WS, baseline,
     **WS / baseline**) against its records."""
     timed = {(r["mechanism"], r["kernel"], r["style"]): r["mpoints_per_s"] for r in records}
-    table = text.split(heading, 1)[1].split("\n### ", 1)[0]
     problems = []
-    for line in table.splitlines():
-        cells = [c.strip() for c in line.split("|")[1:-1]]
-        if not cells or cells[0].split()[0] not in SETTING_NAMES:
-            continue
-        mechanism, kernel = SETTING_NAMES[cells[0].split()[0]], cells[0].split()[1]
+    for mechanism, kernel, cells in kernel_rows(text, heading):
         ws, base = timed[(mechanism, kernel, "warp-specialized")], timed[(mechanism, kernel, "baseline")]
         expected = [f"{ws:.1f}", f"{base:.1f}", f"**{ws / base:.2f}**"]
         if cells[2:5] != expected:
@@ -240,13 +241,8 @@ STRIPES_RUNS = {"2": [COPY_SESSION / "run2_variants.json"], "3": [COPY_SESSION /
 def stripes_mismatches(text: str) -> list[str]:
     """Each row of the stripes table (kernel, setting, registers, stripes, run, Mpoints/s) against the
     warp-specialized record of its run with that mechanism, kernel, 8 warps and ptxas's registers."""
-    table = text.split(STRIPES_TABLE, 1)[1].split("\n### ", 1)[0]
     problems = []
-    for line in table.splitlines():
-        cells = [c.strip() for c in line.split("|")[1:-1]]
-        if len(cells) != 6 or cells[0].split()[0] not in SETTING_NAMES:
-            continue
-        mechanism, kernel = SETTING_NAMES[cells[0].split()[0]], cells[0].split()[1]
+    for mechanism, kernel, cells in kernel_rows(text, STRIPES_TABLE, 6):
         records = [r for path in STRIPES_RUNS[cells[4]] for r in json.loads(path.read_text())
                    if (r["mechanism"], r["kernel"], r["style"], r["options"]["warps"], str(r["registers"]))
                    == (mechanism, kernel, "warp-specialized", 8, cells[2])]
@@ -282,3 +278,42 @@ def test_every_kernel_of_the_stripes_session_matched_the_reference():
     records = [r for paths in STRIPES_RUNS.values() for path in paths if "stripes" in str(path)
                for r in json.loads(path.read_text())]
     assert len(records) == 12 + 4 + 8 + 1 and all(r["correct"] and r["max_error"] < 1e-14 for r in records)
+
+
+WILKE_TABLE = "### Wilke groups that divide the species among the warps"
+WILKE_RUNS = {"6": ("run6/paper.json", "run6/variants.json"), "7": ("run7/paper.json", "run7/dme_10x4.json")}
+
+
+def wilke_mismatches(text: str) -> list[str]:
+    """Each row of the Wilke-group table (kernel, run, setting as given: 'WxC', 'W' with the CTAs chosen, and
+    'gN' for --wilke-group N; group; WS; baseline; **WS / baseline**) against the records of its run with those
+    options, both styles where the row gives a baseline."""
+    problems = []
+    for mechanism, _, cells in kernel_rows(text, WILKE_TABLE, 7):
+        run, words = cells[1], cells[2].split()
+        warps, _, ctas = words[0].partition("x")
+        group = int(words[1][1:]) if len(words) > 1 else None
+        given = (mechanism, int(warps), int(ctas) if ctas else None, group)
+        rate = {r["style"]: r["mpoints_per_s"]
+                for name in WILKE_RUNS[run] for r in json.loads((STRIPES_SESSION / name).read_text())
+                if (r["mechanism"], r["options"]["warps"], r["options"]["ctas_per_sm"],
+                    r["options"]["wilke_group"]) == given}
+        expected = [f"{rate['warp-specialized']:.1f}" if "warp-specialized" in rate else "no run"]
+        expected += [f"{rate['baseline']:.1f}", f"**{rate['warp-specialized'] / rate['baseline']:.2f}**"] \
+            if cells[5] else ["", ""]
+        if cells[4:] != expected:
+            problems.append(f"{cells[0]} run {run} {cells[2]}: documented {cells[4:]}, measured {expected}")
+    return problems
+
+
+def test_documented_wilke_groups_are_runs_6_and_7():
+    text = README.read_text()
+    assert text.split(WILKE_TABLE, 1)[1].split("\n### ", 1)[0].count("| DME viscosity |") == 7
+    assert wilke_mismatches(text) == []
+    wrong = text.replace("| 7 | 13x3 | 4 | 875.3 | 487.0 | **1.80** |", "| 7 | 13x3 | 4 | 875.3 | 487.0 | **1.08** |", 1)
+    assert wilke_mismatches(wrong) == [  # companion: a wrong number is caught
+        "n-heptane viscosity run 7 13x3: documented ['875.3', '487.0', '**1.08**'], measured "
+        "['875.3', '487.0', '**1.80**']"]
+    records = [r for names in WILKE_RUNS.values() for name in names
+               for r in json.loads((STRIPES_SESSION / name).read_text())]
+    assert len(records) == 4 + 6 + 4 + 2 and all(r["correct"] and r["max_error"] < 1e-14 for r in records)

@@ -120,7 +120,7 @@ class KernelSpec:
     kernel fixes for some operations before the mapper places the others;
     ``regroup(graph, warp_of, warps)``: the graph regrouped once every
     operation has a warp (a ``Regrouping``: the diffusion kernel's turns).  ``graph_options``: the
-    ``CompileOptions`` fields ``builder`` takes as keywords (viscosity's ``wilke_group``).
+    ``CompileOptions`` fields ``builder`` takes as keywords (viscosity's ``wilke_group`` and ``warps``).
     """
 
     name: str
@@ -188,7 +188,7 @@ KERNELS: dict[str, KernelSpec] = {spec.name: spec for spec in (
     KernelSpec("viscosity", transport.viscosity_graph, ("temperature", "mass_fractions"), ("viscosity",),
                reference_transport.viscosity, 1e-10, "mixture viscosity (Wilke)", cantera="viscosity",
                # the switch: each warp's constants at indices ptxas knows (no LDC.64), 5x the code (DME 15x3)
-               other_dispatch="switch", graph_options=("wilke_group",)),
+               other_dispatch="switch", graph_options=("wilke_group", "warps")),
     KernelSpec("diffusion", transport.diffusion_graph, ("temperature", "pressure", "mass_fractions"),
                ("diffusion",), reference_transport.mixture_diffusion, 1e-10,
                "mixture-averaged diffusion coefficients", cantera="mix_diff_coeffs",

@@ -142,10 +142,27 @@ shared loads, 46 registers and no spills on sm_90 and sm_80 (ptxas; the second r
 8-20 B when larger mechanisms kept one, before the loops' fences)."""
 
 
-def wilke_groups(n: int, size: int | None = None) -> list[tuple[int, ...]]:
+def balanced_wilke_group(n: int, warps: int | None = None) -> int:
+    """Outer species per Wilke operation when ``--wilke-group`` is not given, for ``n`` species at ``warps`` warps
+    per CTA: one operation a warp where the warps divide the species into groups larger than ``WILKE_GROUP``
+    and no larger than ``MAX_WILKE_GROUP`` (n-heptane's 52 species at 13 warps: 4; DME's 30 at 10: 3), else
+    ``WILKE_GROUP``.  A larger group reads each p_j and q_j once for more outer species: fewer shared loads,
+    the viscosity kernels' bound.
+
+    Measured (H200, docs/measurements/2026-11-27-h200-stripes, run 6, Mpoints/s): n-heptane viscosity at the
+    paper's 13 warps x 3 CTAs, 889.7 in groups of 4 against 779.8 in groups of 2 (its baseline: 480.2); DME at
+    10 x 4, 2213.5 in groups of 3 against 1728.0 in groups of 2 (run 2; its 15 x 3 in groups of 2: 1914.4)."""
+    from singe.options import MAX_WILKE_GROUP
+
+    if warps and n % warps == 0 and WILKE_GROUP < n // warps <= MAX_WILKE_GROUP:
+        return n // warps
+    return WILKE_GROUP
+
+
+def wilke_groups(n: int, size: int | None = None, warps: int | None = None) -> list[tuple[int, ...]]:
     """The outer species of each Wilke operation: consecutive runs of ``size`` (``--wilke-group``; None:
-    ``WILKE_GROUP``)."""
-    size = size or WILKE_GROUP
+    ``balanced_wilke_group`` at ``warps`` warps per CTA)."""
+    size = size or balanced_wilke_group(n, warps)
     return [tuple(range(k, min(k + size, n))) for k in range(0, n, size)]
 
 
@@ -187,9 +204,10 @@ def wilke_op(ks, weights: np.ndarray) -> Operation:
     return _op(b, f"wilke_{'_'.join(map(str, ks))}", "species", inputs, [wilke_term_name(ks)])
 
 
-def viscosity_graph(mech: Mechanism, wilke_group: int | None = None) -> DataflowGraph:
+def viscosity_graph(mech: Mechanism, wilke_group: int | None = None, warps: int | None = None) -> DataflowGraph:
     """ln T (one warp, shared), per species p_k, q_k, r_k (``viscosity_species_op``), one Wilke
-    operation per group of outer species (``wilke_groups``), a reduction of their terms, the write."""
+    operation per group of outer species (``wilke_groups``: ``wilke_group`` species, or as ``warps`` warps per
+    CTA balance them), a reduction of their terms, the write."""
     fits = fit_transport(mech)
     index = mech.transported_indices
     weights = mech.molecular_weights[index]
@@ -197,7 +215,7 @@ def viscosity_graph(mech: Mechanism, wilke_group: int | None = None) -> Dataflow
     # the last species first: the scheduler's ties follow graph order, so the warp computing ln T (the
     # first, mapping's tie) shares it before computing its own species, which come last
     ops = [temperature_op(replicated=False)] + species[::-1]
-    groups = wilke_groups(len(index), wilke_group)
+    groups = wilke_groups(len(index), wilke_group, warps)
     ops += [wilke_op(ks, weights) for ks in groups]
     ops.append(reduction_op("viscosity_sum", [wilke_term_name(ks) for ks in groups], "mixture_viscosity"))
     write = InstrBuilder("wv")

@@ -34,7 +34,8 @@ import numpy as np
 import singe
 from singe import KERNELS, PLACEMENTS, TARGETS, CompileOptions, OptionError, SingeError, SingeInputError, kernel_spec
 from singe.codegen.nvcc import ptxas_entry
-from singe.options import CONSTANT_TABLES, MAX_WILKE_GROUP
+from singe.kernels.transport import MAX_WILKE_GROUP
+from singe.options import CONSTANT_TABLES
 
 DEFAULT_WEIGHTS = "1,0.5,1;1,0,0;0.2,1,3"
 AXES = ("warps", "ctas_per_sm", "qssa_warps", "weights", "placement", "constant_table", "wilke_group")

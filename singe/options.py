@@ -6,6 +6,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from singe.errors import OptionError
+from singe.kernels.transport import MAX_WILKE_GROUP
 from singe.targets import TARGETS, Target
 
 PLACEMENTS = ("auto", "store", "buffer", "mixed")
@@ -13,7 +14,6 @@ FORMS = ("auto", "unrolled", "tables")  # the chemistry kernel's form (singe.ker
 DISPATCHES = ("auto", "overlay", "switch")  # how the warps' programs become one body (singe.codegen.lay_out)
 CONSTANT_TABLES = ("auto", "cache", "shared")  # where the overlay reads its per-warp constant tables (singe.codegen)
 MAX_WARPS = 32  # 1024 threads per CTA
-MAX_WILKE_GROUP = 8  # outer species per Wilke sum (each a running sum and its r_k in registers)
 MAX_CTAS_PER_SM = 16
 STAGE_CTAS_PER_SM = 2
 """CTAs per SM the stages plan for when called directly with options that leave

@@ -21,7 +21,7 @@ from singe.codegen import generate
 from singe.codegen.nvcc import compile_cuda, find_nvcc
 from singe.codegen.overlay import _Constants
 from singe.compiler import compile_kernel
-from singe.kernels.transport import wilke_groups, wilke_op
+from singe.kernels.transport import WILKE_GROUP, balanced_wilke_group, wilke_groups, wilke_op
 from singe.codegen.render import READ, render_unit
 from singe.kernels.ir import Const, Imm, InstrBuilder, Operation, Reg
 from singe.programs.lowering import (FULL_UNROLL_ITERATIONS, LOOP_UNROLL, ComputeUnit, Loop, LoopSummary,
@@ -194,6 +194,22 @@ def test_wilke_sums_are_grouped_in_pairs():
     """Pairs of outer species, in every mechanism (n-heptane's 52 too)."""
     assert wilke_groups(10)[:2] == [(0, 1), (2, 3)] and wilke_groups(7)[-1] == (6,)
     assert wilke_groups(52)[-1] == (50, 51) and len(wilke_groups(53)) == 27
+
+
+def test_the_default_wilke_group_gives_each_warp_one_sum_where_the_warps_divide_the_species():
+    """``balanced_wilke_group``: n-heptane's 52 species at the paper's 13 warps in groups of 4 (13 sums, one a
+    warp), DME's 30 at 10 in groups of 3; pairs where the warps do not divide the species (8 warps), where the
+    group would be larger than ``MAX_WILKE_GROUP`` (52 at 4 warps: 13) or smaller than a pair (30 at 30).  The
+    compiled kernel follows it, and a group given on the command line wins."""
+    assert balanced_wilke_group(52, 13) == 4 and balanced_wilke_group(30, 10) == 3
+    assert [balanced_wilke_group(n, w) for n, w in ((30, 15), (52, 8), (53, 8), (52, 4), (30, 30), (30, None))] \
+        == [WILKE_GROUP] * 6
+    assert wilke_groups(52, warps=13) == [tuple(range(k, k + 4)) for k in range(0, 52, 4)]
+    heptane = compile_kernel(load("heptane"), "viscosity", warps=13, ctas_per_sm=3)
+    wilke = [op for op in heptane.graph.operations if op.name.startswith("wilke_")]
+    assert len(wilke) == 13
+    given = compile_kernel(load("heptane"), "viscosity", warps=13, ctas_per_sm=3, wilke_group=2)
+    assert len([op for op in given.graph.operations if op.name.startswith("wilke_")]) == 26  # companion
 
 
 def test_the_wilke_group_is_an_option():

@@ -132,6 +132,7 @@ def viscosity_species_op(k: int, coefficients, weight: float) -> Operation:
     return _op(b, f"viscosity_species_{k}", "species", ["lnT"], [f"p{k}", f"q{k}", f"r{k}"])
 
 
+MAX_WILKE_GROUP = 8  # outer species per Wilke sum (each a running sum and its r_k in registers)
 WILKE_GROUP = 2
 """Outer species per Wilke operation: their sums run over the inner species j together, so that a
 warp reads p_j and q_j once for the group (DME viscosity at the paper's 15 warps: one group per
@@ -152,8 +153,6 @@ def balanced_wilke_group(n: int, warps: int | None = None) -> int:
     Measured (H200, docs/measurements/2026-11-27-h200-stripes, run 6, Mpoints/s): n-heptane viscosity at the
     paper's 13 warps x 3 CTAs, 889.7 in groups of 4 against 779.8 in groups of 2 (its baseline: 480.2); DME at
     10 x 4, 2213.5 in groups of 3 against 1728.0 in groups of 2 (run 2; its 15 x 3 in groups of 2: 1914.4)."""
-    from singe.options import MAX_WILKE_GROUP
-
     if warps and n % warps == 0 and WILKE_GROUP < n // warps <= MAX_WILKE_GROUP:
         return n // warps
     return WILKE_GROUP

@@ -92,7 +92,11 @@ def mechanism_path(name: str) -> pathlib.Path:
     """A mechanism of the shared mechanisms folder beside the repository, a bundled one, or a path."""
     folder = {"dodecane": "dodecane_qss"}.get(name, name)
     candidates = [SHARED / folder / f"{name}.inp", bundled_path(name), pathlib.Path(name)]
-    return next(p for p in candidates if p is not None and p.is_file())
+    found = [p for p in candidates if p is not None and p.is_file()]
+    if not found:
+        raise SystemExit(f"no mechanism {name!r}: not {SHARED / folder / (name + '.inp')} (the shared mechanisms "
+                         f"beside the repository), not a bundled one, not a file")
+    return found[0]
 
 
 def report(lines: list[str], rows: list, json_path: str | None) -> int:

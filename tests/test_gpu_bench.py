@@ -155,3 +155,11 @@ def test_labels_and_records_name_the_constant_table():
     assert pairs[("h2o2", "viscosity")]["table"] == "cache"
     assert "--constant-table cache compares like with like" in measured_lines([], pairs, "auto")[-1]
     assert "like with like" not in "\n".join(measured_lines([], pairs, "cache"))
+
+
+def test_an_unknown_mechanism_is_named_not_a_traceback():
+    from autotune.bench import mechanism_path
+
+    assert mechanism_path("gri30").name == "gri30.inp"  # bundled
+    with pytest.raises(SystemExit, match=r"no mechanism 'octane': not .*octane.inp \(the shared mechanisms"):
+        mechanism_path("octane")

@@ -23,8 +23,8 @@ costs device time.  This builds here, into ``FOLDER``:
   ``Target.unshared_fetch`` and ``shared_fetch``, measured on the H200).
 - ``variants/``: command lines of configurations beyond the paper's and the defaults, timed with them
   (``VARIANTS``: the constant table read in place at the paper's DME viscosity, the control of the copy;
-  GRI-Mech diffusion at the defaults against the copy planned at the CTAs resident; viscosity at warp counts
-  that divide the species count).
+  GRI-Mech diffusion at the defaults against the copy planned at 2 and 3 CTAs; viscosity in Wilke groups
+  that give every warp one sum).
 - ``run.sh``: the session, in order of worth, each step under its own time limit, output in ``$OUT``:
   1. the timing run (gpu_bench, no sanitizer), then the variants' warp-specialized kernels;
   2. compute-sanitizer racecheck and synccheck of every warp-specialized kernel at 65,536 points;
@@ -91,11 +91,16 @@ VARIANTS = {  # name -> a singe command line (gpu_bench --sweep-best reads it), 
     # docs/measurements/2026-11-27-h200-stripes).
     "gri30_diffusion_8": "singe gri30 --kernels diffusion --warps 8",
     "gri30_diffusion_8x2_shared": "singe gri30 --kernels diffusion --warps 8 --ctas-per-sm 2 --constant-table shared",
-    # Viscosity at warp counts that do not divide the species count, against those that do: n-heptane (52
-    # species) at 13 warps ran at 3.2x its 8, DME (30) at 15 x 3 at 1.6x its 12 x 3 (the overlay cannot merge
-    # the warps' programs: masked and switched blocks).
+    # GRI-Mech diffusion's copy planned at 3 CTAs (80 registers, 2 resident): between the 64 registers of the
+    # default and the 115 of the control, whose code stalls on instruction fetch (ncu 'no instruction' 9.31
+    # against 3.34 per issued instruction, run 8).
+    "gri30_diffusion_8x3_shared": "singe gri30 --kernels diffusion --warps 8 --ctas-per-sm 3 --constant-table shared",
+    # Viscosity and its Wilke groups (transport.balanced_wilke_group): n-heptane at 4 warps, where one sum a warp
+    # would take 13 outer species, beyond MAX_WILKE_GROUP (pairs, 6.5 a warp), and at 26 (pairs, one a warp); DME
+    # at 6 warps in groups of 5 (2144.3 Mpoints/s in run 6 at the CTAs chosen, 5) at 6 CTAs.
     "heptane_viscosity_4x4": "singe heptane.inp --kernels viscosity --warps 4 --ctas-per-sm 4",
-    "dme_viscosity_5x6": "singe dme.inp --kernels viscosity --warps 5 --ctas-per-sm 6",
+    "heptane_viscosity_26x1": "singe heptane.inp --kernels viscosity --warps 26 --ctas-per-sm 1",
+    "dme_viscosity_6x6": "singe dme.inp --kernels viscosity --warps 6 --ctas-per-sm 6",
 }
 
 

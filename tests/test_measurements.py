@@ -317,3 +317,13 @@ def test_documented_wilke_groups_are_runs_6_and_7():
     records = [r for names in WILKE_RUNS.values() for name in names
                for r in json.loads((STRIPES_SESSION / name).read_text())]
     assert len(records) == 4 + 6 + 4 + 2 and all(r["correct"] and r["max_error"] < 1e-14 for r in records)
+
+
+def test_the_latest_paper_measurements_are_the_stored_runs():
+    """paper_latest.json (what the speedup plot draws): run 7's viscosity, the copy session's run 1 for the
+    other four kernels at the paper's settings, nothing else."""
+    latest = json.loads((STRIPES_SESSION / "paper_latest.json").read_text())
+    older = [r for r in json.loads((COPY_SESSION / "run1_timing.json").read_text())
+             if r["setting"] == "paper" and r["kernel"] != "viscosity"]
+    assert latest == older + json.loads((STRIPES_SESSION / "run7" / "paper.json").read_text())
+    assert len(paper_pairs(latest)) == 6

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from singe.codegen import copied_shared_bytes, lay_out, layout_with, least_table_copy_bytes
+from singe.codegen import copied_shared_bytes, layout_with, least_table_copy_bytes
 from singe.frontend.kernel_inputs import check_transport_kernel
 from singe.kernels import build_graph
 from singe.kernels.chemistry_tables import ChemistryTables, chemistry_tables

@@ -93,11 +93,12 @@ VARIANTS = {  # name -> a singe command line (gpu_bench --sweep-best reads it), 
     "gri30_diffusion_8x2_shared": "singe gri30 --kernels diffusion --warps 8 --ctas-per-sm 2 --constant-table shared",
     # GRI-Mech diffusion's copy planned at 3 CTAs (80 registers, 2 resident): between the 64 registers of the
     # default and the 115 of the control, whose code stalls on instruction fetch (ncu 'no instruction' 9.31
-    # against 3.34 per issued instruction, run 8).
+    # against 3.34 per issued instruction, run 8); it ran at 153.2 (run 9).
     "gri30_diffusion_8x3_shared": "singe gri30 --kernels diffusion --warps 8 --ctas-per-sm 3 --constant-table shared",
     # Viscosity and its Wilke groups (transport.balanced_wilke_group): n-heptane at 4 warps, where one sum a warp
     # would take 13 outer species, beyond MAX_WILKE_GROUP (pairs, 6.5 a warp), and at 26 (pairs, one a warp); DME
-    # at 6 warps in groups of 5 (2144.3 Mpoints/s in run 6 at the CTAs chosen, 5) at 6 CTAs.
+    # at 6 warps in groups of 5 (2144.3 Mpoints/s in run 6 at the CTAs chosen, 5) at 6 CTAs.  Run 9: 210.9,
+    # 660.2 and 2191.9 (docs/measurements/2026-11-27-h200-stripes).
     "heptane_viscosity_4x4": "singe heptane.inp --kernels viscosity --warps 4 --ctas-per-sm 4",
     "heptane_viscosity_26x1": "singe heptane.inp --kernels viscosity --warps 26 --ctas-per-sm 1",
     "dme_viscosity_6x6": "singe dme.inp --kernels viscosity --warps 6 --ctas-per-sm 6",

@@ -235,7 +235,8 @@ STRIPES_TABLE = "### Constant stripes beside the copy, and where the copy is pla
 RUN5_DEFAULTS_TABLE = "### The defaults, timed (run 5"
 STRIPES_RUNS = {"2": [COPY_SESSION / "run2_variants.json"], "3": [COPY_SESSION / "run3_defaults.json"],
                 "4": [STRIPES_SESSION / "defaults.json", STRIPES_SESSION / "variants.json"],
-                "5": [STRIPES_SESSION / "run5" / "defaults.json", STRIPES_SESSION / "run5" / "variants.json"]}
+                "5": [STRIPES_SESSION / "run5" / "defaults.json", STRIPES_SESSION / "run5" / "variants.json"],
+                "9": [STRIPES_SESSION / "run9" / "variants.json"]}
 
 
 def stripes_mismatches(text: str) -> list[str]:
@@ -256,7 +257,7 @@ def stripes_mismatches(text: str) -> list[str]:
 
 def test_documented_stripes_and_planned_copies_are_the_runs():
     text = README.read_text()
-    assert text.split(STRIPES_TABLE, 1)[1].split("\n### ", 1)[0].count("\n| ") == 10  # the head and 9 rows
+    assert text.split(STRIPES_TABLE, 1)[1].split("\n### ", 1)[0].count("\n| ") == 11  # the head and 10 rows
     assert stripes_mismatches(text) == []
     wrong = text.replace("| 64 | 0 | 4 | 192.0 |", "| 64 | 0 | 4 | 129.0 |", 1)
     assert stripes_mismatches(wrong) == ["GRI-Mech diffusion run 4: documented 129.0, measured 192.0"]  # companion
@@ -277,11 +278,12 @@ def test_documented_run_5_defaults_are_its_records():
 def test_every_kernel_of_the_stripes_session_matched_the_reference():
     records = [r for paths in STRIPES_RUNS.values() for path in paths if "stripes" in str(path)
                for r in json.loads(path.read_text())]
-    assert len(records) == 12 + 4 + 8 + 1 and all(r["correct"] and r["max_error"] < 1e-14 for r in records)
+    assert len(records) == 12 + 4 + 8 + 1 + 4 and all(r["correct"] and r["max_error"] < 1e-14 for r in records)
 
 
 WILKE_TABLE = "### Wilke groups that divide the species among the warps"
-WILKE_RUNS = {"6": ("run6/paper.json", "run6/variants.json"), "7": ("run7/paper.json", "run7/dme_10x4.json")}
+WILKE_RUNS = {"6": ("run6/paper.json", "run6/variants.json"), "7": ("run7/paper.json", "run7/dme_10x4.json"),
+              "9": ("run9/variants.json",)}
 
 
 def wilke_mismatches(text: str) -> list[str]:
@@ -308,7 +310,7 @@ def wilke_mismatches(text: str) -> list[str]:
 
 def test_documented_wilke_groups_are_runs_6_and_7():
     text = README.read_text()
-    assert text.split(WILKE_TABLE, 1)[1].split("\n### ", 1)[0].count("| DME viscosity |") == 7
+    assert text.split(WILKE_TABLE, 1)[1].split("\n### ", 1)[0].count("| DME viscosity |") == 8
     assert wilke_mismatches(text) == []
     wrong = text.replace("| 7 | 13x3 | 4 | 875.3 | 487.0 | **1.80** |", "| 7 | 13x3 | 4 | 875.3 | 487.0 | **1.08** |", 1)
     assert wilke_mismatches(wrong) == [  # companion: a wrong number is caught
@@ -316,7 +318,7 @@ def test_documented_wilke_groups_are_runs_6_and_7():
         "['875.3', '487.0', '**1.80**']"]
     records = [r for names in WILKE_RUNS.values() for name in names
                for r in json.loads((STRIPES_SESSION / name).read_text())]
-    assert len(records) == 4 + 6 + 4 + 2 and all(r["correct"] and r["max_error"] < 1e-14 for r in records)
+    assert len(records) == 4 + 6 + 4 + 2 + 4 and all(r["correct"] and r["max_error"] < 1e-14 for r in records)
 
 
 def test_the_latest_paper_measurements_are_the_stored_runs():

@@ -25,6 +25,8 @@ costs device time.  This builds here, into ``FOLDER``:
   (``VARIANTS``: the constant table read in place at the paper's DME viscosity, the control of the copy;
   GRI-Mech diffusion at the defaults against the copy planned at 2 and 3 CTAs; viscosity in Wilke groups
   that give every warp one sum).
+- ``session.sh``: what every script on the device does first (the wheels, the build cache, the mechanisms, the
+  step mark); ``run.sh`` sources it, and a script written for one question should too.
 - ``run.sh``: the session, in order of worth, each step under its own time limit, output in ``$OUT``:
   1. the timing run (gpu_bench, no sanitizer), then the variants' warp-specialized kernels;
   2. compute-sanitizer racecheck and synccheck of every warp-specialized kernel at 65,536 points;
@@ -191,8 +193,23 @@ def kit_path(folder: pathlib.Path) -> pathlib.Path:
     return folder.relative_to(ROOT) if folder.is_relative_to(ROOT) else folder
 
 
+def session_script(folder: pathlib.Path) -> str:
+    """What every script run on the device needs first, as bash to source from the repository root there
+    (``session.sh``: ``run.sh`` sources it, and so does a script written for one question): the kit's wheels on
+    the path, its build cache, the shared mechanisms beside the checkout, the step mark and the device's name."""
+    kit = kit_path(folder)
+    return "\n".join([
+        f"# written by autotune/device_kit.py; source it from the repository root: source {kit}/session.sh",
+        "export PYTHONUNBUFFERED=1",
+        f"python3 -m pip install -q --no-index --no-deps --target /tmp/site {kit}/wheels/*.whl || exit 1",
+        f'export PYTHONPATH=/tmp/site:$PWD SINGE_CACHE=$PWD/{kit}/cache',
+        f"mkdir -p ../shared && cp -r {kit}/shared/mechanisms ../shared/",
+        "nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv,noheader; nvcc --version | tail -1",
+        f'step() {{ echo "{STEP_MARK}$(date +%T) $1"; }}', ""])
+
+
 def run_script(folder: pathlib.Path, args, variants: list[pathlib.Path] = ()) -> str:
-    """The device session, as bash, run from the repository root there."""
+    """The device session, as bash, run from the repository root there (after ``session_script``)."""
     kit = kit_path(folder)
     bench = gpu_bench(bench_arguments(args))
     paper = gpu_bench(paper_arguments(args, args.mechanisms, args.kernels))
@@ -202,12 +219,7 @@ def run_script(folder: pathlib.Path, args, variants: list[pathlib.Path] = ()) ->
         "#!/bin/bash",
         f"# written by autotune/device_kit.py; run from the repository root: bash {kit}/run.sh",
         'exec > >(tee "$OUT/log.txt") 2>&1',
-        "export PYTHONUNBUFFERED=1",
-        f"python3 -m pip install -q --no-index --no-deps --target /tmp/site {kit}/wheels/*.whl || exit 1",
-        f'export PYTHONPATH=/tmp/site:$PWD SINGE_CACHE=$PWD/{kit}/cache',
-        f"mkdir -p ../shared && cp -r {kit}/shared/mechanisms ../shared/",
-        "nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv,noheader; nvcc --version | tail -1",
-        f'step() {{ echo "{STEP_MARK}$(date +%T) $1"; }}',
+        f"source {kit}/session.sh",
         "step 'timing'",
         f"timeout {LIMITS['timing']} {bench} --points {args.points} --no-sanitizer "
         '--json "$OUT/timing.json" --plot "$OUT/timing.png"',
@@ -279,6 +291,7 @@ def main(argv=None) -> int:
     copy_mechanisms(folder, args.mechanisms.split(","))
     download_wheels(folder)
     build_probes(folder, args.arch)
+    (folder / "session.sh").write_text(session_script(folder))
     script = folder / "run.sh"
     script.write_text(run_script(folder, args, variants))
     size = sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())

@@ -190,8 +190,8 @@ def choose_ctas_per_sm(mech: Mechanism, kernel: str, graph: DataflowGraph, confi
         except OptionError:  # the mapping does not fit this CTA's shared memory
             continue
         if compiled.programs.plan.fits():
-            return copy_where_the_cache_misses(compiled, stages)
-    return copy_where_the_cache_misses(first, stages)
+            return copy_where_the_cache_misses(compiled)
+    return copy_where_the_cache_misses(first)
 
 
 COPY_WARPS_PER_SM = 12
@@ -200,14 +200,15 @@ it costs CTAs (n-heptane diffusion at 4 warps x 3 CTAs with the copy: 298.4 Mpoi
 188.0 at 4 x 4 and 48.5 at 8 x 4 reading the cache); ``copy_where_the_cache_misses`` goes no lower."""
 
 
-def copy_where_the_cache_misses(compiled: CompiledKernel, stages: "_Stages | None" = None) -> CompiledKernel:
+def copy_where_the_cache_misses(compiled: CompiledKernel) -> CompiledKernel:
     """``compiled``, its CTAs per SM chosen by the compiler, or the same graph with the constant table's copy in
     shared memory (``--constant-table shared``) at the same CTAs per SM planned, fewer of them resident: where
     ``--constant-table auto`` declined the copy (it does not fit beside the exchange slots at the CTAs chosen)
     and the warps' reads of the table in place would miss the constant cache
     (``timing.misses_the_constant_cache``), the copy takes precedence over occupancy.  The register plan keeps
     the budget of the CTAs planned (the launcher's persistent grid holds the resident ones:
-    ``Target.resident_ctas``), and the options name the copy, so that compiling them again gives the same kernel.
+    ``Target.resident_ctas``), and the options name the copy, so that compiling them again gives the same kernel
+    (``with_table_copy``).
     Only where its lower bound (``codegen.least_table_copy_bytes``) already exceeds the budget: most compiles
     are decided without laying the kernel out.  Not where fewer than ``COPY_WARPS_PER_SM`` warps would be
     resident, nor where the user gave the CTAs per SM: 'auto' keeps its rule there.
@@ -230,8 +231,15 @@ def copy_where_the_cache_misses(compiled: CompiledKernel, stages: "_Stages | Non
     if resident * programs.warps < COPY_WARPS_PER_SM or not misses_the_constant_cache(
             programs, options.target, layout_with(programs, table_copy=False)):
         return compiled
-    return _compile_graph(compiled.mechanism, compiled.kernel, compiled.graph,
-                          options.replace(constant_table="shared"), stages)
+    return with_table_copy(compiled)
+
+
+def with_table_copy(compiled: CompiledKernel) -> CompiledKernel:
+    """``compiled`` with ``--constant-table shared``: the mapping and the warp programs do not depend on the
+    option (only ``codegen.lay_out`` reads it), so they are kept, not made again."""
+    options = compiled.options.replace(constant_table="shared")
+    return dataclasses.replace(compiled, options=options, mapping=dataclasses.replace(compiled.mapping, options=options),
+                               programs=dataclasses.replace(compiled.programs, constant_table="shared"))
 
 
 def warps_avoiding_spills(compiled: CompiledKernel) -> int | None:

@@ -37,8 +37,9 @@ def test_the_session_fits_one_device_call_in_order_of_worth(tmp_path):
     profiled = script.split("of the variants'")[1].split("step '")[0]
     assert profiled.count("--sweep-best") == len(device_kit.VARIANTS) and "--settings ''" in profiled
     assert "sm_90a" not in script  # setmaxnreg, answered on two devices, has left the kit
-    assert f"SINGE_CACHE=$PWD/{folder}/cache" in script
-    assert 'step() { echo "== $(date +%T) $1"; }' in script  # the mark step_output reads
+    session = device_kit.session_script(folder)
+    assert f"source {folder}/session.sh" in script and f"SINGE_CACHE=$PWD/{folder}/cache" in session
+    assert 'step() { echo "== $(date +%T) $1"; }' in session  # the mark step_output reads
     assert "--no-sanitizer" in script.split("step 'compute-sanitizer")[0]  # timing runs without the sanitizer
     assert sum(device_kit.LIMITS.values()) + 30 <= 600  # the device's limit for one command
     outputs = set(re.findall(r'\$OUT/([\w.]+)', script))

@@ -97,13 +97,15 @@ VARIANTS = {  # name -> a singe command line (gpu_bench --sweep-best reads it), 
     # default and the 115 of the control, whose code stalls on instruction fetch (ncu 'no instruction' 9.31
     # against 3.34 per issued instruction, run 8); it ran at 153.2 (run 9).
     "gri30_diffusion_8x3_shared": "singe gri30 --kernels diffusion --warps 8 --ctas-per-sm 3 --constant-table shared",
-    # Viscosity and its Wilke groups (transport.balanced_wilke_group): n-heptane at 4 warps, where one sum a warp
-    # would take 13 outer species, beyond MAX_WILKE_GROUP (pairs, 6.5 a warp), and at 26 (pairs, one a warp); DME
-    # at 6 warps in groups of 5 (2144.3 Mpoints/s in run 6 at the CTAs chosen, 5) at 6 CTAs.  Run 9: 210.9,
-    # 660.2 and 2191.9 (docs/measurements/2026-11-27-h200-stripes).
+    # Viscosity and its Wilke groups (transport.balanced_wilke_group).  Since 2026-11-27 (night) the defaults (8 warps,
+    # which divide none of DME's 30, n-heptane's 52 and GRI-Mech's 53 species) take one sum a warp, in groups of 4,
+    # 7 and 7; these are the former defaults, in pairs, the rule's control (untimed on a GPU when it was made: the
+    # sm_90 SASS walk issues 7,933 -> 7,352, 31,636 -> 20,701 and 31,142 -> 19,966 per point).  n-heptane at 4
+    # warps now takes two sums a warp in groups of 7 (in pairs, 6.5 a warp, it ran at 210.9 in run 9).
+    "dme_viscosity_8_pairs": "singe dme.inp --kernels viscosity --warps 8 --wilke-group 2",
+    "heptane_viscosity_8_pairs": "singe heptane.inp --kernels viscosity --warps 8 --wilke-group 2",
+    "gri30_viscosity_8_pairs": "singe gri30 --kernels viscosity --warps 8 --wilke-group 2",
     "heptane_viscosity_4x4": "singe heptane.inp --kernels viscosity --warps 4 --ctas-per-sm 4",
-    "heptane_viscosity_26x1": "singe heptane.inp --kernels viscosity --warps 26 --ctas-per-sm 1",
-    "dme_viscosity_6x6": "singe dme.inp --kernels viscosity --warps 6 --ctas-per-sm 6",
 }
 
 

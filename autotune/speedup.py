@@ -1,7 +1,7 @@
 """Modeled speedup of the warp-specialized kernels over the data-parallel baseline.
 
     python -m autotune.speedup [--mechanisms dme,heptane] [--presets H100,A100] [--json FILE]
-        [--measured GPU_BENCH_JSON] [--plot FILE]
+        [--settings paper|defaults] [--wilke-group N] [--measured GPU_BENCH_JSON] [--plot FILE]
 
 The six kernels of the paper (DME and n-heptane viscosity, diffusion,
 chemistry) at the paper's settings (``autotune.bench.PAPER_SETTINGS``), each
@@ -9,7 +9,10 @@ compiled for the preset's arch: the timing model's throughput of the
 warp-specialized kernel and of the data-parallel baseline built from the same
 graph (the same math, the same algebraic savings: ``singe.codegen.generate_baseline``),
 their ratio, the FP64 roofline of the graph's FLOPs and what bounds each
-kernel, beside the paper's measured speedup ranges.  Registers are the
+kernel, beside the paper's measured speedup ranges.  ``--settings defaults``:
+at the command's defaults instead (8 warps, the CTAs per SM chosen);
+``--wilke-group N``: viscosity's Wilke group (default: the kernel's at those
+warps, ``transport.balanced_wilke_group``).  Registers are the
 register plan's (``--ptxas``: ptxas's for sm_90 / sm_80, one nvcc run per
 kernel and style; the n-heptane baselines take minutes).  Reported as the
 model gives it, not fitted.
@@ -37,18 +40,30 @@ from singe.timing import PRESET_OF_ARCH, PRESETS, model, model_baseline
 from autotune.bench import NO_MATPLOTLIB, PAPER_SETTINGS, PAPER_SPEEDUP, mechanism_path, ptxas_pair, pyplot, report
 
 
-def speedup_row(name: str, mech, kernel: str, preset: str, ptxas: bool, constant_table: str = "auto") -> dict:
-    """The modeled pair of one kernel on one preset at the paper's settings (``constant_table``: where the
-    warp-specialized kernel reads its constant tables, ``CompileOptions.constant_table``)."""
+def setting_options(name: str, kernel: str, setting: str) -> dict:
+    """The options of ``setting``: 'paper' (``PAPER_SETTINGS``), or 'defaults' (the command's: none given)."""
+    if setting == "defaults":
+        return {}
     warps, qssa, ctas = PAPER_SETTINGS[name][kernel]
+    return {"warps": warps, "qssa_warps": qssa, "ctas_per_sm": ctas}
+
+
+def speedup_row(name: str, mech, kernel: str, preset: str, ptxas: bool, constant_table: str = "auto",
+                setting: str = "paper", wilke_group: int | None = None) -> dict:
+    """The modeled pair of one kernel on one preset at ``setting`` (``constant_table``: where the
+    warp-specialized kernel reads its constant tables, ``CompileOptions.constant_table``; ``wilke_group``:
+    viscosity's, None for the kernel's)."""
     arch = PRESETS[preset].arch
-    compiled = compile_kernel(mech, kernel, warps=warps, qssa_warps=qssa, ctas_per_sm=ctas, arch=arch,
-                              constant_table=constant_table)
+    group = {"wilke_group": wilke_group} if kernel == "viscosity" else {}
+    compiled = compile_kernel(mech, kernel, arch=arch, constant_table=constant_table,
+                              **setting_options(name, kernel, setting), **group)
     entries = ptxas_pair(compiled, arch) if ptxas else (None, None)
     ws = model(compiled, preset, ptxas=entries[0])
     base = model_baseline(compiled, preset, ptxas=entries[1])
-    return {"mechanism": name, "kernel": kernel, "preset": preset, "warps": warps, "qssa_warps": qssa,
-            "ctas_per_sm": ctas, "ws": ws.as_dict(), "baseline": base.as_dict(),
+    options = compiled.options
+    return {"mechanism": name, "kernel": kernel, "preset": preset, "setting": setting, "warps": options.warps,
+            "qssa_warps": options.qssa_warps, "ctas_per_sm": options.ctas_per_sm, "wilke_group": options.wilke_group,
+            "ws": ws.as_dict(), "baseline": base.as_dict(),
             "speedup": ws.points_per_second / base.points_per_second if base.points_per_second else None,
             "roofline": ws.roofline, "registers_from": ws.registers_from}
 
@@ -57,11 +72,13 @@ def format_rows(rows: list[dict]) -> list[str]:
     head = (f"{'preset':6} {'mechanism':9} {'kernel':9} {'setting':>9} {'WS Mpt/s':>9} {'base Mpt/s':>10} "
             f"{'speedup':>7} {'paper':>10} {'FP64 roof':>9} {'WS/roof':>7} {'base/roof':>9}  "
             f"{'WS bound':26} {'baseline bound':22}")
-    lines = ["Modeled throughput, warp-specialized (WS) over the data-parallel baseline, at the paper's settings; "
+    where = "the command's defaults" if rows and rows[0].get("setting") == "defaults" else "the paper's settings"
+    lines = [f"Modeled throughput, warp-specialized (WS) over the data-parallel baseline, at {where}; "
              "FP64 roofline by the graph's FLOPs [Mpoints/s]", head, "-" * len(head)]
     for r in rows:
         low, high = PAPER_SPEEDUP[r["kernel"]]
-        setting = f"{r['warps']}x{r['ctas_per_sm']}" + (f"q{r['qssa_warps']}" if r["kernel"] == "chemistry" else "")
+        setting = f"{r['warps']}x{r['ctas_per_sm']}" + (f"q{r['qssa_warps']}" if r["kernel"] == "chemistry" else "") \
+            + (f"g{r['wilke_group']}" if r.get("wilke_group") else "")
         ws, base, roof = r["ws"]["points_per_second"], r["baseline"]["points_per_second"], r["roofline"]
         lines.append(f"{r['preset']:6} {r['mechanism']:9} {r['kernel']:9} {setting:>9} {ws / 1e6:9.1f} "
                      f"{base / 1e6:10.1f} {r['speedup'] or float('nan'):7.2f} {f'{low}-{high}':>10} "
@@ -145,7 +162,8 @@ def write_plot(rows: list[dict], pairs: dict, path: str) -> str:
     axes.axhline(1.0, color="black", linewidth=0.8)
     axes.set_xticks(range(len(kernels)), [f"{m}\n{k}" for m, k in kernels])
     axes.set_ylabel("warp-specialized / data-parallel")
-    axes.set_title("Speedup at the paper's settings (gray: the paper's measured range)")
+    where = "the command's defaults" if rows and rows[0].get("setting") == "defaults" else "the paper's settings"
+    axes.set_title(f"Speedup at {where} (gray: the paper's measured range)")
     axes.legend(fontsize=8)
     figure.tight_layout()
     figure.savefig(path, dpi=150)
@@ -161,15 +179,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", help="also write the rows as JSON here")
     parser.add_argument("--constant-table", choices=CONSTANT_TABLES, default="auto",
                         help="where the warp-specialized kernels read their constant tables (singe --constant-table)")
+    parser.add_argument("--settings", choices=("paper", "defaults"), default="paper",
+                        help="the paper's settings, or the command's defaults (8 warps, CTAs per SM chosen)")
+    parser.add_argument("--wilke-group", type=int, metavar="N", help="viscosity's outer species per Wilke sum")
     parser.add_argument("--measured", metavar="GPU_BENCH_JSON", help="measurements to put beside the model")
     parser.add_argument("--plot", metavar="FILE", help="draw modeled (and measured) speedups")
     args = parser.parse_args(argv)
+    if args.measured and args.settings != "paper":
+        parser.error("--measured pairs the model with measurements at the paper's settings: give --settings paper")
     rows = []
     for name in args.mechanisms.split(","):
         mech = singe.load_mechanism(mechanism_path(name))
         for preset in args.presets.split(","):
             for kernel in args.kernels.split(","):
-                rows.append(speedup_row(name, mech, kernel, preset, args.ptxas, args.constant_table))
+                rows.append(speedup_row(name, mech, kernel, preset, args.ptxas, args.constant_table, args.settings,
+                                        args.wilke_group))
     rows.sort(key=lambda r: (r["preset"], r["mechanism"]))
     lines = format_rows(rows)
     pairs = measured_pairs(args.measured) if args.measured else {}

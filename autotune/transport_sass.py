@@ -1,6 +1,7 @@
 """SASS of the transport kernels at the paper's settings, loops against full unrolling.
 
-    python -m autotune.transport_sass [--kernels dme:viscosity:15x3,...] [--archs sm_90,sm_80] [--unrolled]
+    python -m autotune.transport_sass [--kernels dme:viscosity:15x3,heptane:viscosity:8g2,...] [--archs sm_90,sm_80]
+        [--unrolled]
 
 One row per kernel and arch: lane-instructions issued per point (total and
 FP64), static SASS instructions, spill stores/loads and the nvcc time
@@ -10,12 +11,14 @@ per-warp tables, ``lowering.find_loops``) and, with ``--unrolled``, for the
 same kernel fully unrolled.  The default rows are the paper's settings
 (DME viscosity 15 warps, diffusion 10, n-heptane both 13, 3 CTAs per SM)
 and the command's default of 8 warps for DME, n-heptane and GRI-Mech 3.0.
-nvcc takes 3-90 s per kernel.
+A row's setting may end in ``gN``, viscosity's ``--wilke-group N`` (without
+it, the kernel's default at those warps).  nvcc takes 3-90 s per kernel.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import tempfile
 import time
@@ -33,35 +36,41 @@ WALKED_ARCH = "sm_90"  # the arch whose SASS is walked for issued counts (autotu
 DEFAULTS = ",".join(f"{m}:{k}:8" for m in ("dme", "heptane", "gri30") for k in TRANSPORT)  # CTAs per SM chosen
 
 
-def parse_rows(text: str) -> list[tuple[str, str, int, int | None]]:
-    """'dme:viscosity:15x3,dme:diffusion:8,...' -> [(mechanism, kernel, warps, CTAs per SM)];
-    without 'xN' the CTAs per SM are None: chosen by the compiler, as the command does."""
+ROW = re.compile(r"(\d+)(?:x(\d+))?(?:g(\d+))?")
+
+
+def parse_rows(text: str) -> list[tuple[str, str, int, int | None, int | None]]:
+    """'dme:viscosity:15x3,dme:diffusion:8,heptane:viscosity:8g2' -> [(mechanism, kernel, warps, CTAs per SM,
+    Wilke group)]; without 'xN' the CTAs per SM are None: chosen by the compiler, as the command does; without
+    'gN' the group is None: the kernel's default."""
     rows = []
     for part in text.split(","):
-        try:
-            mechanism, kernel, setting = part.strip().split(":")
-            warps, _, ctas = setting.partition("x")
-            rows.append((mechanism, kernel, int(warps), int(ctas) if ctas else None))
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"rows look like dme:viscosity:15x3 or dme:viscosity:8, "
-                                             f"not {part!r}") from None
+        fields = part.strip().split(":")
+        setting = ROW.fullmatch(fields[2]) if len(fields) == 3 else None
+        if setting is None:
+            raise argparse.ArgumentTypeError(f"rows look like dme:viscosity:15x3, dme:viscosity:8 or "
+                                             f"heptane:viscosity:8g2, not {part!r}")
+        warps, ctas, group = (int(v) if v else None for v in setting.groups())
+        rows.append((fields[0], fields[1], warps, ctas, group))
     return rows
 
 
-def measure(mechanism: str, kernel: str, warps: int, ctas: int | None, arch: str, roll: bool) -> str:
+def measure(mechanism: str, kernel: str, warps: int, ctas: int | None, group: int | None, arch: str,
+            roll: bool) -> str:
     """The row's numbers: the SASS walk on ``WALKED_ARCH``, ptxas's report elsewhere."""
     mech = load_mechanism(str(mechanism_path(mechanism)))
-    generated = generate(compile_kernel(mech, kernel, warps=warps, ctas_per_sm=ctas, arch=arch), roll=roll)
+    compiled = compile_kernel(mech, kernel, warps=warps, ctas_per_sm=ctas, arch=arch, wilke_group=group)
+    generated = generate(compiled, roll=roll)
     with tempfile.TemporaryDirectory() as scratch:
         path = generated.write(scratch)[0]
         if arch == WALKED_ARCH:
             view = sass.analyse(path, arch, warps)
-            return (f"{view.total:9} {view.per_point['fp64']:7} {view.static:7} "
+            return (f"{view.total:9} {view.per_point['fp64']:7} {view.per_point['lds']:6} {view.static:7} "
                     f"{view.spill_stores:5}/{view.spill_loads:<5} {view.registers:4} {view.nvcc_s:6.1f}")
         start = time.perf_counter()
         entry = compile_cuda(path, arch).entry(generated.name)
         seconds = time.perf_counter() - start
-    return f"{'-':>9} {'-':>7} {'-':>7} {entry.spill_stores:5}/{entry.spill_loads:<5} {entry.registers:4} {seconds:6.1f}"
+    return f"{'-':>9} {'-':>7} {'-':>6} {'-':>7} {entry.spill_stores:5}/{entry.spill_loads:<5} {entry.registers:4} {seconds:6.1f}"
 
 
 def main(argv=None) -> int:
@@ -73,14 +82,14 @@ def main(argv=None) -> int:
     if sass.missing_reason():
         print(f"skipped: {sass.missing_reason()}")
         return 0
-    print(f"{'mech':8} {'kernel':10} {'setting':7} {'arch':6} {'style':8} {'issued/pt':>9} {'fp64/pt':>7} "
+    print(f"{'mech':8} {'kernel':10} {'setting':9} {'arch':6} {'style':8} {'issued/pt':>9} {'fp64/pt':>7} {'lds/pt':>6} "
           f"{'static':>7} {'spill st/ld':>11} {'regs':>4} {'nvcc s':>6}")
-    for mechanism, kernel, warps, ctas in args.kernels:
+    for mechanism, kernel, warps, ctas, group in args.kernels:
         for arch in args.archs.split(","):
             for roll in (True, False) if args.unrolled else (True,):
-                numbers = measure(mechanism, kernel, warps, ctas, arch, roll)
-                setting = f"{warps}x{ctas}" if ctas else f"{warps}xauto"
-                print(f"{mechanism:8} {kernel:10} {setting:7} {arch:6} {'loops' if roll else 'unrolled':8} "
+                numbers = measure(mechanism, kernel, warps, ctas, group, arch, roll)
+                setting = (f"{warps}x{ctas}" if ctas else f"{warps}xauto") + (f"g{group}" if group else "")
+                print(f"{mechanism:8} {kernel:10} {setting:9} {arch:6} {'loops' if roll else 'unrolled':8} "
                       f"{numbers}", flush=True)
     return 0
 

@@ -96,9 +96,9 @@ def build_parser() -> argparse.ArgumentParser:
                              "that hold it; else the cache")
     parser.add_argument("--wilke-group", type=int, default=None, metavar="N",
                         help="outer species per Wilke sum of the viscosity kernel: a warp reads each inner "
-                             "species' two values once per N sums (default: the species over the warps where that "
-                             "divides evenly into groups of 3 to 8, one sum a warp, else 2; more: fewer "
-                             "shared-memory loads, more registers)")
+                             "species' two values once per N sums (default: one sum a warp, the species over the "
+                             "warps rounded up, e.g. 7 for 52 species at 8 warps; two sums a warp where that is "
+                             "above 8; 2 where it is below 3; more: fewer shared-memory loads, more registers)")
     parser.add_argument("--baseline", action="store_true", help="also write the data-parallel kernels")
     parser.add_argument("--validate", nargs="?", const="simulator", choices=("simulator", "host"),
                         help="run the kernels on random states — their warp programs in the simulator "

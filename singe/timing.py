@@ -167,7 +167,7 @@ from singe.kernels.ir import OPCODES, Const, DataflowGraph, Reg
 from singe.programs import (FULL_BARRIER_ID, WARP_SIZE, Arrive, Compute, FullSync, SharedLoad, SharedStore, Sync,
                             WarpPrograms)
 from singe.programs.lowering import (BarrierUnit, ComputeUnit, LoadUnit, Loop, LoopSummary, StoreUnit,
-                                     constant_pairs, invariant_loads, live_instructions, loop_summary,
+                                     invariant_loads, issued_constant_pairs, live_instructions, loop_summary,
                                      program_units, varying_constants)
 from singe.programs.tables import TableLoop
 from singe.programs.plan import REGISTER_MARGIN, REGISTER_OVERHEAD, RegisterPlan
@@ -285,7 +285,7 @@ the model charges it on the SM's load queue (``LDC_QUEUE_SHARE``)."""
 SHARED_TABLE_LOAD = "ldst"
 """The key under which a load of the constant table's copy in shared memory is counted
 (``CompileOptions.constant_table`` 'shared': a warp-uniform ``LDS.64``, or ``LDS.128`` for two adjacent
-constants of a loop iteration, ``lowering.constant_pairs``; class 'lds' of ``ISSUE_CLASSES``, into which
+constants of a loop iteration, ``lowering.issued_constant_pairs``; class 'lds' of ``ISSUE_CLASSES``, into which
 ``issue_classes`` folds it).  Each takes one ``LDS.64`` slot of the load queue (``WARP_BYTES`` of the
 'shared' resource), as a lane-varying ``LDS.64`` does: neither a warp-uniform ``LDS.64`` nor an ``LDS.128``
 was measured yet (the load probe's 'bcast' and 'bcast128' modes measure them in the next GPU session)."""
@@ -997,8 +997,8 @@ def _loop_table_key(code: WarpCode, k: int) -> str | None:
 
 def iteration_table_reads(summary: LoopSummary, key: str | None) -> int:
     """Loads of a loop iteration's varying constants counted under ``key``: one per constant, or one per pair
-    of them from the table's copy in shared memory (``SHARED_TABLE_LOAD``, ``lowering.constant_pairs``)."""
-    return summary.constant_loads - (constant_pairs(summary.constant_loads) if key == SHARED_TABLE_LOAD else 0)
+    of them from the table's copy in shared memory (``SHARED_TABLE_LOAD``, ``lowering.issued_constant_pairs``)."""
+    return summary.constant_loads - (issued_constant_pairs(summary.constant_loads) if key == SHARED_TABLE_LOAD else 0)
 
 
 def loop_classes(unit: ComputeUnit, loop: Loop, code: WarpCode, k: int) -> dict:

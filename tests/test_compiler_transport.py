@@ -137,7 +137,7 @@ def test_comparison_catches_a_wrong_operand():
     """A constant changed in one Wilke operation moves the viscosity past the tolerance."""
     mech, (T, P, Y), expected = reference("dme")
     compiled = compile_kernel(mech, "viscosity", warps=4)
-    op = compiled.mapping.graph.by_name["wilke_2_3"]  # species 2 and 3, as lowered by mapping
+    op = compiled.mapping.graph.by_name["wilke_8_9_10_11_12_13_14_15"]  # species 8-15 (groups of 8 at 4 warps)
     at = next(i for i, instr in enumerate(op.instrs) if any(isinstance(s, Const) for s in instr.srcs))
     instr = op.instrs[at]
     wrong = Instr(instr.opcode, instr.dst, tuple(Const(s.value * 1.001) if isinstance(s, Const) else s

@@ -32,7 +32,7 @@ def test_the_session_fits_one_device_call_in_order_of_worth(tmp_path):
     assert "--sweep-best" not in timing + sanitizer and "--styles" not in timing  # both styles
     assert variants.count("--sweep-best") == len(device_kit.VARIANTS) and "--styles warp-specialized" in variants
     assert "--settings paper,defaults" in timing and "--settings paper " in sanitizer
-    assert (folder / "variants" / "dme_viscosity_6x6.txt").read_text().endswith("--warps 6 --ctas-per-sm 6\n")
+    assert (folder / "variants" / "dme_viscosity_8_pairs.txt").read_text().endswith("--warps 8 --wilke-group 2\n")
     assert "SINGE_GRID_LIMIT" not in script  # every step launches the persistent grid
     profiled = script.split("of the variants'")[1].split("step '")[0]
     assert profiled.count("--sweep-best") == len(device_kit.VARIANTS) and "--settings ''" in profiled
@@ -114,8 +114,8 @@ def test_the_variants_are_command_lines_gpu_bench_reads(tmp_path):
     from autotune.gpu_bench import settings_from_sweep
 
     read = {path.stem: settings_from_sweep(str(path)) for path in device_kit.write_variants(tmp_path)}
-    assert read["dme_viscosity_6x6"][:2] == ("dme", "viscosity")
-    assert (read["dme_viscosity_6x6"][2]["warps"], read["dme_viscosity_6x6"][2]["dispatch"]) == (6, "auto")
+    assert read["dme_viscosity_8_pairs"][:2] == ("dme", "viscosity")
+    assert (read["dme_viscosity_8_pairs"][2]["warps"], read["dme_viscosity_8_pairs"][2]["wilke_group"]) == (8, 2)
     assert read["gri30_diffusion_8"][:2] == ("gri30", "diffusion") and read["gri30_diffusion_8"][2]["ctas_per_sm"] is None
 
 

@@ -21,7 +21,7 @@ from singe.codegen import generate
 from singe.codegen.nvcc import compile_cuda, find_nvcc
 from singe.codegen.overlay import _Constants
 from singe.compiler import compile_kernel
-from singe.kernels.transport import WILKE_GROUP, balanced_wilke_group, wilke_groups, wilke_op
+from singe.kernels.transport import MAX_WILKE_GROUP, WILKE_GROUP, balanced_wilke_group, wilke_groups, wilke_op
 from singe.codegen.render import READ, render_unit
 from singe.kernels.ir import Const, Imm, InstrBuilder, Operation, Reg
 from singe.programs.lowering import (FULL_UNROLL_ITERATIONS, LOOP_UNROLL, ComputeUnit, Loop, LoopSummary,
@@ -196,20 +196,33 @@ def test_wilke_sums_are_grouped_in_pairs():
     assert wilke_groups(52)[-1] == (50, 51) and len(wilke_groups(53)) == 27
 
 
-def test_the_default_wilke_group_gives_each_warp_one_sum_where_the_warps_divide_the_species():
+def test_the_default_wilke_group_gives_each_warp_one_sum():
     """``balanced_wilke_group``: n-heptane's 52 species at the paper's 13 warps in groups of 4 (13 sums, one a
-    warp), DME's 30 at 10 in groups of 3; pairs where the warps do not divide the species (8 warps), where the
-    group would be larger than ``MAX_WILKE_GROUP`` (52 at 4 warps: 13) or smaller than a pair (30 at 30).  The
-    compiled kernel follows it, and a group given on the command line wins."""
+    warp), DME's 30 at 10 in groups of 3; where the warps do not divide the species, the groups of the slowest
+    warp's least share (52 or 53 at the default 8 warps: 7, seven groups of 7 and one of the rest; DME's 30: 4);
+    two sums a warp where one would be larger than ``MAX_WILKE_GROUP`` (52 at 4 warps: groups of 7, two a
+    warp); pairs where a group would be smaller (30 at 15 or 30 warps, or no warps given).  The compiled
+    kernel follows it, and a group given on the command line wins."""
     assert balanced_wilke_group(52, 13) == 4 and balanced_wilke_group(30, 10) == 3
-    assert [balanced_wilke_group(n, w) for n, w in ((30, 15), (52, 8), (53, 8), (52, 4), (30, 30), (30, None))] \
-        == [WILKE_GROUP] * 6
+    assert [balanced_wilke_group(n, w) for n, w in ((52, 8), (53, 8), (30, 8), (52, 4), (100, 8))] == [7, 7, 4, 7, 7]
+    assert [balanced_wilke_group(n, w) for n, w in ((30, 15), (30, 30), (9, 8), (30, None))] == [WILKE_GROUP] * 4
     assert wilke_groups(52, warps=13) == [tuple(range(k, k + 4)) for k in range(0, 52, 4)]
+    assert [len(g) for g in wilke_groups(53, warps=8)] == [7] * 7 + [4]
+    assert len(wilke_groups(52, warps=4)) == 8 and len(wilke_groups(100, warps=8)) == 15
+    for n in range(3, 120):  # no warp takes more than its least share of outer species, nor a group above the limit
+        for warps in range(1, 33):
+            groups = wilke_groups(n, warps=warps)
+            sums_a_warp = -(-len(groups) // warps)
+            assert max(map(len, groups)) <= MAX_WILKE_GROUP
+            if max(map(len, groups)) > WILKE_GROUP:
+                assert sums_a_warp * max(map(len, groups)) < -(-n // warps) + sums_a_warp, (n, warps)
     heptane = compile_kernel(load("heptane"), "viscosity", warps=13, ctas_per_sm=3)
     wilke = [op for op in heptane.graph.operations if op.name.startswith("wilke_")]
     assert len(wilke) == 13
     given = compile_kernel(load("heptane"), "viscosity", warps=13, ctas_per_sm=3, wilke_group=2)
     assert len([op for op in given.graph.operations if op.name.startswith("wilke_")]) == 26  # companion
+    defaults = compile_kernel(load("dme"), "viscosity", warps=8)
+    assert [op.name for op in defaults.graph.operations if op.name.startswith("wilke_")][-1] == "wilke_28_29"
 
 
 def test_the_wilke_group_is_an_option():
@@ -286,11 +299,12 @@ def test_columns_of_a_loop_unrolled_completely_are_literals():
 
 
 def test_wrong_literal_of_an_unrolled_column_is_caught():
-    """Companion (on the host, DME viscosity at 4 warps): one slot of such an array moved by one,
-    the viscosity departs from singe.reference."""
-    generated = generate(compiled("viscosity"))
+    """Companion (on the host, DME viscosity at 4 warps in Wilke pairs, whose slots are no progression; in
+    the default groups of 8 they are): one slot of such an array moved by one, the viscosity departs from
+    singe.reference."""
+    generated = generate(compile_kernel(load("dme"), "viscosity", warps=4, wilke_group=2))
     array = re.search(r"constexpr int u0\[\d+\] = \{(\d+),", generated.cu)
-    assert array, "no unrolled column of literals in the 4-warp DME viscosity kernel"
+    assert array, "no unrolled column of literals in the 4-warp DME viscosity kernel in pairs"
     moved = generated.cu.replace(array.group(0), array.group(0)[:-len(array.group(1)) - 1]
                                  + f"{int(array.group(1)) + 1},", 1)
     ours = run(dataclasses.replace(generated, cu=moved))

@@ -485,3 +485,18 @@ def test_the_walk_reads_the_tables_a_kernel_loads_from_global_memory():
     # the companion: without the tables nothing past the first load is known
     blind = sass.walk(listing, "t_kernel", sass.Machine(tid=0, banks=sass._banks("", "t_kernel", "sm_90", {}, 32)))
     assert blind.unknown_branches > 0 and blind.opcodes["DMUL"] != 3
+
+
+def test_transport_sass_rows_name_the_wilke_group():
+    """autotune.transport_sass's rows: warps, CTAs per SM and viscosity's Wilke group, each optional but the
+    warps; a malformed row is named."""
+    import argparse
+
+    from autotune.transport_sass import parse_rows
+
+    assert parse_rows("dme:viscosity:15x3,heptane:viscosity:8g2,gri30:diffusion:8,dme:viscosity:10x4g3") == [
+        ("dme", "viscosity", 15, 3, None), ("heptane", "viscosity", 8, None, 2), ("gri30", "diffusion", 8, None, None),
+        ("dme", "viscosity", 10, 4, 3)]
+    for wrong in ("dme:viscosity:x", "dme:viscosity", "dme:viscosity:8g"):
+        with pytest.raises(argparse.ArgumentTypeError, match=f"not '{wrong}'"):
+            parse_rows(wrong)

@@ -3,8 +3,8 @@
 //
 // Launch: 4 warps (128 threads) per CTA, 2 CTAs per SM (sm_90);
 // each CTA handles 32 points at a time (one per lane) and loops over slabs of 32 points.
-// Expected: ~46 registers per thread (255 available), 9216 B shared memory,
-// 3 synchronization points on named barriers [0, 1, 2, 3], 64 constants per warp
+// Expected: ~48 registers per thread (255 available), 9216 B shared memory,
+// 3 synchronization points on named barriers [0, 1, 2, 3], 55 constants per warp
 // (2 per thread after striping, 0 of them kept in registers).
 // Species: 10, species-major arrays (stride species_stride); their rows and names: h2o2_viscosity.h
 #include "h2o2_viscosity.h"
@@ -187,51 +187,51 @@ static __device__ __forceinline__ double singe_log(double x)
 // Read-only, but not declared const: nvcc's front end spends memory on every read
 // of an initialised const table (18 GB and a minute for a 52-species diffusion kernel).
 static __constant__ double h2o2_viscosity_constants[256] = {
-  0.0, 0.0, 0.0, 0.0,
-  0.0, 0.0, 0.0, 0.0,
-  0.0, 0.0, 0.030297521662727988, -0.005460590962278405,
-  0.12351409264247663, -1.253175680187404, 10.401899039501552, 0.03125195324707794,
-  -0.005460590962276605, 0.1235140926424404, -1.2531756801871647, 10.401899039501034,
-  0.25, 0.2886751345948129, 1.4198591479439078, 1.0039920318408906,
-  0.20412414523193154, 0.25, 0.3331841186979649, 0.34291585839835853,
-  0.34291585839835853, 0.34811278670927365, 0.33429459776511156, 0.3435197643168,
-  0.33529017250040033, 0.344058772664597, 0.34322663485128596, 0.34827524024906154,
-  0.3435197643168, 0.3484282730142159, 0.3449567203606627, 0.34917571209057574,
-  0.34147970892630153, 0.3473592750903838, 0.11827232578866644, 0.08607388720696257,
-  3.9998749980468142, 5.656677470034862, 0.08607388720696257, 0.06178582142776551,
-  0.25, 0.20412414523193154, 0.2886751345948129, 0.25,
-  0.2537887780512603, 0.2082805259060159, 0.25730207350400125, 0.21219282102310535,
-  0.29015580079647435, 0.2519308856173268, 0.29156971147029626, 0.2537887780512603,
-  0.29875641131968483, 0.2634535380677382, 0.2820668722143575, 0.24155916425181054,
-  0.029399658963956014, -0.005460590962277907, 0.12351409264246657, -1.2531756801873373,
-  10.401899039501405, 0.055509297807382736, 0.010160086481826952, -0.17221835559180632,
-  0.43324533934051973, 7.712164180047191, 0.11509614200772453, 0.11216282906851,
-  4.123954412939115, 4.244408085940842, 0.08363116359187062, 0.08138526250207187,
-  0.2461529120998737, 0.24247812884988523, 0.28569078131489195, 0.2827971122664734,
-  0.25, 0.24637599460546986, 0.25357221709439204, 0.25,
-  0.2872169070172647, 0.2843655428851411, 0.2886751345948129, 0.28586508899021695,
-  0.29610098025611015, 0.2935151200181844, 0.27889132141581274, 0.2758206634551549,
-  0.08482615828069773, 5.745084855770191, 5.832152261386872, 0.0,
-  0.06086342932712926, 0.05998115174228478, 0.20201388879024315, 0.19996775578359674,
-  0.24805408457042066, 0.2461529120998737, 0.2061709201692516, 0.20412414523193154,
-  0.2100862632816315, 0.20804122403171768, 0.25, 0.2481128414550465,
-  0.25187301940680934, 0.25, 0.26162719860928263, 0.25983832224521636,
-  0.23955567686980545, 0.237601227269232, 0.0, 0.0,
-  0.0, 0.0, 0.0, 0.0,
-  0.0, 0.0, 0.0, 0.0,
   0.03569643749553795, -0.00471417089192205, 0.10633816904137498, -1.1213919387102993,
-  10.103763713469752, 0.025031289111389236, -0.007499619756573796, 0.1710388499657598,
-  -1.6227026940101532, 11.340280294790663, 0.05879931792791203, -0.003356905868957821,
-  0.07538330009777908, -0.8860705791860026, 9.217844100969408, 0.07749103869490676,
-  0.0916057224828689, 6.320601237224193, 5.292825332466584, 0.0,
-  0.05546460209935123, 0.06589031801928921, 0.1890624412605087, 0.213162566130194,
-  0.23578005276017483, 0.2581650056959053, 0.19319474498901537, 0.21730078425753974,
-  0.19710117787753265, 0.22118535577917037, 0.23780498091473815, 0.2600251481673443,
-  0.2397583080787631, 0.26181225487007814, 0.25, 0.27106530443825133,
-  0.22698810702280886, 0.25, 0.0, 0.0,
+  10.103763713469752, 0.05879931792791203, -0.003356905868957821, 0.07538330009777908,
+  -0.8860705791860026, 9.217844100969408, 0.25, 0.2886751345948129,
+  0.11827232578866644, 1.4198591479439078, 1.0039920318408906, 3.9998749980468142,
+  0.20412414523193154, 0.25, 0.08607388720696257, 0.3331841186979649,
+  0.34291585839835853, 0.25, 0.34291585839835853, 0.34811278670927365,
+  0.2886751345948129, 0.33429459776511156, 0.3435197643168, 0.2537887780512603,
+  0.33529017250040033, 0.344058772664597, 0.25730207350400125, 0.34322663485128596,
+  0.34827524024906154, 0.29015580079647435, 0.3435197643168, 0.3484282730142159,
+  0.29156971147029626, 0.3449567203606627, 0.34917571209057574, 0.29875641131968483,
+  0.34147970892630153, 0.3473592750903838, 0.2820668722143575, 0.0916057224828689,
+  5.292825332466584, 0.0, 0.06589031801928921, 0.213162566130194,
+  0.2581650056959053, 0.21730078425753974, 0.22118535577917037, 0.2600251481673443,
+  0.26181225487007814, 0.27106530443825133, 0.25, 0.0,
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
+  0.0, 0.030297521662727988, -0.005460590962278405, 0.12351409264247663,
+  -1.253175680187404, 10.401899039501552, 0.055509297807382736, 0.010160086481826952,
+  -0.17221835559180632, 0.43324533934051973, 7.712164180047191, 0.03125195324707794,
+  -0.005460590962276605, 0.1235140926424404, -1.2531756801871647, 10.401899039501034,
+  0.08607388720696257, 0.11509614200772453, 0.11216282906851, 5.656677470034862,
+  4.123954412939115, 4.244408085940842, 0.06178582142776551, 0.08363116359187062,
+  0.08138526250207187, 0.20412414523193154, 0.2461529120998737, 0.24247812884988523,
+  0.25, 0.28569078131489195, 0.2827971122664734, 0.2082805259060159,
+  0.25, 0.24637599460546986, 0.21219282102310535, 0.25357221709439204,
+  0.25, 0.2519308856173268, 0.2872169070172647, 0.2843655428851411,
+  0.2537887780512603, 0.2886751345948129, 0.28586508899021695, 0.2634535380677382,
+  0.29610098025611015, 0.2935151200181844, 0.24155916425181054, 0.27889132141581274,
+  0.2758206634551549, 0.0, 0.0, 0.0,
+  0.0, 0.0, 0.0, 0.0,
+  0.0, 0.0, 0.0, 0.0,
+  0.025031289111389236, -0.007499619756573796, 0.1710388499657598, -1.6227026940101532,
+  11.340280294790663, 0.0, 0.0, 0.0,
+  0.0, 0.0, 0.029399658963956014, -0.005460590962277907,
+  0.12351409264246657, -1.2531756801873373, 10.401899039501405, 0.08482615828069773,
+  0.08363116359187062, 0.07749103869490676, 5.745084855770191, 5.832152261386872,
+  6.320601237224193, 0.0, 0.06086342932712926, 0.05998115174228478,
+  0.05546460209935123, 0.20201388879024315, 0.19996775578359674, 0.1890624412605087,
+  0.24805408457042066, 0.2461529120998737, 0.23578005276017483, 0.2061709201692516,
+  0.20412414523193154, 0.19319474498901537, 0.2100862632816315, 0.20804122403171768,
+  0.19710117787753265, 0.25, 0.2481128414550465, 0.23780498091473815,
+  0.25187301940680934, 0.25, 0.2397583080787631, 0.26162719860928263,
+  0.25983832224521636, 0.25, 0.23955567686980545, 0.237601227269232,
+  0.22698810702280886, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
   0.0, 0.0, 0.0, 0.0,
@@ -256,7 +256,7 @@ static __constant__ double h2o2_viscosity_constants[256] = {
 
 // Warp indexing: per-warp shared-memory slots and species indices where warps share code.
 static __constant__ int singe_index[1][4] = {
-  { 0, 0, 5, 0 },
+  { 0, 0, -1, 0 },
 };
 
 
@@ -283,57 +283,140 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
     if ((1u << warp_id) & 0x00000007u) {  // warps 0, 1, 2
       SINGE_BAR_SYNC(1, 128);  // point 0: lnT
     }
-    if ((1u << warp_id) & 0x00000006u) {  // warps 1, 2
+    if ((1u << warp_id) & 0x00000005u) {  // warps 0, 2
       {  // species operation
-        const double t0 = __ldg(&mass_fractions[(5 + 2 * warp_id) * species_stride + point]);
+        const double t0 = __ldg(&mass_fractions[(singe_index[0][warp_id] + 9) * species_stride + point]);
         const double t1 = t0 * SINGE_CONST(0);
         const double t2 = singe_max(t1, 1e-100);
         const double t3 = sqrt(t2);
-        shared[(9 + -4 * warp_id)][lane] = t3;
+        shared[(1 + 1 * warp_id)][lane] = t3;
         const double t4 = fma(SINGE_CONST(1), shared[0][lane], SINGE_CONST(2));
         const double t5 = fma(t4, shared[0][lane], SINGE_CONST(3));
         const double t6 = fma(t5, shared[0][lane], SINGE_CONST(4));
         const double t7 = singe_exp(t6);
         r0 = t7;
         const double t8 = t3 * t7;
-        shared[(10 + -4 * warp_id)][lane] = t8;
+        shared[(2 + 1 * warp_id)][lane] = t8;
       }
+    }
+    if ((1u << warp_id) & 0x00000003u) {  // warps 0, 1
       {  // species operation
-        const double t0 = __ldg(&mass_fractions[(2 + 3 * warp_id) * species_stride + point]);
+        const double t0 = __ldg(&mass_fractions[(4 + 2 * warp_id) * species_stride + point]);
         const double t1 = t0 * SINGE_CONST(5);
         const double t2 = singe_max(t1, 1e-100);
         const double t3 = sqrt(t2);
-        shared[(17 + -7 * warp_id)][lane] = t3;
+        shared[(12 + -5 * warp_id)][lane] = t3;
         const double t4 = fma(SINGE_CONST(6), shared[0][lane], SINGE_CONST(7));
         const double t5 = fma(t4, shared[0][lane], SINGE_CONST(8));
         const double t6 = fma(t5, shared[0][lane], SINGE_CONST(9));
         const double t7 = singe_exp(t6);
-        r1 = t7;
+        shared[(14 + -5 * warp_id)][lane] = t7;
         const double t8 = t3 * t7;
-        shared[(18 + -7 * warp_id)][lane] = t8;
+        shared[(13 + -5 * warp_id)][lane] = t8;
       }
     }
-    if ((1u << warp_id) & 0x00000005u) {  // warps 0, 2
+    if ((1u << warp_id) & 0x00000006u) {  // warps 1, 2
       {  // species operation
-        const double t0 = __ldg(&mass_fractions[(6 + -1 * warp_id) * species_stride + point]);
+        const double t0 = __ldg(&mass_fractions[(3 + 2 * warp_id) * species_stride + point]);
         const double t1 = t0 * SINGE_CONST(10);
         const double t2 = singe_max(t1, 1e-100);
         const double t3 = sqrt(t2);
-        shared[(singe_index[0][warp_id] + 7)][lane] = t3;
+        shared[(15 + -5 * warp_id)][lane] = t3;
         const double t4 = fma(SINGE_CONST(11), shared[0][lane], SINGE_CONST(12));
         const double t5 = fma(t4, shared[0][lane], SINGE_CONST(13));
         const double t6 = fma(t5, shared[0][lane], SINGE_CONST(14));
         const double t7 = singe_exp(t6);
-        shared[(singe_index[0][warp_id] + 9)][lane] = t7;
+        r1 = t7;
         const double t8 = t3 * t7;
-        shared[(singe_index[0][warp_id] + 8)][lane] = t8;
+        shared[(16 + -5 * warp_id)][lane] = t8;
       }
     }
-    if ((1u << warp_id) & 0x00000006u) {  // warps 1, 2
-      SINGE_BAR_SYNC(2, 128);  // point 1: p0, q0, p1, q1, p2, q2 (+18 more)
+    if ((1u << warp_id) & 0x00000005u) {  // warps 0, 2
+      SINGE_BAR_SYNC(2, 128);  // point 1: p0, q0, p1, q1, p2, q2 (+19 more)
     }
     switch (warp_id) {
     case 0: {
+      {  // species operation
+        const double t0 = fma(shared[25][lane], shared[23][lane], shared[24][lane]);
+        const double t1 = t0 * t0;
+        const double t2 = t1 * SINGE_KNOWN_CONST(10);
+        const double t3 = fma(shared[22][lane], shared[23][lane], shared[24][lane]);
+        const double t4 = t3 * t3;
+        const double t5 = t4 * SINGE_KNOWN_CONST(11);
+        const double t6 = fma(shared[19][lane], shared[23][lane], shared[24][lane]);
+        const double t7 = t6 * t6;
+        const double t8 = t7 * SINGE_KNOWN_CONST(12);
+        const double t9 = shared[25][lane];
+        const double t10 = shared[22][lane];
+        const double t11 = shared[19][lane];
+        double t12 = t2;
+        double t13 = t5;
+        double t14 = t8;
+        {
+        int k9 = SINGE_CONST_INDEX(16);
+        __syncwarp();
+        constexpr int u0[9] = {20, 17, 15, 12, 10, 7, 5, 3, 1};
+        constexpr int u1[9] = {21, 18, 16, 13, 11, 8, 6, 4, 2};
+        constexpr int u2[9] = {20, 17, 15, 12, 10, 7, 5, 3, 1};
+        constexpr int u3[9] = {21, 18, 16, 13, 11, 8, 6, 4, 2};
+        constexpr int u4[9] = {20, 17, 15, 12, 10, 7, 5, 3, 1};
+        constexpr int u5[9] = {21, 18, 16, 13, 11, 8, 6, 4, 2};
+      #pragma unroll
+        for (int i = 0; i < 9; i++, k9 += 3) {
+          const double t15 = fma(t9, shared[u0[i]][lane], shared[u1[i]][lane]);
+          const double t16 = t15 * t15;
+          t12 = fma(t16, SINGE_KNOWN_CONST_AT(k9 + 0), t12);
+          const double t17 = fma(t10, shared[u2[i]][lane], shared[u3[i]][lane]);
+          const double t18 = t17 * t17;
+          t13 = fma(t18, SINGE_KNOWN_CONST_AT(k9 + 1), t13);
+          const double t19 = fma(t11, shared[u4[i]][lane], shared[u5[i]][lane]);
+          const double t20 = t19 * t19;
+          t14 = fma(t20, SINGE_KNOWN_CONST_AT(k9 + 2), t14);
+        }
+        }
+        const double t24 = shared[23][lane] * shared[23][lane];
+        const double t25 = t24 * SINGE_KNOWN_CONST(13);
+        const double t26 = shared[20][lane] * shared[20][lane];
+        const double t27 = t26 * SINGE_KNOWN_CONST(14);
+        const double t28 = t25 * t13;
+        const double t29 = fma(t27, t12, t28);
+        const double t30 = t12 * t13;
+        const double t31 = shared[17][lane] * shared[17][lane];
+        const double t32 = t31 * SINGE_KNOWN_CONST(15);
+        const double t33 = t29 * t14;
+        const double t34 = fma(t32, t30, t33);
+        const double t35 = t30 * t14;
+        const double t36 = t34 / t35;
+        const double t37 = t36;
+        r1 = t37;
+      }
+      {  // species operation
+        const double t0 = fma(r0, shared[23][lane], shared[24][lane]);
+        const double t1 = t0 * t0;
+        const double t2 = t1 * SINGE_KNOWN_CONST(43);
+        double t3 = t2;
+        {
+        int k3 = SINGE_CONST_INDEX(46);
+        __syncwarp();
+        constexpr int u0[9] = {20, 17, 15, 12, 10, 7, 5, 3, 1};
+        constexpr int u1[9] = {21, 18, 16, 13, 11, 8, 6, 4, 2};
+      #pragma unroll
+        for (int i = 0; i < 9; i++, k3 += 1) {
+          const double t4 = fma(r0, shared[u0[i]][lane], shared[u1[i]][lane]);
+          const double t5 = t4 * t4;
+          t3 = fma(t5, SINGE_KNOWN_CONST_AT(k3 + 0), t3);
+        }
+        }
+        const double t7 = shared[1][lane] * shared[1][lane];
+        const double t8 = t7 * SINGE_KNOWN_CONST(44);
+        const double t9 = t8 / t3;
+        const double t10 = r1 + t9;
+        shared[27][lane] = t10;
+      }
+      SINGE_BAR_ARRIVE(3, 96);  // point 2: mixture_viscosity@w0.1, mixture_viscosity@w1.0
+      break;
+    }
+    case 1: {
       {  // species operation
         const double t0 = __ldg(&mass_fractions[3 * species_stride + point]);
         const double t1 = t0 * SINGE_KNOWN_CONST(15);
@@ -348,213 +431,118 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
         const double t8 = t3 * t7;
         shared[16][lane] = t8;
       }
-      SINGE_BAR_SYNC(2, 128);  // point 1: p0, q0, p1, q1, p2, q2 (+18 more)
+      SINGE_BAR_SYNC(2, 128);  // point 1: p0, q0, p1, q1, p2, q2 (+19 more)
       {  // species operation
-        const double t0 = fma(shared[25][lane], shared[23][lane], shared[24][lane]);
+        const double t0 = fma(r0, shared[23][lane], shared[24][lane]);
         const double t1 = t0 * t0;
         const double t2 = t1 * SINGE_KNOWN_CONST(20);
-        const double t3 = fma(shared[22][lane], shared[23][lane], shared[24][lane]);
+        const double t3 = fma(shared[14][lane], shared[23][lane], shared[24][lane]);
         const double t4 = t3 * t3;
         const double t5 = t4 * SINGE_KNOWN_CONST(21);
-        const double t6 = shared[25][lane];
-        const double t7 = shared[22][lane];
-        double t8 = t2;
-        double t9 = t5;
+        const double t6 = fma(r1, shared[23][lane], shared[24][lane]);
+        const double t7 = t6 * t6;
+        const double t8 = t7 * SINGE_KNOWN_CONST(22);
+        const double t9 = shared[14][lane];
+        double t10 = t2;
+        double t11 = t5;
+        double t12 = t8;
         {
-        int k6 = SINGE_CONST_INDEX(24);
+        int k9 = SINGE_CONST_INDEX(26);
         __syncwarp();
         constexpr int u0[9] = {20, 17, 15, 12, 10, 7, 5, 3, 1};
         constexpr int u1[9] = {21, 18, 16, 13, 11, 8, 6, 4, 2};
         constexpr int u2[9] = {20, 17, 15, 12, 10, 7, 5, 3, 1};
         constexpr int u3[9] = {21, 18, 16, 13, 11, 8, 6, 4, 2};
+        constexpr int u4[9] = {20, 17, 15, 12, 10, 7, 5, 3, 1};
+        constexpr int u5[9] = {21, 18, 16, 13, 11, 8, 6, 4, 2};
       #pragma unroll
-        for (int i = 0; i < 9; i++, k6 += 2) {
-          const double2 k6p0 = SINGE_KNOWN_CONST_PAIR(k6 + 0);
-          const double t10 = fma(t6, shared[u0[i]][lane], shared[u1[i]][lane]);
-          const double t11 = t10 * t10;
-          t8 = fma(t11, k6p0.x, t8);
-          const double t12 = fma(t7, shared[u2[i]][lane], shared[u3[i]][lane]);
-          const double t13 = t12 * t12;
-          t9 = fma(t13, k6p0.y, t9);
+        for (int i = 0; i < 9; i++, k9 += 3) {
+          const double t13 = fma(r0, shared[u0[i]][lane], shared[u1[i]][lane]);
+          const double t14 = t13 * t13;
+          t10 = fma(t14, SINGE_KNOWN_CONST_AT(k9 + 0), t10);
+          const double t15 = fma(t9, shared[u2[i]][lane], shared[u3[i]][lane]);
+          const double t16 = t15 * t15;
+          t11 = fma(t16, SINGE_KNOWN_CONST_AT(k9 + 1), t11);
+          const double t17 = fma(r1, shared[u4[i]][lane], shared[u5[i]][lane]);
+          const double t18 = t17 * t17;
+          t12 = fma(t18, SINGE_KNOWN_CONST_AT(k9 + 2), t12);
         }
         }
-        const double t16 = shared[23][lane] * shared[23][lane];
-        const double t17 = t16 * SINGE_KNOWN_CONST(22);
-        const double t18 = shared[20][lane] * shared[20][lane];
-        const double t19 = t18 * SINGE_KNOWN_CONST(23);
-        const double t20 = t17 * t9;
-        const double t21 = fma(t19, t8, t20);
-        const double t22 = t8 * t9;
-        const double t23 = t21 / t22;
-        const double t24 = t23;
-        r1 = t24;
+        const double t22 = shared[15][lane] * shared[15][lane];
+        const double t23 = t22 * SINGE_KNOWN_CONST(23);
+        const double t24 = shared[12][lane] * shared[12][lane];
+        const double t25 = t24 * SINGE_KNOWN_CONST(24);
+        const double t26 = t23 * t11;
+        const double t27 = fma(t25, t10, t26);
+        const double t28 = t10 * t11;
+        const double t29 = shared[10][lane] * shared[10][lane];
+        const double t30 = t29 * SINGE_KNOWN_CONST(25);
+        const double t31 = t27 * t12;
+        const double t32 = fma(t30, t28, t31);
+        const double t33 = t28 * t12;
+        const double t34 = t32 / t33;
+        const double t35 = t34;
+        shared[26][lane] = t35;
       }
-      {  // species operation
-        const double t0 = fma(shared[19][lane], shared[23][lane], shared[24][lane]);
-        const double t1 = t0 * t0;
-        const double t2 = t1 * SINGE_KNOWN_CONST(42);
-        const double t3 = fma(r0, shared[23][lane], shared[24][lane]);
-        const double t4 = t3 * t3;
-        const double t5 = t4 * SINGE_KNOWN_CONST(43);
-        const double t6 = shared[19][lane];
-        double t7 = t2;
-        double t8 = t5;
-        {
-        int k6 = SINGE_CONST_INDEX(46);
-        __syncwarp();
-        constexpr int u0[9] = {20, 17, 15, 12, 10, 7, 5, 3, 1};
-        constexpr int u1[9] = {21, 18, 16, 13, 11, 8, 6, 4, 2};
-        constexpr int u2[9] = {20, 17, 15, 12, 10, 7, 5, 3, 1};
-        constexpr int u3[9] = {21, 18, 16, 13, 11, 8, 6, 4, 2};
-      #pragma unroll
-        for (int i = 0; i < 9; i++, k6 += 2) {
-          const double2 k6p0 = SINGE_KNOWN_CONST_PAIR(k6 + 0);
-          const double t9 = fma(t6, shared[u0[i]][lane], shared[u1[i]][lane]);
-          const double t10 = t9 * t9;
-          t7 = fma(t10, k6p0.x, t7);
-          const double t11 = fma(r0, shared[u2[i]][lane], shared[u3[i]][lane]);
-          const double t12 = t11 * t11;
-          t8 = fma(t12, k6p0.y, t8);
-        }
-        }
-        const double t15 = shared[17][lane] * shared[17][lane];
-        const double t16 = t15 * SINGE_KNOWN_CONST(44);
-        const double t17 = shared[15][lane] * shared[15][lane];
-        const double t18 = t17 * SINGE_KNOWN_CONST(45);
-        const double t19 = t16 * t8;
-        const double t20 = fma(t18, t7, t19);
-        const double t21 = t7 * t8;
-        const double t22 = t20 / t21;
-        const double t23 = r1 + t22;
-        shared[26][lane] = t23;
-      }
-      SINGE_BAR_ARRIVE(3, 96);  // point 2: mixture_viscosity@w0.1, mixture_viscosity@w1.1
-      break;
-    }
-    case 1: {
-      {  // species operation
-        const double t0 = fma(shared[14][lane], shared[23][lane], shared[24][lane]);
-        const double t1 = t0 * t0;
-        const double t2 = t1 * SINGE_KNOWN_CONST(10);
-        const double t3 = fma(r1, shared[23][lane], shared[24][lane]);
-        const double t4 = t3 * t3;
-        const double t5 = t4 * SINGE_KNOWN_CONST(11);
-        const double t6 = shared[14][lane];
-        double t7 = t2;
-        double t8 = t5;
-        {
-        int k6 = SINGE_CONST_INDEX(14);
-        __syncwarp();
-        constexpr int u0[9] = {20, 17, 15, 12, 10, 7, 5, 3, 1};
-        constexpr int u1[9] = {21, 18, 16, 13, 11, 8, 6, 4, 2};
-        constexpr int u2[9] = {20, 17, 15, 12, 10, 7, 5, 3, 1};
-        constexpr int u3[9] = {21, 18, 16, 13, 11, 8, 6, 4, 2};
-      #pragma unroll
-        for (int i = 0; i < 9; i++, k6 += 2) {
-          const double2 k6p0 = SINGE_KNOWN_CONST_PAIR(k6 + 0);
-          const double t9 = fma(t6, shared[u0[i]][lane], shared[u1[i]][lane]);
-          const double t10 = t9 * t9;
-          t7 = fma(t10, k6p0.x, t7);
-          const double t11 = fma(r1, shared[u2[i]][lane], shared[u3[i]][lane]);
-          const double t12 = t11 * t11;
-          t8 = fma(t12, k6p0.y, t8);
-        }
-        }
-        const double t15 = shared[12][lane] * shared[12][lane];
-        const double t16 = t15 * SINGE_KNOWN_CONST(12);
-        const double t17 = shared[10][lane] * shared[10][lane];
-        const double t18 = t17 * SINGE_KNOWN_CONST(13);
-        const double t19 = t16 * t8;
-        const double t20 = fma(t18, t7, t19);
-        const double t21 = t7 * t8;
-        const double t22 = t20 / t21;
-        const double t23 = t22;
-        r1 = t23;
-      }
-      {  // species operation
-        const double t0 = fma(shared[9][lane], shared[23][lane], shared[24][lane]);
-        const double t1 = t0 * t0;
-        const double t2 = t1 * SINGE_KNOWN_CONST(32);
-        const double t3 = fma(r0, shared[23][lane], shared[24][lane]);
-        const double t4 = t3 * t3;
-        const double t5 = t4 * SINGE_KNOWN_CONST(14);
-        const double t6 = shared[9][lane];
-        double t7 = t2;
-        double t8 = t5;
-        {
-        int k6 = SINGE_CONST_INDEX(36);
-        __syncwarp();
-        constexpr int u0[9] = {20, 17, 15, 12, 10, 7, 5, 3, 1};
-        constexpr int u1[9] = {21, 18, 16, 13, 11, 8, 6, 4, 2};
-        constexpr int u2[9] = {20, 17, 15, 12, 10, 7, 5, 3, 1};
-        constexpr int u3[9] = {21, 18, 16, 13, 11, 8, 6, 4, 2};
-      #pragma unroll
-        for (int i = 0; i < 9; i++, k6 += 2) {
-          const double2 k6p0 = SINGE_KNOWN_CONST_PAIR(k6 + 0);
-          const double t9 = fma(t6, shared[u0[i]][lane], shared[u1[i]][lane]);
-          const double t10 = t9 * t9;
-          t7 = fma(t10, k6p0.x, t7);
-          const double t11 = fma(r0, shared[u2[i]][lane], shared[u3[i]][lane]);
-          const double t12 = t11 * t11;
-          t8 = fma(t12, k6p0.y, t8);
-        }
-        }
-        const double t15 = shared[7][lane] * shared[7][lane];
-        const double t16 = t15 * SINGE_KNOWN_CONST(33);
-        const double t17 = shared[5][lane] * shared[5][lane];
-        const double t18 = t17 * SINGE_KNOWN_CONST(34);
-        const double t19 = t16 * t8;
-        const double t20 = fma(t18, t7, t19);
-        const double t21 = t7 * t8;
-        const double t22 = t20 / t21;
-        const double t23 = r1 + t22;
-        shared[27][lane] = t23;
-      }
-      SINGE_BAR_ARRIVE(3, 96);  // point 2: mixture_viscosity@w0.1, mixture_viscosity@w1.1
+      SINGE_BAR_ARRIVE(3, 96);  // point 2: mixture_viscosity@w0.1, mixture_viscosity@w1.0
       break;
     }
     case 2: {
       {  // species operation
-        const double t0 = fma(r1, shared[23][lane], shared[24][lane]);
+        const double t0 = fma(shared[9][lane], shared[23][lane], shared[24][lane]);
         const double t1 = t0 * t0;
         const double t2 = t1 * SINGE_KNOWN_CONST(15);
-        const double t3 = fma(r0, shared[23][lane], shared[24][lane]);
+        const double t3 = fma(r1, shared[23][lane], shared[24][lane]);
         const double t4 = t3 * t3;
         const double t5 = t4 * SINGE_KNOWN_CONST(16);
-        double t6 = t2;
-        double t7 = t5;
+        const double t6 = fma(r0, shared[23][lane], shared[24][lane]);
+        const double t7 = t6 * t6;
+        const double t8 = t7 * SINGE_KNOWN_CONST(17);
+        const double t9 = shared[9][lane];
+        double t10 = t2;
+        double t11 = t5;
+        double t12 = t8;
         {
-        int k6 = SINGE_CONST_INDEX(20);
+        int k9 = SINGE_CONST_INDEX(22);
         __syncwarp();
         constexpr int u0[9] = {20, 17, 15, 12, 10, 7, 5, 3, 1};
         constexpr int u1[9] = {21, 18, 16, 13, 11, 8, 6, 4, 2};
         constexpr int u2[9] = {20, 17, 15, 12, 10, 7, 5, 3, 1};
         constexpr int u3[9] = {21, 18, 16, 13, 11, 8, 6, 4, 2};
+        constexpr int u4[9] = {20, 17, 15, 12, 10, 7, 5, 3, 1};
+        constexpr int u5[9] = {21, 18, 16, 13, 11, 8, 6, 4, 2};
       #pragma unroll
-        for (int i = 0; i < 9; i++, k6 += 2) {
-          const double2 k6p0 = SINGE_KNOWN_CONST_PAIR(k6 + 0);
-          const double t8 = fma(r1, shared[u0[i]][lane], shared[u1[i]][lane]);
-          const double t9 = t8 * t8;
-          t6 = fma(t9, k6p0.x, t6);
-          const double t10 = fma(r0, shared[u2[i]][lane], shared[u3[i]][lane]);
-          const double t11 = t10 * t10;
-          t7 = fma(t11, k6p0.y, t7);
+        for (int i = 0; i < 9; i++, k9 += 3) {
+          const double t13 = fma(t9, shared[u0[i]][lane], shared[u1[i]][lane]);
+          const double t14 = t13 * t13;
+          t10 = fma(t14, SINGE_KNOWN_CONST_AT(k9 + 0), t10);
+          const double t15 = fma(r1, shared[u2[i]][lane], shared[u3[i]][lane]);
+          const double t16 = t15 * t15;
+          t11 = fma(t16, SINGE_KNOWN_CONST_AT(k9 + 1), t11);
+          const double t17 = fma(r0, shared[u4[i]][lane], shared[u5[i]][lane]);
+          const double t18 = t17 * t17;
+          t12 = fma(t18, SINGE_KNOWN_CONST_AT(k9 + 2), t12);
         }
         }
-        const double t14 = shared[3][lane] * shared[3][lane];
-        const double t15 = t14 * SINGE_KNOWN_CONST(17);
-        const double t16 = shared[1][lane] * shared[1][lane];
-        const double t17 = t16 * SINGE_KNOWN_CONST(18);
-        const double t18 = t15 * t7;
-        const double t19 = fma(t17, t6, t18);
-        const double t20 = t6 * t7;
-        const double t21 = t19 / t20;
-        const double t22 = t21;
-        r0 = t22;
+        const double t22 = shared[7][lane] * shared[7][lane];
+        const double t23 = t22 * SINGE_KNOWN_CONST(18);
+        const double t24 = shared[5][lane] * shared[5][lane];
+        const double t25 = t24 * SINGE_KNOWN_CONST(19);
+        const double t26 = t23 * t11;
+        const double t27 = fma(t25, t10, t26);
+        const double t28 = t10 * t11;
+        const double t29 = shared[3][lane] * shared[3][lane];
+        const double t30 = t29 * SINGE_KNOWN_CONST(20);
+        const double t31 = t27 * t12;
+        const double t32 = fma(t30, t28, t31);
+        const double t33 = t28 * t12;
+        const double t34 = t32 / t33;
+        const double t35 = t34;
+        r0 = t35;
       }
-      SINGE_BAR_SYNC(3, 96);  // point 2: mixture_viscosity@w0.1, mixture_viscosity@w1.1
+      SINGE_BAR_SYNC(3, 96);  // point 2: mixture_viscosity@w0.1, mixture_viscosity@w1.0
       {  // reduction operation
-        const double t0 = shared[26][lane] + shared[27][lane];
+        const double t0 = shared[27][lane] + shared[26][lane];
         const double t1 = t0 + r0;
         r1 = t1;
       }
@@ -598,6 +586,11 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
         const double t8 = t3 * t7;
         shared[21][lane] = t8;
       }
+      break;
+    }
+    default: break;
+    }
+    if ((1u << warp_id) & 0x00000008u) {  // warps 3
       {  // species operation
         const double t0 = __ldg(&mass_fractions[0 * species_stride + point]);
         const double t1 = t0 * SINGE_KNOWN_CONST(10);
@@ -612,12 +605,7 @@ h2o2_viscosity_kernel(const double *__restrict__ temperature, const double *__re
         const double t8 = t3 * t7;
         shared[24][lane] = t8;
       }
-      break;
-    }
-    default: break;
-    }
-    if ((1u << warp_id) & 0x00000008u) {  // warps 3
-      SINGE_BAR_ARRIVE(2, 128);  // point 1: p0, q0, p1, q1, p2, q2 (+18 more)
+      SINGE_BAR_ARRIVE(2, 128);  // point 1: p0, q0, p1, q1, p2, q2 (+19 more)
     }
     // all warps
     SINGE_BAR_SYNC(0, 128);  // all warps: end of slab: the next slab reuses shared memory and barriers

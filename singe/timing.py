@@ -16,7 +16,11 @@ constant-table ``LDC.64`` on the SM's load queue with the ``LDS.64`` (``LDC_QUEU
 the load probe); before, it charged an issue slot only, and gave 2.36-4.92x (DME viscosity 2.80, now
 1.61).  Since 2026-11-27 (evening) the warp-specialized kernels' reads of the constant bank stall on the
 constant cache's misses by the baseline's rule (``bank_footprint``); before, 1.61-4.58x (n-heptane
-diffusion 4.58, now 3.08; chemistry 3.54 and 4.36, now 3.00 and 3.41).  The reorder window is not the
+diffusion 4.58, now 3.08; chemistry 3.54 and 4.36, now 3.00 and 3.41).  Since 2026-11-27 (night) a
+warp-uniform load of the constant table's copy takes the load-queue share the load probe measured
+(``SHARED_TABLE_QUEUE_SHARE``, ``SHARED_TABLE_PAIR_QUEUE_SHARE``; one ``LDS.64`` slot before): against the
+H200's latest measurement of the paper's kernels, the viscosity kernels went from 1.22 and 1.29 to 1.12
+and 1.15 (DME, n-heptane).  The reorder window is not the
 cause of the rest: at 8 or 2 instructions instead of 32 the
 warp-specialized transport kernels' modeled throughput moves by at most 5 % (chemistry's by up to
 35 %).  Since 2026-11-27 (afternoon) a warp running code of its own (a switch case) issues no faster
@@ -283,12 +287,13 @@ TABLE_LOAD = "ldc"
 ptxas does not know (``LDC.64``; class 'other' of ``ISSUE_CLASSES``, into which ``issue_classes`` folds it):
 the model charges it on the SM's load queue (``LDC_QUEUE_SHARE``)."""
 SHARED_TABLE_LOAD = "ldst"
-"""The key under which a load of the constant table's copy in shared memory is counted
-(``CompileOptions.constant_table`` 'shared': a warp-uniform ``LDS.64``, or ``LDS.128`` for two adjacent
-constants of a loop iteration, ``lowering.issued_constant_pairs``; class 'lds' of ``ISSUE_CLASSES``, into which
-``issue_classes`` folds it).  Each takes one ``LDS.64`` slot of the load queue (``WARP_BYTES`` of the
-'shared' resource), as a lane-varying ``LDS.64`` does: neither a warp-uniform ``LDS.64`` nor an ``LDS.128``
-was measured yet (the load probe's 'bcast' and 'bcast128' modes measure them in the next GPU session)."""
+"""The key under which a warp-uniform ``LDS.64`` of the constant table's copy in shared memory is counted
+(``CompileOptions.constant_table`` 'shared'; class 'lds' of ``ISSUE_CLASSES``, into which ``issue_classes``
+folds it); it takes ``SHARED_TABLE_QUEUE_SHARE`` slots of the SM's load queue."""
+SHARED_TABLE_PAIR = "ldst2"
+"""The key of a warp-uniform ``LDS.128`` of the copy: two adjacent constants (of a loop iteration,
+``lowering.issued_constant_pairs``, or paired by nvcc in straight code, ``WarpCode.paired_reads``); class
+'lds'; ``SHARED_TABLE_PAIR_QUEUE_SHARE`` slots."""
 LDC_QUEUE_SHARE = 0.646 / 0.509
 """Slots of the SM's load queue an ``LDC.64`` at a warp-dependent index takes, in ``LDS.64`` (each
 ``WARP_BYTES`` of the 'shared' resource).  Measured by ``autotune/probes/mio_throughput.cu`` on the H100
@@ -520,8 +525,15 @@ def instruction_classes(instr, expansion: Expansion, in_registers, constant_stal
 
 
 _TABLE_KEYS = {"other": TABLE_LOAD, "lds": SHARED_TABLE_LOAD}  # constant class -> its key, where it has one
-_FOLDED = {TABLE_LOAD: "other", SHARED_TABLE_LOAD: "lds"}  # key -> the ISSUE_CLASSES class the SASS walk counts
-SHARED_TABLE_QUEUE_SHARE = 1.0  # LDS.64 slots of the load queue per SHARED_TABLE_LOAD (unmeasured: as an LDS.64)
+_FOLDED = {TABLE_LOAD: "other", SHARED_TABLE_LOAD: "lds", SHARED_TABLE_PAIR: "lds"}  # key -> the walk's class
+SHARED_TABLE_QUEUE_SHARE = 0.646 / 0.870
+"""Slots of the load queue (``LDS.64`` at lane-varying addresses, ``WARP_BYTES`` of the 'shared' resource each) a
+warp-uniform ``LDS.64`` takes.  Measured by the load probe (``autotune/probes/mio_throughput.cu``, modes 'lds'
+and 'bcast') on the H200 (docs/measurements/2026-11-27-h200-copy, run 1): an SM sustains 0.646 ``LDS.64`` or
+0.870 warp-uniform ``LDS.64`` per cycle.  Until 2026-11-27 (night) the model charged it one slot, unmeasured."""
+SHARED_TABLE_PAIR_QUEUE_SHARE = 0.646 / 0.466
+"""The same of a warp-uniform ``LDS.128`` (mode 'bcast128'): 0.466 per cycle, 0.93 constants; until 2026-11-27
+(night) one slot."""
 
 
 def _table_key(constant_class: str | None) -> str | None:
@@ -542,9 +554,11 @@ def issue_classes(counts: dict) -> dict:
 
 def queue_demand(counts: dict) -> float:
     """Bytes of the 'shared' resource the constant-table loads of ``counts`` take: ``LDC_QUEUE_SHARE``
-    ``LDS.64`` slots per ``TABLE_LOAD``, one per ``SHARED_TABLE_LOAD``."""
+    ``LDS.64`` slots per ``TABLE_LOAD``, ``SHARED_TABLE_QUEUE_SHARE`` per ``SHARED_TABLE_LOAD`` and
+    ``SHARED_TABLE_PAIR_QUEUE_SHARE`` per ``SHARED_TABLE_PAIR``."""
     return (counts.get(TABLE_LOAD, 0) * LDC_QUEUE_SHARE
-            + counts.get(SHARED_TABLE_LOAD, 0) * SHARED_TABLE_QUEUE_SHARE) * WARP_BYTES
+            + counts.get(SHARED_TABLE_LOAD, 0) * SHARED_TABLE_QUEUE_SHARE
+            + counts.get(SHARED_TABLE_PAIR, 0) * SHARED_TABLE_PAIR_QUEUE_SHARE) * WARP_BYTES
 
 
 def _decode_operation(op, latency: dict, span: dict, constant_stall: float | None,
@@ -707,7 +721,7 @@ class WarpCode:
     def paired_classes(self, k: int) -> dict:
         """What nvcc's pairing of unit ``k``'s constant reads saves (``OverlaidKernel.paired_reads``)."""
         pairs = dict(self.paired_reads).get(k, 0)
-        return {SHARED_TABLE_LOAD: -pairs} if pairs else {}
+        return {SHARED_TABLE_LOAD: -2 * pairs, SHARED_TABLE_PAIR: pairs} if pairs else {}
 
     def constant_class(self, k: int) -> str | None:
         """What one use of a constant of unit ``k`` loaded where used issues: a table load, or at an index ptxas
@@ -1026,8 +1040,10 @@ def loop_classes(unit: ComputeUnit, loop: Loop, code: WarpCode, k: int) -> dict:
     counts = {ints: tables, "lds": (summary.iterations - 1) * summary.invariant_reads}
     per_iteration = table if not summary.unrolled else loaded
     if per_iteration is not None:
-        counts[per_iteration] = counts.get(per_iteration, 0) + summary.iterations * iteration_table_reads(
-            summary, per_iteration)
+        pairs = summary.constant_loads - iteration_table_reads(summary, per_iteration)  # LDS.128, two constants each
+        counts[per_iteration] = counts.get(per_iteration, 0) + summary.iterations * (summary.constant_loads - 2 * pairs)
+        if pairs:
+            counts[SHARED_TABLE_PAIR] = summary.iterations * pairs
     for position, operand in varying_constants(unit, loop):
         for t in range(loop.count):
             value = loop.iteration(unit.instructions, t)[position].srcs[operand].value

@@ -22,7 +22,7 @@ from singe.codegen import check_shared_bytes, generate, kernel_shared_bytes, lay
 from singe.compiler import compile_kernel
 from singe.errors import OptionError
 from singe.options import CompileOptions
-from singe.timing import SHARED_TABLE_LOAD, WARP_BYTES, issue_classes, queue_demand
+from singe.timing import SHARED_TABLE_LOAD, SHARED_TABLE_PAIR, WARP_BYTES, issue_classes, queue_demand
 from conftest import load
 from test_loops import TOLERANCE, run, worst
 
@@ -150,9 +150,29 @@ def test_switch_dispatched_kernels_keep_their_constants_at_known_indices():
     assert compiled("chemistry", 8).programs.constant_table == "cache"
 
 
-def test_the_model_charges_one_load_queue_slot_per_shared_load():
-    assert queue_demand({SHARED_TABLE_LOAD: 3}) == 3 * WARP_BYTES
-    assert issue_classes({SHARED_TABLE_LOAD: 3, "lds": 2}) == {"lds": 5}
+def test_the_model_charges_the_load_queue_what_the_probe_measured_of_uniform_loads():
+    """A warp-uniform LDS.64 of the table's copy takes 0.646 / 0.870 of a lane-varying LDS.64's slot, an LDS.128
+    0.646 / 0.466 (the load probe's 'bcast' and 'bcast128' modes on the H200); the SASS walk counts both as
+    'lds'."""
+    assert queue_demand({SHARED_TABLE_LOAD: 3}) == pytest.approx(3 * 0.646 / 0.870 * WARP_BYTES)
+    assert queue_demand({SHARED_TABLE_PAIR: 2}) == pytest.approx(2 * 0.646 / 0.466 * WARP_BYTES)
+    assert queue_demand({SHARED_TABLE_LOAD: 3}) != 3 * WARP_BYTES  # companion: the former unmeasured slot
+    assert issue_classes({SHARED_TABLE_LOAD: 3, SHARED_TABLE_PAIR: 1, "lds": 2}) == {"lds": 6}
+
+
+def test_a_loop_reading_its_constants_in_pairs_counts_them_as_pairs():
+    """DME viscosity at the paper's 15 x 3 (the copy, two constants a Wilke iteration): one LDS.128 an
+    iteration in the model's classes, as the SASS has them."""
+    from singe.timing import loop_classes, warp_code
+    from singe.programs.lowering import loop_summary
+
+    kernel = compile_kernel(load("dme"), "viscosity", warps=15, ctas_per_sm=3)
+    code = warp_code(kernel.programs)[5]
+    (k, unit), = [(k, u) for k, u in enumerate(code.units) if getattr(u, "loops", ())]
+    (loop,) = unit.loops
+    classes = loop_classes(unit, loop, code, k)
+    assert classes[SHARED_TABLE_PAIR] == loop_summary(unit, loop).iterations
+    assert classes.get(SHARED_TABLE_LOAD, 0) <= 0  # the two constants' loads replaced, none left single
 
 
 def _sass_tools_missing() -> list[str]:

@@ -22,9 +22,8 @@ costs device time.  This builds here, into ``FOLDER``:
   every warp or split among them (what code beyond the instruction cache costs: the model's
   ``Target.unshared_fetch`` and ``shared_fetch``, measured on the H200).
 - ``variants/``: command lines of configurations beyond the paper's and the defaults, timed with them
-  (``VARIANTS``: the constant table read in place at the paper's DME viscosity, the control of the copy;
-  GRI-Mech diffusion at the defaults against the copy planned at 2 and 3 CTAs; viscosity in Wilke groups
-  that give every warp one sum).
+  (``VARIANTS``: GRI-Mech diffusion and viscosity at the defaults; viscosity at 8 warps in Wilke pairs, the
+  former defaults; ``--prefetch`` on DME viscosity, n-heptane diffusion and DME chemistry).
 - ``session.sh``: what every script on the device does first (the wheels, the build cache, the mechanisms, the
   step mark); ``run.sh`` sources it, and a script written for one question should too.
 - ``run.sh``: the session, in order of worth, each step under its own time limit, output in ``$OUT``:
@@ -85,27 +84,29 @@ NCU_SOURCE = ("dme", "viscosity,chemistry")  # (mechanisms, kernels) whose stall
 STEP_MARK = "== "  # run.sh's step() prints "== HH:MM:SS name" before each step
 RACE_MODES = ("arrive", "sync", "none", "chain", "war", "many", "slabs")  # of the racecheck probe (named_barrier_race.cu)
 VARIANTS = {  # name -> a singe command line (gpu_bench --sweep-best reads it), timed warp-specialized, in this order
-    # The control of the constant table's copy (the default 'auto' copies it at the paper's DME viscosity): read
-    # in place it ran at 0.56x the copy on the H200 (docs/measurements/2026-11-27-h200-copy).
-    "dme_viscosity_15x3_cache": "singe dme.inp --kernels viscosity --warps 15 --ctas-per-sm 3 --constant-table cache",
-    # GRI-Mech diffusion at the defaults (the copy at 4 CTAs planned, 2 resident: 192.0 Mpoints/s on the H200), and
-    # the rule's control, the copy planned at the 2 resident (its larger register budget: 143.0;
-    # docs/measurements/2026-11-27-h200-stripes).
+    # GRI-Mech diffusion at the defaults (the copy at 4 CTAs planned, 2 resident: 190.5-192.0 Mpoints/s on the H200;
+    # planned at 2 and 3 it ran at 142.0-143.0 and 153.2, docs/measurements/2026-11-27-h200-stripes).
     "gri30_diffusion_8": "singe gri30 --kernels diffusion --warps 8",
-    "gri30_diffusion_8x2_shared": "singe gri30 --kernels diffusion --warps 8 --ctas-per-sm 2 --constant-table shared",
-    # GRI-Mech diffusion's copy planned at 3 CTAs (80 registers, 2 resident): between the 64 registers of the
-    # default and the 115 of the control, whose code stalls on instruction fetch (ncu 'no instruction' 9.31
-    # against 3.34 per issued instruction, run 8); it ran at 153.2 (run 9).
-    "gri30_diffusion_8x3_shared": "singe gri30 --kernels diffusion --warps 8 --ctas-per-sm 3 --constant-table shared",
     # Viscosity and its Wilke groups (transport.balanced_wilke_group).  Since 2026-11-27 (night) the defaults (8 warps,
     # which divide none of DME's 30, n-heptane's 52 and GRI-Mech's 53 species) take one sum a warp, in groups of 4,
-    # 7 and 7; these are the former defaults, in pairs, the rule's control (untimed on a GPU when it was made: the
-    # sm_90 SASS walk issues 7,933 -> 7,352, 31,636 -> 20,701 and 31,142 -> 19,966 per point).  n-heptane at 4
-    # warps now takes two sums a warp in groups of 7 (in pairs, 6.5 a warp, it ran at 210.9 in run 9).
+    # 7 and 7; the pairs are the former defaults, the rule's control (untimed on a GPU when it was made: the
+    # sm_90 SASS walk issues 7,933 -> 7,352, 31,636 -> 20,701 and 31,142 -> 19,966 per point).  DME and n-heptane
+    # at the defaults are in the timing step; GRI-Mech's is here.
+    "gri30_viscosity_8": "singe gri30 --kernels viscosity --warps 8",
     "dme_viscosity_8_pairs": "singe dme.inp --kernels viscosity --warps 8 --wilke-group 2",
     "heptane_viscosity_8_pairs": "singe heptane.inp --kernels viscosity --warps 8 --wilke-group 2",
     "gri30_viscosity_8_pairs": "singe gri30 --kernels viscosity --warps 8 --wilke-group 2",
-    "heptane_viscosity_4x4": "singe heptane.inp --kernels viscosity --warps 4 --ctas-per-sm 4",
+    # --prefetch (each slab prefetches the next one's inputs into the L1; untimed when it was made): ncu put 10 % of
+    # DME viscosity's stall samples on a DMUL waiting for its mass fraction's LDG and 15 % on the LDG after the
+    # end-of-slab barrier (docs/measurements/2026-11-27-h200-copy, run 1).  DME viscosity at its best setting
+    # measured, 10x4 (0.96x its baseline), with and without; the paper's DME viscosity, n-heptane diffusion (1.04x)
+    # and DME chemistry with it (their controls are the timing step's paper settings).
+    "dme_viscosity_10x4": "singe dme.inp --kernels viscosity --warps 10 --ctas-per-sm 4",
+    "dme_viscosity_10x4_prefetch": "singe dme.inp --kernels viscosity --warps 10 --ctas-per-sm 4 --prefetch",
+    "dme_viscosity_15x3_prefetch": "singe dme.inp --kernels viscosity --warps 15 --ctas-per-sm 3 --prefetch",
+    "heptane_diffusion_13x3_prefetch": "singe heptane.inp --kernels diffusion --warps 13 --ctas-per-sm 3 --prefetch",
+    "dme_chemistry_8x2q4_prefetch": "singe dme.inp --kernels chemistry --warps 8 --qssa-warps 4 --ctas-per-sm 2 "
+                                    "--prefetch",
 }
 
 

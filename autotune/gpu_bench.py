@@ -67,11 +67,12 @@ class Config:
 
     def label(self, table: str | None = None) -> str:
         """'dme viscosity paper (15x3 copy)': the setting's shape (``SHAPE``: warps x CTAs per SM, QSSA warps for
-        chemistry, a Wilke group other than the kernel's) and, for a warp-specialized kernel, ``table``: where it
+        chemistry, a Wilke group other than the kernel's, 'pf' for --prefetch) and, for a warp-specialized kernel, ``table``: where it
         reads its constant table ('copy' in shared memory or 'cache', ``TABLES``)."""
         o = self.options
         shape = f"{o.warps}x{o.ctas_per_sm or 'auto'}" + (f"q{o.qssa_warps}" if self.kernel == "chemistry" else "")
         shape += f" g{o.wilke_group}" if o.wilke_group is not None else ""
+        shape += " pf" if o.prefetch else ""
         return f"{self.mechanism} {self.kernel} {self.setting} ({shape}{f' {table}' if table else ''})"
 
 
@@ -218,7 +219,8 @@ ROW = re.compile(r"^(?P<mechanism>\S+) (?P<kernel>\S+) (?P<setting>\S+) \((?P<sh
                  r"(?P<median_ms>[\d.]+) ms\s+(?P<mpoints_per_s>[\d.]+)\s+(?P<gflops>[\d.]+)\s+"
                  r"(?:(?P<fp64>[\d.]+)%|n/a)\s+(?P<max_error>\S+) (?P<verdict>ok|WRONG)")
 DEVICE = re.compile(r"^device: (?P<name>.+) \((?P<arch>sm_\w+), \d+ SMs\)$")
-SHAPE = re.compile(r"(?P<warps>\d+)x(?P<ctas>\d+|auto)(?:q(?P<qssa>\d+))?(?: g(?P<group>\d+))?(?: (?P<table>copy|cache))?$")
+SHAPE = re.compile(r"(?P<warps>\d+)x(?P<ctas>\d+|auto)(?:q(?P<qssa>\d+))?(?: g(?P<group>\d+))?(?P<prefetch> pf)?"
+                   r"(?: (?P<table>copy|cache))?$")
 TABLES = {"copy": "shared", "cache": "cache"}
 """A label's constant table (``Config.label``) -> the ``CompileOptions.constant_table`` that emits that kernel."""
 LEGACY_TABLE = "cache"
@@ -237,6 +239,7 @@ def options_of_shape(shape: str, arch: str | None) -> dict | None:
     return fields | {"warps": int(found["warps"]), "ctas_per_sm": None if found["ctas"] == "auto" else int(found["ctas"]),
                      "qssa_warps": int(found["qssa"] or 1),
                      "wilke_group": int(found["group"]) if found["group"] else None,
+                     "prefetch": bool(found["prefetch"]),
                      "constant_table": TABLES[found["table"]] if found["table"] else LEGACY_TABLE}
 
 

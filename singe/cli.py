@@ -99,6 +99,10 @@ def build_parser() -> argparse.ArgumentParser:
                              "species' two values once per N sums (default: one sum a warp, the species over the "
                              "warps rounded up, e.g. 7 for 52 species at 8 warps; two sums a warp where that is "
                              "above 8; 2 where it is below 3; more: fewer shared-memory loads, more registers)")
+    parser.add_argument("--prefetch", action="store_true",
+                        help="each slab prefetches the next slab's inputs into the L1 (one 128-byte line a lane), "
+                             "so that its global loads need not wait on DRAM; not yet timed on a GPU (the table "
+                             "form of chemistry does not prefetch)")
     parser.add_argument("--baseline", action="store_true", help="also write the data-parallel kernels")
     parser.add_argument("--validate", nargs="?", const="simulator", choices=("simulator", "host"),
                         help="run the kernels on random states — their warp programs in the simulator "
@@ -138,7 +142,8 @@ def _options(args, kernel: str) -> CompileOptions:
                           form=args.form if kernel == "chemistry" else "auto",
                           dispatch=(args.viscosity_dispatch if kernel == "viscosity" else None) or "auto",
                           constant_table=args.constant_table,
-                          wilke_group=args.wilke_group if kernel == "viscosity" else None)
+                          wilke_group=args.wilke_group if kernel == "viscosity" else None,
+                          prefetch=args.prefetch)
 
 
 def setmaxnreg_note(plan) -> str:

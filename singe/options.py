@@ -44,7 +44,10 @@ class CompileOptions:
     reads in place would miss the constant cache, with fewer CTAs per SM resident than planned
     (``compiler.copy_where_the_cache_misses``: the options then say 'shared'); else the cache.
     ``wilke_group``: outer species per Wilke sum of the viscosity kernel (None: the kernel's at these
-    warps, ``singe.kernels.transport.balanced_wilke_group``).  ``ctas_per_sm``: the occupancy target;
+    warps, ``singe.kernels.transport.balanced_wilke_group``).  ``prefetch``: at the start of each slab, the
+    warps prefetch the next slab's inputs into the L1 (``codegen.prefetch_context``), so that its global
+    loads hit there instead of waiting on DRAM after the end-of-slab barrier; off by default until a GPU
+    has timed it.  ``ctas_per_sm``: the occupancy target;
     None lets ``compile_kernel`` choose it from the register plan and shared
     memory (``choose_ctas_per_sm``), and the compiled kernel's options carry the choice.
     """
@@ -60,6 +63,7 @@ class CompileOptions:
     dispatch: str = "auto"
     constant_table: str = "auto"
     wilke_group: int | None = None
+    prefetch: bool = False
 
     def __post_init__(self):
         self.validate()
@@ -86,6 +90,8 @@ class CompileOptions:
         if self.wilke_group is not None and (not isinstance(self.wilke_group, int)
                                              or not 1 <= self.wilke_group <= MAX_WILKE_GROUP):
             raise OptionError(f"--wilke-group must be an integer from 1 to {MAX_WILKE_GROUP}, got {self.wilke_group!r}")
+        if not isinstance(self.prefetch, bool):
+            raise OptionError(f"--prefetch is on or off (a bool), got {self.prefetch!r}")
         if not isinstance(self.qssa_warps, int) or not 1 <= self.qssa_warps <= self.warps:
             raise OptionError(f"--qssa-warps must be from 1 to the number of warps ({self.warps}), "
                               f"got {self.qssa_warps!r}")
@@ -147,4 +153,5 @@ class CompileOptions:
                 f"{'' if self.form == 'auto' else '-' + self.form}"
                 f"{'' if self.dispatch == 'auto' else '-' + self.dispatch}"
                 f"{'' if self.constant_table == 'auto' else '-' + self.constant_table}"
-                f"{'' if self.wilke_group is None else f'-g{self.wilke_group}'}")
+                f"{'' if self.wilke_group is None else f'-g{self.wilke_group}'}"
+                f"{'-pf' if self.prefetch else ''}")

@@ -595,6 +595,7 @@ def schedule(mapping: Mapping) -> WarpPrograms:
         sync_points=tuple(placed.point for placed in scheduler.points),
         shared_slots=len(scheduler.slots), barrier_limit=scheduler.limit,
         dispatch=dispatch, constant_table=options.constant_table if dispatch == "overlay" else "cache",
+        prefetch=options.prefetch,
     )
     budget = options.target.shared_budget(options.planned().ctas_per_sm) - programs.shared_bytes
     return dataclasses.replace(programs, plan=plan_registers(programs, options.target, options.ctas_per_sm),

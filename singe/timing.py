@@ -606,6 +606,11 @@ def _decode_operation(op, latency: dict, span: dict, constant_stall: float | Non
 ISSUE_CLASSES = ("fp64", "mufu", "lds", "sts", "ldg", "stg", "bar", "shfl", "branch", "other")
 """Classes of issued machine instructions, as ``autotune/sass.py`` counts them."""
 INSTRUCTION_BYTES = 16  # one SASS instruction on sm_70 and later
+PREFETCH_SLAB = {"other": 14, "branch": 3}
+"""What ``--prefetch`` adds to each warp's slab (``CompileOptions.prefetch``): the test of the next slab, the
+line's address and its clamps, one ``CCTL.E.PF1``.  Read off the sm_90 SASS of DME viscosity at 15 warps x 3
+CTAs, whose code is otherwise the same with and without it (14 and 3 more a warp).  Where a kernel has fewer
+threads than lines (1-3 warps of a large mechanism), a lane prefetches more than one and issues more."""
 SLAB_OVERHEAD = {"other": 105, "branch": 1}
 """Per warp per slab, besides its units: the slab loop, ``valid`` and ``point``, the
 addresses of global and shared accesses, the register moves and convergence
@@ -843,6 +848,8 @@ def warp_code(programs: WarpPrograms, arch: str = "sm_90", overlaid=None) -> lis
     code = arch_code(arch)
     slab = code.warp_switch_slab if programs.dispatch == "switch" else code.slab_overhead
     dispatch = dict(slab)  # every warp passes every dispatch block of the layout (an unswitched one: once)
+    for name, n in (PREFETCH_SLAB.items() if programs.prefetch else ()):
+        dispatch[name] = dispatch.get(name, 0) + n
     for block in () if unswitched(overlaid) else overlaid.blocks:
         for name, n in {"mask": MASK_DISPATCH, "switch": SWITCH_DISPATCH}.get(block.kind, {}).items():
             dispatch[name] = dispatch.get(name, 0) + n

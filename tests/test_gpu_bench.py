@@ -147,6 +147,9 @@ def test_labels_and_records_name_the_constant_table():
         (4, "shared")
     assert options_of_shape("15x3 cache", "sm_90")["constant_table"] == "cache"
     assert options_of_shape("15x3", "sm_90")["constant_table"] == "cache"  # a log of an earlier session
+    prefetching = Config("dme", "viscosity", "sweep", CompileOptions(warps=10, ctas_per_sm=4, prefetch=True))
+    assert prefetching.label("copy") == "dme viscosity sweep (10x4 pf copy)"
+    assert options_of_shape("10x4 pf copy", "sm_90")["prefetch"] and not options_of_shape("10x4 copy", "sm_90")["prefetch"]
     legacy = fake_measurement(100.0)
     assert record_options(legacy).constant_table == "cache"
     assert record_options({**legacy, "options": {**legacy["options"], "constant_table": "auto"}}).constant_table == "auto"

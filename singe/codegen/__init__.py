@@ -21,7 +21,8 @@ from singe.codegen.dispatch import unswitched, warp_switch
 from singe.codegen.overlay import OverlaidKernel, overlay
 from singe.codegen.interface import (SpeciesTable, c_string, fortran_string, kernel_name, nullable_note,
                                      species_names)
-from singe.codegen.render import BASELINE_EXPRESSIONS, EXPRESSIONS, global_address, literal, load_expression
+from singe.codegen.render import (BASELINE_EXPRESSIONS, EXPRESSIONS, global_address, literal, load_expression,
+                                  prefetch_plan)
 from singe.errors import OptionError, Problem, SingeInputError, SingeInternalError
 from singe.kernels.ir import Const, DataflowGraph, Imm, Reg
 from singe.kernels.table_form import OUTPUTS as TABLE_OUTPUTS
@@ -230,6 +231,8 @@ def generate(compiled, roll: bool | None = None) -> GeneratedKernel:
         shared_slots=programs.shared_slots, variables=[f"r{i}" for i in range(overlaid.variables)],
         blocks=[_block_context(b) for b in overlaid.blocks], unswitched=unswitched(overlaid),
         warpgroups=warpgroups, setmaxnreg=bool(warpgroups),
+        prefetch=prefetch_plan(_fields(compiled.graph)[0], len(compiled.mechanism.transported_species),
+                               programs.threads) if programs.prefetch else None,
         **_parameters(compiled.graph, EXPRESSIONS))
     cu = env.get_template("warp_specialized.cu.j2").render(**context) + \
         kernel_signature(name, compiled.graph, "warp-specialized", compiled.mechanism.transported_species).line()

@@ -67,6 +67,39 @@ def global_address(field: str, index: str) -> str:
     return f"{field}[{index} * species_stride + point]"
 
 
+LINE_DOUBLES = 16
+"""Doubles per 128-byte L1 line: a row of a 32-point slab is two lines (``prefetch_plan``)."""
+
+
+@dataclass(frozen=True)
+class PrefetchPlan:
+    """What ``--prefetch`` emits at the start of each slab: the next slab's inputs, ``lines`` 128-byte lines (two
+    per row of each input field), line l prefetched by lane l / warps of warp l % warps (``per_lane`` lines a
+    lane where there are more lines than threads); ``address``: the C expression of line ``line``'s first
+    double at the next slab's point ``at`` (a point field's one row, or row (line >> 1) - first of a
+    species-major field)."""
+
+    lines: int
+    per_lane: int
+    address: str
+
+
+def prefetch_plan(inputs: list[str], n_species: int, threads: int) -> PrefetchPlan:
+    """The ``PrefetchPlan`` of a kernel reading ``inputs`` (fields that may be NULL are not prefetched: ``dt``)."""
+    fields = [f for f in inputs if f not in NULLABLE_INPUTS]
+    rows = [1 if f in POINT_INPUTS else n_species for f in fields]
+    addresses, first = [], 0
+    for f, n in zip(fields, rows):
+        row = "(line >> 1)" if first == 0 else f"((line >> 1) - {first})"
+        addresses.append((2 * (first + n), f"&{f}[at]" if f in POINT_INPUTS else f"&{f}[{row} * species_stride + at]"))
+        first += n
+    expression = addresses[-1][1]
+    for limit, address in reversed(addresses[:-1]):
+        expression = f"line < {limit} ? {address} : {expression}"
+    lines = 2 * first
+    return PrefetchPlan(lines, -(-lines // threads), expression)
+
+
 def load_expression(field: str, index: str) -> str:
     """A read of global memory; 0.0 where the field may be NULL and is."""
     address = f"__ldg(&{global_address(field, index)})"

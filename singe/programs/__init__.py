@@ -141,7 +141,8 @@ class WarpPrograms:
     constant tables ('auto', 'cache' or 'shared', ``CompileOptions.constant_table``; 'cache' for the
     switch, whose constants sit at indices ptxas knows); ``table_budget``: the bytes of shared memory a
     CTA has beside its exchange slots at the CTAs per SM it is compiled for, which the table's copy
-    must fit under 'auto' (``codegen.lay_out``).
+    must fit under 'auto' (``codegen.lay_out``); ``prefetch``: each slab prefetches the next one's
+    inputs (``CompileOptions.prefetch``).
     """
 
     kernel: str
@@ -156,6 +157,7 @@ class WarpPrograms:
     dispatch: str = "overlay"
     constant_table: str = "cache"
     table_budget: int = 0
+    prefetch: bool = False
 
     @property
     def registers(self) -> tuple[int, ...]:

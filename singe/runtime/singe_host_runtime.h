@@ -993,6 +993,7 @@ inline double singe_rcp_approx(double d) {
 #define SINGE_BAR_SYNC(id, threads) ::singe_host::bar(SINGE_HOST_SITE, ::singe_host::kBarSync, (id), (threads))
 #define SINGE_BAR_ARRIVE(id, threads) ::singe_host::bar(SINGE_HOST_SITE, ::singe_host::kBarArrive, (id), (threads))
 #define SINGE_FENCE() ((void)0)  // the host runtime forwards nothing: a no-op
+#define SINGE_PREFETCH(address) ((void)(address))  // a hint to the GPU's L1: nothing to do on the host
 // setmaxnreg (sm_90a) changes how many physical registers a warpgroup holds, never a value: the
 // compiled code reads no register it has not written, and a thread here keeps its variables in
 // its own stack whatever the count.  A no-op is the whole of its meaning on the CPU; the budgets'

@@ -872,12 +872,10 @@ def static_instructions(programs: WarpPrograms, arch: str = "sm_90", overlaid=No
     the overlay emits once for several warps (``OverlaidKernel.sharing``)
     counted once, the slab loop and dispatch (``WarpCode.dispatch``, which
     every warp passes) once, and each warp's loads of its known constants
-    (``WarpCode.constant_loads``).  The divergent-path copies ptxas emits of the constants'
-    shuffles (``BRA.DIV``) and the library's slow-path call sites (a return address,
-    the ``CALL``, two moves of the result per division, reciprocal or square root) are
-    not counted.  n-heptane viscosity at 13 warps x 3 CTAs (rolled loops, sm_90):
-    1,389 against 1,660 static SASS instructions; DME viscosity at 15 warps x 3 CTAs
-    (loops unrolled completely): 1,471 against 1,636 (tests/test_timing.py).  ``overlaid``: the layout
+    (``WarpCode.constant_loads``), and the library's slow-path call sites, which no slab
+    issues (``SLOW_PATH_SITE`` per square root, division or reciprocal).  The divergent-path
+    copies ptxas emits of the constants' shuffles (``BRA.DIV``) are not counted
+    (tests/test_timing.py checks the kernels it names against nvdisasm).  ``overlaid``: the layout
     (default ``lay_out``)."""
     overlaid = layout_of(programs, overlaid)
     codes = warp_code(programs, arch, overlaid)
@@ -885,7 +883,7 @@ def static_instructions(programs: WarpPrograms, arch: str = "sm_90", overlaid=No
 
     def static(k: int, code: WarpCode) -> int:
         unit = code.units[k]
-        size = sum(_unit_classes(k, unit, code, latency).values())
+        size = sum(_unit_classes(k, unit, code, latency).values()) + SLOW_PATH_SITE * slow_path_sites(unit, code)
         if code.rolled:
             size -= sum(loop_static_savings(unit, loop, code, k) for loop in getattr(unit, "loops", ()))
         return size
@@ -899,6 +897,30 @@ def static_instructions(programs: WarpPrograms, arch: str = "sm_90", overlaid=No
         for warp, position, count in overlaid.sharing:
             total -= (count - 1) * static(position, codes[warp])
     return total
+
+
+SLOW_PATH_SITE = 7
+"""Static instructions of each call site of the CUDA library's slow path of a square root or a division, which no
+slab issues (the fast path is taken): the ``CALL`` and the moves of its arguments and result around it.  sm_90
+SASS, the instructions the walk never reaches: 56 at DME viscosity's 7 sites (15 warps x 3 CTAs), 66 at
+n-heptane viscosity's 11 (13 x 3), 88 at H2/O2 viscosity's 11 (4 x 2), 26 at DME diffusion's 5 (10 x 3): 6.9
+a site."""
+SLOW_PATH_OPCODES = frozenset({"sqrt", "div", "rcp"})  # rcp is 1.0 / x: the division's
+
+
+def slow_path_sites(unit, code: WarpCode) -> int:
+    """The slow-path call sites of ``unit`` as emitted in ``code``: one per square root, division or reciprocal
+    of its live instructions, those of a loop emitted as a loop once per copy of its body (``_copies``)."""
+    if not isinstance(unit, ComputeUnit):
+        return 0
+    sites = sum(1 for instr in live_instructions(unit.op.instrs, code.needed(unit))
+                if instr.opcode in SLOW_PATH_OPCODES)
+    for loop in getattr(unit, "loops", ()) if code.rolled else ():
+        summary = loop_summary(unit, loop)
+        if not summary.unrolled:
+            body = loop.iteration(unit.instructions, 0)
+            sites -= (summary.iterations - _copies(summary)) * sum(i.opcode in SLOW_PATH_OPCODES for i in body)
+    return sites
 
 
 TABLE_COPY_STRIPE = 2

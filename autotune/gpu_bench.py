@@ -67,8 +67,8 @@ class Config:
 
     def label(self, table: str | None = None) -> str:
         """'dme viscosity paper (15x3 copy)': the setting's shape (``SHAPE``: warps x CTAs per SM, QSSA warps for
-        chemistry, a Wilke group other than the kernel's, 'pf' for --prefetch) and, for a warp-specialized kernel, ``table``: where it
-        reads its constant table ('copy' in shared memory or 'cache', ``TABLES``)."""
+        chemistry, a Wilke group other than the kernel's, 'pf' for --prefetch) and, for a warp-specialized kernel,
+        ``table``: where it reads its constant table ('copy' in shared memory or 'cache', ``TABLES``)."""
         o = self.options
         shape = f"{o.warps}x{o.ctas_per_sm or 'auto'}" + (f"q{o.qssa_warps}" if self.kernel == "chemistry" else "")
         shape += f" g{o.wilke_group}" if o.wilke_group is not None else ""

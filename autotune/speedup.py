@@ -68,12 +68,16 @@ def speedup_row(name: str, mech, kernel: str, preset: str, ptxas: bool, constant
             "roofline": ws.roofline, "registers_from": ws.registers_from}
 
 
+def setting_words(rows: list[dict]) -> str:
+    """What the rows' setting is called in the table's heading and the plot's title."""
+    return "the command's defaults" if rows and rows[0].get("setting") == "defaults" else "the paper's settings"
+
+
 def format_rows(rows: list[dict]) -> list[str]:
     head = (f"{'preset':6} {'mechanism':9} {'kernel':9} {'setting':>9} {'WS Mpt/s':>9} {'base Mpt/s':>10} "
             f"{'speedup':>7} {'paper':>10} {'FP64 roof':>9} {'WS/roof':>7} {'base/roof':>9}  "
             f"{'WS bound':26} {'baseline bound':22}")
-    where = "the command's defaults" if rows and rows[0].get("setting") == "defaults" else "the paper's settings"
-    lines = [f"Modeled throughput, warp-specialized (WS) over the data-parallel baseline, at {where}; "
+    lines = [f"Modeled throughput, warp-specialized (WS) over the data-parallel baseline, at {setting_words(rows)}; "
              "FP64 roofline by the graph's FLOPs [Mpoints/s]", head, "-" * len(head)]
     for r in rows:
         low, high = PAPER_SPEEDUP[r["kernel"]]
@@ -162,8 +166,7 @@ def write_plot(rows: list[dict], pairs: dict, path: str) -> str:
     axes.axhline(1.0, color="black", linewidth=0.8)
     axes.set_xticks(range(len(kernels)), [f"{m}\n{k}" for m, k in kernels])
     axes.set_ylabel("warp-specialized / data-parallel")
-    where = "the command's defaults" if rows and rows[0].get("setting") == "defaults" else "the paper's settings"
-    axes.set_title(f"Speedup at {where} (gray: the paper's measured range)")
+    axes.set_title(f"Speedup at {setting_words(rows)} (gray: the paper's measured range)")
     axes.legend(fontsize=8)
     figure.tight_layout()
     figure.savefig(path, dpi=150)

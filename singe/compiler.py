@@ -130,8 +130,9 @@ def compile_kernel(mech: Mechanism, kernel: str, warps: int = 8, progress=None, 
     stages = _Stages(progress)
     default = CompileOptions(arch=config.arch, form="unrolled")
     if choose_form(mech, kernel, config.form, lambda: default_unrolled(mech, kernel, default).programs.plan) == "tables":
-        config = config.planned()  # the table form's register needs are fixed: the stages' CTAs per SM
-        config = config.replace(prefetch=False)  # it reads its inputs phase by phase: --prefetch does not apply
+        # the table form's register needs are fixed (the stages' CTAs per SM), and it reads its inputs phase by
+        # phase: --prefetch does not apply
+        config = config.planned().replace(prefetch=False)
         tables = stages.run("tables", chemistry_tables, mech)
         programs = stages.run("programs", table_programs, mech, config)
         return TableKernel(mech, kernel, config, None, None, programs, tables)

@@ -45,7 +45,7 @@ class CompileOptions:
     (``compiler.copy_where_the_cache_misses``: the options then say 'shared'); else the cache.
     ``wilke_group``: outer species per Wilke sum of the viscosity kernel (None: the kernel's at these
     warps, ``singe.kernels.transport.balanced_wilke_group``).  ``prefetch``: at the start of each slab, the
-    warps prefetch the next slab's inputs into the L1 (``codegen.prefetch_context``), so that its global
+    warps prefetch the next slab's inputs into the L1 (``codegen.render.prefetch_plan``), so that its global
     loads hit there instead of waiting on DRAM after the end-of-slab barrier; off by default until a GPU
     has timed it.  ``ctas_per_sm``: the occupancy target;
     None lets ``compile_kernel`` choose it from the register plan and shared

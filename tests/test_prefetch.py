@@ -61,6 +61,14 @@ def test_the_prefetching_kernel_gives_the_same_bits_on_the_host(kernel, warps):
     assert np.all(np.isfinite(outputs[0])) and np.array_equal(outputs[0], outputs[1])
 
 
+def _walk(sass, compiled):
+    """The SASS view (autotune/sass.py) of ``compiled``'s warp-specialized kernel on sm_90."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as scratch:
+        return sass.analyse(generate(compiled).write(scratch)[0], "sm_90", compiled.programs.warps)
+
+
 @pytest.mark.skipif(find_nvcc() is None, reason="needs nvcc")
 def test_the_prefetch_is_one_instruction_a_warp_and_the_model_counts_it():
     """DME viscosity at 15 warps x 3 CTAs on sm_90: one CCTL.E.PF1 a warp, the same registers, no spills, and
@@ -80,12 +88,7 @@ def test_the_prefetch_is_one_instruction_a_warp_and_the_model_counts_it():
     added = [sum(b.values()) - sum(a.values()) for a, b in zip(issued_per_warp(plain.programs),
                                                               issued_per_warp(prefetching.programs))]
     assert added == [sum(PREFETCH_SLAB.values())] * 15
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as scratch:
-        with_it = sass.analyse(generate(prefetching).write(scratch)[0], "sm_90", 15)
-    with tempfile.TemporaryDirectory() as scratch:
-        without = sass.analyse(generate(plain).write(scratch)[0], "sm_90", 15)
+    with_it, without = (_walk(sass, compiled) for compiled in (prefetching, plain))
     assert all(w.opcodes.get("CCTL.E.PF1", 0) == 1 for w in with_it.warps)
     assert all(w.opcodes.get("CCTL.E.PF1", 0) == 0 for w in without.warps)
     assert with_it.registers <= without.registers and with_it.spill_stores == with_it.spill_loads == 0

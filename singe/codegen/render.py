@@ -67,10 +67,6 @@ def global_address(field: str, index: str) -> str:
     return f"{field}[{index} * species_stride + point]"
 
 
-LINE_DOUBLES = 16
-"""Doubles per 128-byte L1 line: a row of a 32-point slab is two lines (``prefetch_plan``)."""
-
-
 @dataclass(frozen=True)
 class PrefetchPlan:
     """What ``--prefetch`` emits at the start of each slab: the next slab's inputs, ``lines`` 128-byte lines (two

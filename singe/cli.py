@@ -93,7 +93,8 @@ def build_parser() -> argparse.ArgumentParser:
                              "through the constant cache ('cache': an LDC.64 each), or 'auto' (the default): the "
                              "copy where it fits beside the exchange slots at the CTAs per SM, or, where singe "
                              "chooses them and the reads in place would miss the constant cache, at the CTAs per SM "
-                             "that hold it; else the cache")
+                             "that hold it, or its first stripes where those fit and hold every constant its loops "
+                             "read, the rest through the cache; else the cache")
     parser.add_argument("--wilke-group", type=int, default=None, metavar="N",
                         help="outer species per Wilke sum of the viscosity kernel: a warp reads each inner "
                              "species' two values once per N sums (default: one sum a warp, the species over the "
@@ -153,6 +154,10 @@ def setmaxnreg_note(plan) -> str:
 
 def _table_note(compiled, info) -> str:
     """Where the kernel reads its constant table, when it has a copy or ``auto`` declined one."""
+    if info.table_copy_bytes and info.copied_stripes < info.stripes:
+        return (f" ({info.table_copy_bytes} B of them the constant table's copy, its first {info.copied_stripes} of "
+                f"{info.stripes} stripes a warp: the whole does not fit beside the slots at "
+                f"{compiled.options.ctas_per_sm} CTAs per SM)")
     if info.table_copy_bytes:
         return f" ({info.table_copy_bytes} B of them the constant table's copy)"
     if compiled.programs.constant_table == "auto":  # the overlay's (a switch reads its table in place)

@@ -426,13 +426,15 @@ class _SegmentBuilder:
         if done > self.end:
             self.end = done
 
-    def operation(self, op, loaded: set, in_registers=None, needed=None, constant_class: str | None = "ldg") -> None:
+    def operation(self, op, loaded: set, in_registers=None, needed=None, constant_class: str | None = "ldg",
+                  beyond_copy: frozenset = frozenset()) -> None:
         """Every instruction of ``op`` codegen emits (``needed``: the values read
         after it, None: all); ``loaded``: global rows already read from DRAM this
         slab (a load of one of them hits the caches), updated; ``in_registers``:
         the constants the warp keeps in registers (None: all); ``constant_class``:
-        what a use of one of the others issues (``WarpCode.constant_class``)."""
-        decoded = self._decoded(op, in_registers, needed, constant_class)
+        what a use of one of the others issues (``WarpCode.constant_class``), but of ``beyond_copy`` (a
+        partial copy's, ``WarpCode.beyond_copy``)."""
+        decoded = self._decoded(op, in_registers, needed, constant_class, beyond_copy)
         for row in decoded.rows:
             self._issue(*row)
         demand = self.demand
@@ -443,16 +445,16 @@ class _SegmentBuilder:
         demand["dram"] += WARP_BYTES * (len(fresh) + decoded.stores)
         self.stall += decoded.stall + self.bank_stall * decoded.bank_reads
 
-    def _decoded(self, op, in_registers, needed, constant_class) -> "_DecodedOperation":
+    def _decoded(self, op, in_registers, needed, constant_class, beyond_copy) -> "_DecodedOperation":
         key = (id(op), self.preset.arch, self.constant_stall, id(in_registers),
-               None if needed is None else frozenset(needed), constant_class, self.operands)
+               None if needed is None else frozenset(needed), constant_class, self.operands, beyond_copy)
         hit = _DECODED.get(key)
         if hit is not None and hit[0] is op and hit[1] is in_registers:
             return hit[2]
         if len(_DECODED) > 50_000:
             _DECODED.clear()
         decoded = _decode_operation(op, self.latency, self.span, self.constant_stall, self.expansions,
-                                    in_registers, needed, constant_class, self.operands)
+                                    in_registers, needed, constant_class, self.operands, beyond_copy)
         _DECODED[key] = (op, in_registers, decoded)
         return decoded
 
@@ -499,16 +501,18 @@ class _DecodedOperation:
     bank_reads: int = 0
 
 
-_DECODED: dict = {}  # (id(op), arch, constant stall, id(in_registers), needed, constant class, operands) -> (op, in_registers, _DecodedOperation)
+_DECODED: dict = {}  # (id(op), arch, constant stall, id(in_registers), needed, constant class, operands, beyond copy)
+# -> (op, in_registers, _DecodedOperation)
 
 
 def instruction_classes(instr, expansion: Expansion, in_registers, constant_stall: float | None,
-                        constant_class: str | None = "ldg") -> dict:
+                        constant_class: str | None = "ldg", beyond_copy: frozenset = frozenset()) -> dict:
     """Machine instructions of one IR instruction by ``ISSUE_CLASSES``, as
     codegen emits it: its expansion, and per ``Const`` operand two ``SHFL``
     when the warp keeps it in its register stripes (``in_registers``: the
     values it keeps, None: all), else one warp-uniform load of the constant
-    table of ``constant_class`` (None: a constant-bank operand, nothing issued);
+    table of ``constant_class`` (None: a constant-bank operand, nothing issued), an ``LDC.64`` where that
+    is the table's copy and the value is ``beyond_copy`` (past a partial copy, ``WarpCode.beyond_copy``);
     none in the baseline (``constant_stall`` set: a constant-bank operand)."""
     classes = {"fp64": expansion.fp64, "mufu": expansion.mufu, "other": expansion.alu, "branch": expansion.branch}
     if expansion.memory:
@@ -519,7 +523,8 @@ def instruction_classes(instr, expansion: Expansion, in_registers, constant_stal
                 if in_registers is None or source.value in in_registers:
                     classes["shfl"] = classes.get("shfl", 0) + SHUFFLES_PER_CONSTANT
                 elif constant_class is not None:
-                    key = _table_key(constant_class)
+                    key = _table_key("other" if constant_class == "lds" and source.value in beyond_copy
+                                     else constant_class)
                     classes[key] = classes.get(key, 0) + 1
     return classes
 
@@ -563,7 +568,8 @@ def queue_demand(counts: dict) -> float:
 
 def _decode_operation(op, latency: dict, span: dict, constant_stall: float | None,
                       expansions: dict = EXPANSIONS, in_registers=None, needed=None,
-                      constant_class: str | None = "ldg", operands: bool = False) -> _DecodedOperation:
+                      constant_class: str | None = "ldg", operands: bool = False,
+                      beyond_copy: frozenset = frozenset()) -> _DecodedOperation:
     """``op`` decoded once per preset: ``latency`` and ``span`` per opcode [cycles];
     ``constant_stall``: cycles per constant use (baseline), None to shuffle them
     or load them (``in_registers``: the constants the warp keeps in registers,
@@ -572,14 +578,14 @@ def _decode_operation(op, latency: dict, span: dict, constant_stall: float | Non
     instructions that contribute to them or to a global store; None: all); ``constant_class``: what a
     constant load issues (``instruction_classes``); ``operands``: a constant at an index ptxas knows
     (``constant_class`` None) is a constant-bank operand, one read of the bank per use (sm_80), rather than
-    a uniform register (``WarpCode.constant_loads``)."""
+    a uniform register (``WarpCode.constant_loads``); ``beyond_copy``: as ``instruction_classes``."""
     demand = dict.fromkeys(PARTITION_RESOURCES + ("shuffle", "shared"), 0.0)
     counts: dict[str, int] = {}
     rows, loads, stores, stall, operand_reads = [], [], 0, 0.0, 0
     instrs = op.instrs if needed is None else live_instructions(op.instrs, needed)
     for instr in instrs:
         expansion = expansions[instr.opcode]
-        classes = instruction_classes(instr, expansion, in_registers, constant_stall, constant_class)
+        classes = instruction_classes(instr, expansion, in_registers, constant_stall, constant_class, beyond_copy)
         for name, n in classes.items():
             counts[name] = counts.get(name, 0) + n
         demand["issue"] += sum(classes.values())
@@ -721,7 +727,10 @@ class WarpCode:
     known: frozenset = frozenset()  # the units emitted for this warp alone: ptxas knows their constants' indices
     arch: ArchCode = ARCH_CODE["sm_90"]
     source_class: str = "other"  # the table itself, which code one warp runs alone reads: LDC ('other') or LDG
-    paired_reads: tuple = ()  # (unit, pairs of its constants read with one LDS.128: OverlaidKernel.paired_reads)
+    paired_reads: tuple = ()  # (unit, pairs of its constants read with one LDS.128: OverlaidKernel.copied_pairs)
+    beyond_copy: frozenset = frozenset()
+    """The constants of this warp's row only past a partial copy (``codegen.partial_copy``): code several warps
+    share reads them from the table itself (``LDC.64``), not from the copy."""
 
     def paired_classes(self, k: int) -> dict:
         """What nvcc's pairing of unit ``k``'s constant reads saves (``OverlaidKernel.paired_reads``)."""
@@ -856,11 +865,15 @@ def warp_code(programs: WarpPrograms, arch: str = "sm_90", overlaid=None) -> lis
     tables = overlaid.constants or [[] for _ in range(programs.warps)]
     forward = unswitched(overlaid)
     kept_values = [frozenset(tables[w][:kept]) for w in range(programs.warps)]
+    copied = overlaid.copied_slots
+    beyond = [frozenset(tables[w][copied:]) - frozenset(tables[w][:copied]) if 0 < copied < overlaid.slots
+              else frozenset() for w in range(programs.warps)]
     fences = programs.plan.fences or (frozenset(),) * programs.warps
     return [WarpCode(units[w], kept_values[w], tuple(dispatch.items()), True, rolled, table_class,
                      issued_shared(units[w], kept_values[w], fences[w]) if forward else (),
                      frozenset(k for k in range(len(units[w])) if (w, k) not in overlaid.shared_positions), code,
-                     source_class, tuple((k, n) for (warp, k), n in overlaid.paired_reads.items() if warp == w))
+                     source_class, tuple((k, n) for (warp, k) in overlaid.paired_reads
+                                         if warp == w and (n := overlaid.copied_pairs(w, k))), beyond[w])
             for w in range(programs.warps)]
 
 
@@ -1018,7 +1031,7 @@ def _unit_classes(k: int, unit, code: WarpCode, latency: dict) -> dict:
     counts = {"lds": len(loads), "sts": len(stores)}
     if isinstance(unit, ComputeUnit):
         decoded = _decode_operation(unit.op, latency, latency, None, code.arch.expansions, code.in_registers,
-                                    code.needed(unit), code.constant_class(k))
+                                    code.needed(unit), code.constant_class(k), beyond_copy=code.beyond_copy)
         for name, n in decoded.classes:  # its constant-table loads may be LDS beside the shared reads
             counts[name] = counts.get(name, 0) + n
         for name, n in issue_classes(code.paired_classes(k)).items():
@@ -1105,7 +1118,8 @@ def warp_steps(programs: WarpPrograms, preset: Preset, overlaid=None) -> list[li
             for value in loads:
                 builder.shared(value, True)
             if isinstance(unit, ComputeUnit):
-                builder.operation(unit.op, loaded, code.in_registers, code.needed(unit), code.constant_class(k))
+                builder.operation(unit.op, loaded, code.in_registers, code.needed(unit), code.constant_class(k),
+                                  code.beyond_copy)
                 builder.add(code.paired_classes(k))
                 for loop in unit.loops if code.rolled else ():
                     builder.add(loop_classes(unit, loop, code, k))
@@ -1137,7 +1151,7 @@ def bank_footprint(codes: list, overlaid) -> int:
     """Bytes of the constant bank the warp-specialized kernel reads per slab: per warp, 8 B per distinct
     constant of its row it reads from the bank (an ``LDC.64`` at a warp-dependent index, a ``ULDC.64`` or an
     operand at an index ptxas knows; not those of its register stripes, nor those it reads from the
-    table's copy in shared memory), and the overlay's integer tables; 0 where the tables are global
+    table's copy in shared memory, but those past a partial copy), and the overlay's integer tables; 0 where the tables are global
     (``LDG``, ``constants_in_bank``) or there is no layout (hand-built programs).  Evidence that the warp-specialized kernels wait on these reads: of
     DME viscosity's short-scoreboard samples (15 warps x 3 CTAs, H200, docs/measurements/2026-11-27-h200,
     ``python -m autotune.ncu_source``), 94 % are of instructions waiting for an ``LDC.64`` result issued
@@ -1151,9 +1165,13 @@ def bank_footprint(codes: list, overlaid) -> int:
     for code in codes:
         read: set = set()
         for k, unit in enumerate(code.units):
-            if isinstance(unit, ComputeUnit) and code.constant_class(k) in ("other", None):
+            if not isinstance(unit, ComputeUnit):
+                continue
+            in_bank = code.constant_class(k) in ("other", None)
+            if in_bank or code.beyond_copy:
                 read |= {src.value for instr in live_instructions(unit.op.instrs, code.needed(unit))
-                         for src in instr.srcs if isinstance(src, Const) and src.value not in code.in_registers}
+                         for src in instr.srcs if isinstance(src, Const) and src.value not in code.in_registers
+                         and (in_bank or src.value in code.beyond_copy)}
         constants += len(read)
     return 8 * constants + int_table_bytes(overlaid)
 

@@ -29,7 +29,8 @@ def test_viscosity_dispatch_applies_to_the_viscosity_kernel_alone(capsys, tmp_pa
 def test_the_summary_says_where_the_constant_table_is_read(capsys, tmp_path):
     """``auto`` (the default): H2/O2 viscosity's copy fits beside its slots and the line gives its bytes;
     n-heptane diffusion's at 13 warps x 3 CTAs does not (33.5 KB of slots and a 46.6 KB copy against 75 KB a
-    CTA), and the line says the table is read in place and how many CTAs the copy would leave resident;
+    CTA), its first 13 stripes do, and the line says so; at 8 warps x 4 CTAs not even the stripes its loops
+    read fit, and the line says the table is read in place and how many CTAs the copy would leave resident;
     ``--constant-table cache`` says nothing.  Where the copy is forced at 4 CTAs per SM, the line says 2 of
     them are resident."""
     import cantera_reference as ref
@@ -43,9 +44,12 @@ def test_the_summary_says_where_the_constant_table_is_read(capsys, tmp_path):
         pytest.skip("../shared/mechanisms not found: set SINGE_SHARED")
     assert main([str(ref.chemistry_file("heptane")), "--kernels", "diffusion", "--warps", "13", "--ctas-per-sm", "3",
                  "-o", str(tmp_path)]) == 0
-    out = capsys.readouterr().out
-    assert ("the constant table read in place: its copy does not fit beside the slots at 3 CTAs per SM; "
-            "--constant-table shared copies it, 2 of them resident)") in out
+    assert ("(43264 B of them the constant table's copy, its first 13 of 14 stripes a warp: the whole does not fit "
+            "beside the slots at 3 CTAs per SM)") in capsys.readouterr().out
+    assert main([str(ref.chemistry_file("heptane")), "--kernels", "diffusion", "--ctas-per-sm", "4",
+                 "-o", str(tmp_path)]) == 0
+    assert ("the constant table read in place: its copy does not fit beside the slots at 4 CTAs per SM; "
+            "--constant-table shared copies it, 2 of them resident)") in capsys.readouterr().out
     assert main([str(ref.chemistry_file("heptane")), "--kernels", "diffusion", "--ctas-per-sm", "4",
                  "--constant-table", "shared", "-o", str(tmp_path)]) == 0
     assert "8 warps x 4 CTAs per SM (2 resident: their shared memory)" in capsys.readouterr().out

@@ -96,12 +96,13 @@ def test_the_option_is_validated_and_named_in_the_key():
 
 @pytest.mark.parametrize("name, kernel, warps, ctas, copied", [
     ("dme", "viscosity", 15, 3, True), ("dme", "diffusion", 10, 3, True), ("heptane", "viscosity", 13, 3, True),
-    ("heptane", "diffusion", 13, 3, False), ("heptane", "diffusion", 13, 2, True)])
+    ("heptane", "diffusion", 13, 2, True), ("heptane", "diffusion", 4, 8, False)])
 def test_auto_copies_the_table_where_it_keeps_the_occupancy(name, kernel, warps, ctas, copied):
     """'auto' (the default) lays the kernel out as 'shared' where the copy fits the shared memory a CTA has
-    beside its exchange slots at its CTAs per SM (H100: 75 KB a CTA at 3 CTAs), else as 'cache': n-heptane
-    diffusion at 13 x 3 has 33.5 KB of slots and a 46.6 KB copy, and at 2 CTAs (113 KB) takes it.  Either
-    way the layout is the explicit option's."""
+    beside its exchange slots at its CTAs per SM (H100: 75 KB a CTA at 3 CTAs), else as 'cache' where not
+    even the stripes its loops read fit (n-heptane diffusion at 4 x 8).  Either way the layout is the
+    explicit option's.  Where those stripes fit and the whole copy does not (n-heptane diffusion at 13 x 3:
+    33.5 KB of slots and a 46.6 KB copy; at 2 CTAs, 113 KB, it takes the whole): tests/test_partial_copy.py."""
     auto = compile_kernel(load(name), kernel, warps=warps, ctas_per_sm=ctas)
     explicit = compiled(kernel, warps, name, "shared" if copied else "cache", ctas)
     overlaid = lay_out(auto.programs)

@@ -73,6 +73,7 @@ class CodegenInfo:
     loop_ints: int = 0
     constant_memory: bool = False
     table_copy_bytes: int = 0
+    copied_stripes: int = 0  # of ``stripes``, in the copy (``OverlaidKernel.copied_stripes``)
 
 
 @dataclass(frozen=True)
@@ -225,7 +226,7 @@ def generate(compiled, roll: bool | None = None) -> GeneratedKernel:
         register_budget=programs.plan.budget, shared_bytes=shared_bytes,
         table_in_shared=table_copy > 0,
         sync_points=len(programs.sync_points), barrier_ids=programs.barrier_ids, constant_slots=slots,
-        stripes=stripes, register_stripes=kept, spill_warning=spill, species=compiled.mechanism.transported_species,
+        stripes=stripes, copied_stripes=overlaid.copied_stripes, register_stripes=kept, spill_warning=spill, species=compiled.mechanism.transported_species,
         header=f"{name}.h", constant_lines=_constant_lines(overlaid, stripes), index_rows=overlaid.index_rows,
         loop_ints=overlaid.loop_ints, constant_memory=constant_memory,
         shared_slots=programs.shared_slots, variables=[f"r{i}" for i in range(overlaid.variables)],
@@ -243,7 +244,7 @@ def generate(compiled, roll: bool | None = None) -> GeneratedKernel:
                        index_rows=len(overlaid.index_rows),
                        shared_fraction=overlaid.shared_units / max(overlaid.total_units, 1),
                        loops=overlaid.loops, loop_ints=len(overlaid.loop_ints), constant_memory=constant_memory,
-                       table_copy_bytes=table_copy)
+                       table_copy_bytes=table_copy, copied_stripes=overlaid.copied_stripes)
     return GeneratedKernel(name, "warp-specialized", cu, header, info)
 
 
@@ -252,8 +253,9 @@ def lay_out(programs, roll: bool | None = None) -> OverlaidKernel:
     one case of a switch (``WarpPrograms.dispatch``, ``codegen.dispatch``)
     or the overlay (``roll``: loops over per-warp tables; default: for the
     kernels in ``ROLLED_KERNELS``), with the constant table's copy in shared memory where
-    ``programs.constant_table`` is 'shared', or 'auto' and the copy fits ``programs.table_budget``
-    (the occupancy the kernel was compiled for is kept).  The timing model counts from the same layout.
+    ``programs.constant_table`` is 'shared', or 'auto' and the copy fits ``programs.table_budget`` (the
+    occupancy the kernel was compiled for is kept), or, where it does not, the first stripes of each warp's
+    row that fit (``partial_copy``).  The timing model counts from the same layout.
 
     Why the copy by default: ncu's samples per SASS instruction of DME viscosity at the paper's setting
     (H200, docs/measurements/2026-11-27-h200, ``python -m autotune.ncu_source``) put 94 % of its
@@ -271,7 +273,7 @@ def lay_out(programs, roll: bool | None = None) -> OverlaidKernel:
     copied = layout_with(programs, True, roll)
     if table_copy_bytes(copied) <= programs.table_budget:
         return copied
-    return layout_with(programs, False, roll)
+    return partial_copy(copied, programs.table_budget) or layout_with(programs, False, roll)
 
 
 def layout_with(programs, table_copy: bool, roll: bool | None = None) -> OverlaidKernel:
@@ -311,8 +313,32 @@ def constants_in_bank(overlaid: OverlaidKernel) -> bool:
 
 def table_copy_bytes(overlaid: OverlaidKernel) -> int:
     """Bytes of the constant table's copy in shared memory (``OverlaidKernel.table_copy``: every warp's row,
-    ``stripes`` x 32 doubles); 0 where the kernel reads the table in place."""
-    return 8 * len(overlaid.constants) * overlaid.stripes * 32 if overlaid.table_copy else 0
+    or its first stripes (``OverlaidKernel.copied_stripes``), x 32 doubles); 0 where the kernel reads the table
+    in place."""
+    return 8 * len(overlaid.constants) * overlaid.copied_slots
+
+
+def partial_copy(copied: OverlaidKernel, budget: int) -> OverlaidKernel | None:
+    """``copied`` (a layout with the whole table's copy) with only the first stripes of each warp's row in the
+    copy, as many as ``budget`` bytes hold, the rest read from the table itself (an ``LDC.64`` at a
+    warp-dependent index, as without the copy); None where they would not hold every slot the loops read
+    (``OverlaidKernel.loop_slots``: a loop reads its constants at a running index, from one place).
+
+    Why: n-heptane diffusion at the paper's 13 warps x 3 CTAs reads 429 constant slots a warp; the whole copy,
+    46,592 B, does not fit beside the exchange slots (43,264 B), and reading the table in place it ran at 1.04x
+    its baseline on the H200, against 3.37x at 13 x 2 with the copy (docs/measurements/2026-11-27-h200-copy).
+    Its first 13 stripes hold every slot its loops read and 416 of its 429: 13 slots a warp, straight-line
+    reads, stay in the constant bank (3.3 KB for the CTA, within the constant cache)."""
+    warps = len(copied.constants)
+    stripes = budget // (8 * 32 * warps) if warps else 0
+    if stripes >= copied.stripes or 32 * stripes < copied.loop_slots or stripes < 1:
+        return None
+    return _partial(copied, stripes)
+
+
+@per_object
+def _partial(copied: OverlaidKernel, stripes: int) -> OverlaidKernel:
+    return dataclasses.replace(copied, partial_stripes=stripes)
 
 
 def least_table_copy_bytes(programs) -> int:

@@ -70,10 +70,33 @@ class OverlaidKernel:
     """Each warp copies its row of the constant table into shared memory, where code several warps share
     reads it (``CompileOptions.constant_table``, resolved by ``codegen.lay_out``)."""
     paired_reads: dict = field(default_factory=dict)
-    """(warp, its unit's position) -> the pairs of its constant slots 2m, 2m + 1 that a unit emitted once for
-    several warps reads, where the table's copy is in shared memory: nvcc loads each pair with one
-    ``LDS.128`` (the slots' addresses differ by 8 B from an even entry of the 16 B aligned copy; DME
-    diffusion at 10 warps x 3 CTAs, sm_90: 92 ``LDS.128`` and 24 ``LDS.64`` in place of 195 ``LDC.64``)."""
+    """(warp, its unit's position) -> the first slots 2m of the pairs 2m, 2m + 1 of its constant slots that a
+    unit emitted once for several warps reads, where the table's copy is in shared memory: nvcc loads each
+    pair with one ``LDS.128`` (the slots' addresses differ by 8 B from an even entry of the 16 B aligned copy;
+    DME diffusion at 10 warps x 3 CTAs, sm_90: 92 ``LDS.128`` and 24 ``LDS.64`` in place of 195 ``LDC.64``);
+    ``copied_pairs`` counts those in the copy."""
+    loop_slots: int = 0
+    """The slots the loops read (``_Constants.block``) end before this one: a copy holds them all or none."""
+    partial_stripes: int | None = None
+    """The stripes of each warp's row in the copy where it holds only the first ones (``partial_copy``), None
+    where it holds the whole row."""
+
+    @property
+    def copied_stripes(self) -> int:
+        """Stripes of each warp's row in the copy in shared memory: all, the first ``partial_stripes``, or none."""
+        if not self.table_copy:
+            return 0
+        return self.stripes if self.partial_stripes is None else self.partial_stripes
+
+    @property
+    def copied_slots(self) -> int:
+        """Each warp's slots below this one are read from the copy (where code several warps share reads them),
+        the others from the table itself."""
+        return 32 * self.copied_stripes
+
+    def copied_pairs(self, warp: int, position: int) -> int:
+        """The pairs of ``paired_reads`` of the unit at ``position`` of ``warp`` in the copy (``LDS.128``)."""
+        return sum(1 for slot in self.paired_reads.get((warp, position), ()) if slot + 1 < self.copied_slots)
 
     @property
     def slots(self) -> int:
@@ -101,6 +124,7 @@ class _Constants:
         self.values: list[dict[int, float]] = [dict() for _ in range(warps)]  # warp -> slot -> value
         self.where: list[dict[float, list[int]]] = [dict() for _ in range(warps)]  # warp -> value -> slots
         self.high = [0] * warps
+        self.block_end = 0  # past the last slot of any block (``OverlaidKernel.loop_slots``)
 
     def slot(self, values: dict[int, float]) -> int:
         warps = sorted(values)
@@ -126,6 +150,7 @@ class _Constants:
                 self.values[w][first + i] = value
                 self.where[w].setdefault(value, []).append(first + i)
             self.high[w] = first + len(values[w])
+            self.block_end = max(self.block_end, self.high[w])
         return first
 
     def table(self) -> list[list[float]]:
@@ -254,7 +279,7 @@ class Overlay:
         self.shared_units = 0
         self.sharing: list[tuple[int, int, int]] = []
         self.shared_positions: set[tuple[int, int]] = set()
-        self.paired_reads: dict[tuple[int, int], int] = {}
+        self.paired_reads: dict[tuple[int, int], tuple[int, ...]] = {}
 
     def shape(self, warp: int) -> Shape:
         if warp not in self._shapes:
@@ -281,7 +306,7 @@ class Overlay:
                               len(self.variables.holders), self.shared_units, total,
                               loop_ints=self.loop_tables.values, loops=self.loops, sharing=self.sharing,
                               shared_positions=frozenset(self.shared_positions), table_copy=self.table_copy,
-                              paired_reads=self.paired_reads)
+                              paired_reads=self.paired_reads, loop_slots=self.constants.block_end)
 
     def _groups(self, active: list[int]) -> list[list[int]]:
         """Warps whose next units have the same text; a group whose offsets
@@ -346,7 +371,7 @@ class Overlay:
             text = text.replace(f"$K{k}$", f"{READ}CONST({slot})")
         text = text.replace(READ, read_prefix(self.table_copy, len(warps)))
         if self.table_copy and len(warps) > 1:
-            pairs = sum(1 for s in slots if s % 2 == 0 and s + 1 in slots)
+            pairs = tuple(sorted(s for s in slots if s % 2 == 0 and s + 1 in slots))
             self.paired_reads.update({(w, self.position[w]): pairs for w in warps if pairs})
         for k in range(len(first.blocks)):
             slot = self.constants.block({w: shapes[w].blocks[k] for w in warps}, 2 if self.table_copy else 1)

@@ -1057,6 +1057,18 @@ def model_check(compiled, arch: str = "sm_90") -> list[tuple[int, int, int]]:
     return [(w, sum(m.values()), walk.total) for w, (m, walk) in enumerate(zip(modeled, sass.warps))]
 
 
+def baseline_check(compiled, arch: str = "sm_90") -> tuple[float, int]:
+    """(the timing model's issued instructions per point of the data-parallel baseline of ``compiled``,
+    ``singe.timing.baseline_steps`` on ``arch``'s preset, the walk's count of the SASS nvcc makes of it)."""
+    from singe.codegen import generate_baseline
+    from singe.timing import baseline_steps, preset_for
+
+    modeled = dict(baseline_steps(compiled.graph, preset_for(arch))[0].demand)["issue"]
+    with tempfile.TemporaryDirectory() as scratch:
+        view = analyse(generate_baseline(compiled).write(scratch)[0], arch, None, True)
+    return modeled, view.total
+
+
 def format_model_check(name: str, rows: list[tuple[int, int, int]]) -> str:
     """One line: per warp 'model/SASS' and the largest relative difference."""
     worst = max((abs(m - s) / s for _, m, s in rows if s), default=0.0)

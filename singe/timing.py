@@ -137,7 +137,9 @@ Baseline (``model_baseline``)
       runs the whole graph (replicated operations once) as one segment, in
       the topological order codegen emits, loading every input row from
       DRAM; no shared memory, no barriers; registers from ptxas, or a
-      liveness estimate over that order.
+      liveness estimate over that order.  Its literals are constant-bank
+      operands on sm_80 and, on sm_90, two ``UMOV`` each where used
+      (``LITERAL_MOVES``, read off the SASS; issue slots, off the critical path).
 
 Code size
     * The static code (``static_instructions``: the warps' issued total,
@@ -159,6 +161,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import struct
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Iterable
@@ -389,6 +392,7 @@ class _SegmentBuilder:
         self.constant_stall = constant_stall  # None: constants are shuffled or loaded (warp-specialized)
         self.bank_stall = bank_stall  # warp-specialized: cycles per read of the constant bank (``constant_stall``)
         self.operands = code.uniform_constants is None  # known constants are constant-bank operands
+        self.literal_moves = code.literal_moves if constant_stall is not None else 0  # the baseline's literals
         self.reset()
 
     def reset(self) -> None:
@@ -447,14 +451,16 @@ class _SegmentBuilder:
 
     def _decoded(self, op, in_registers, needed, constant_class, beyond_copy) -> "_DecodedOperation":
         key = (id(op), self.preset.arch, self.constant_stall, id(in_registers),
-               None if needed is None else frozenset(needed), constant_class, self.operands, beyond_copy)
+               None if needed is None else frozenset(needed), constant_class, self.operands, beyond_copy,
+               self.literal_moves)
         hit = _DECODED.get(key)
         if hit is not None and hit[0] is op and hit[1] is in_registers:
             return hit[2]
         if len(_DECODED) > 50_000:
             _DECODED.clear()
         decoded = _decode_operation(op, self.latency, self.span, self.constant_stall, self.expansions,
-                                    in_registers, needed, constant_class, self.operands, beyond_copy)
+                                    in_registers, needed, constant_class, self.operands, beyond_copy,
+                                    self.literal_moves)
         _DECODED[key] = (op, in_registers, decoded)
         return decoded
 
@@ -501,23 +507,29 @@ class _DecodedOperation:
     bank_reads: int = 0
 
 
-_DECODED: dict = {}  # (id(op), arch, constant stall, id(in_registers), needed, constant class, operands, beyond copy)
-# -> (op, in_registers, _DecodedOperation)
+_DECODED: dict = {}  # (id(op), arch, constant stall, id(in_registers), needed, constant class, operands, beyond copy,
+# literal moves) -> (op, in_registers, _DecodedOperation)
 
 
 def instruction_classes(instr, expansion: Expansion, in_registers, constant_stall: float | None,
-                        constant_class: str | None = "ldg", beyond_copy: frozenset = frozenset()) -> dict:
+                        constant_class: str | None = "ldg", beyond_copy: frozenset = frozenset(),
+                        literal_moves: int = 0) -> dict:
     """Machine instructions of one IR instruction by ``ISSUE_CLASSES``, as
     codegen emits it: its expansion, and per ``Const`` operand two ``SHFL``
     when the warp keeps it in its register stripes (``in_registers``: the
     values it keeps, None: all), else one warp-uniform load of the constant
     table of ``constant_class`` (None: a constant-bank operand, nothing issued), an ``LDC.64`` where that
     is the table's copy and the value is ``beyond_copy`` (past a partial copy, ``WarpCode.beyond_copy``);
-    none in the baseline (``constant_stall`` set: a constant-bank operand)."""
+    in the baseline (``constant_stall`` set) a literal, ``literal_moves`` instructions where it is no
+    immediate (``ArchCode.literal_moves``)."""
     classes = {"fp64": expansion.fp64, "mufu": expansion.mufu, "other": expansion.alu, "branch": expansion.branch}
     if expansion.memory:
         classes["ldg" if expansion.memory == "load" else "stg"] = 1
-    if constant_stall is None:
+    if constant_stall is not None:
+        moves = literal_moves * sum(isinstance(s, Const) and not is_immediate(s.value) for s in instr.srcs)
+        if moves:
+            classes["other"] += moves
+    else:
         for source in instr.srcs:
             if isinstance(source, Const):
                 if in_registers is None or source.value in in_registers:
@@ -539,6 +551,12 @@ and 'bcast') on the H200 (docs/measurements/2026-11-27-h200-copy, run 1): an SM 
 SHARED_TABLE_PAIR_QUEUE_SHARE = 0.646 / 0.466
 """The same of a warp-uniform ``LDS.128`` (mode 'bcast128'): 0.466 per cycle, 0.93 constants; until 2026-11-27
 (night) one slot."""
+
+
+def is_immediate(value: float) -> bool:
+    """Can an FP64 instruction take ``value`` as an immediate: its low 32 bits zero (SASS keeps the high
+    word, ``DFMA R6, RZ, R2, 1``)?  The others are literals the baseline builds (``ArchCode.literal_moves``)."""
+    return struct.unpack("<Q", struct.pack("<d", value))[0] & 0xFFFFFFFF == 0
 
 
 def _table_key(constant_class: str | None) -> str | None:
@@ -569,7 +587,7 @@ def queue_demand(counts: dict) -> float:
 def _decode_operation(op, latency: dict, span: dict, constant_stall: float | None,
                       expansions: dict = EXPANSIONS, in_registers=None, needed=None,
                       constant_class: str | None = "ldg", operands: bool = False,
-                      beyond_copy: frozenset = frozenset()) -> _DecodedOperation:
+                      beyond_copy: frozenset = frozenset(), literal_moves: int = 0) -> _DecodedOperation:
     """``op`` decoded once per preset: ``latency`` and ``span`` per opcode [cycles];
     ``constant_stall``: cycles per constant use (baseline), None to shuffle them
     or load them (``in_registers``: the constants the warp keeps in registers,
@@ -578,14 +596,16 @@ def _decode_operation(op, latency: dict, span: dict, constant_stall: float | Non
     instructions that contribute to them or to a global store; None: all); ``constant_class``: what a
     constant load issues (``instruction_classes``); ``operands``: a constant at an index ptxas knows
     (``constant_class`` None) is a constant-bank operand, one read of the bank per use (sm_80), rather than
-    a uniform register (``WarpCode.constant_loads``); ``beyond_copy``: as ``instruction_classes``."""
+    a uniform register (``WarpCode.constant_loads``); ``beyond_copy``, ``literal_moves``: as
+    ``instruction_classes``."""
     demand = dict.fromkeys(PARTITION_RESOURCES + ("shuffle", "shared"), 0.0)
     counts: dict[str, int] = {}
     rows, loads, stores, stall, operand_reads = [], [], 0, 0.0, 0
     instrs = op.instrs if needed is None else live_instructions(op.instrs, needed)
     for instr in instrs:
         expansion = expansions[instr.opcode]
-        classes = instruction_classes(instr, expansion, in_registers, constant_stall, constant_class, beyond_copy)
+        classes = instruction_classes(instr, expansion, in_registers, constant_stall, constant_class, beyond_copy,
+                                      literal_moves)
         for name, n in classes.items():
             counts[name] = counts.get(name, 0) + n
         demand["issue"] += sum(classes.values())
@@ -672,6 +692,10 @@ class ArchCode:
     each distinct one once (``ULDC.64``), except the first ``uniform_constants`` of them, which ptxas keeps in
     uniform registers across the slab loop (``WarpCode.constant_loads``).  None: none is loaded (the
     instructions read them from the constant bank)."""
+    literal_moves: int = 0
+    """Instructions the baseline issues per use of a literal double (a ``Const`` operand) that is no
+    immediate (``is_immediate``): sm_90 builds it in a uniform register pair where it is used (two ``UMOV``:
+    ``LITERAL_MOVES``), sm_80 reads it from the constant bank as an operand (none)."""
 
     @property
     def baseline_expansions(self) -> dict[str, Expansion]:
@@ -692,9 +716,17 @@ SM80_WARP_SWITCH_SLAB = {"other": 54, "branch": 5}
 """``SLAB_OVERHEAD`` and ``WARP_SWITCH_SLAB`` on sm_80, fitted as on sm_90 (the mean of the SASS count less
 the rest of this model, on the same H2/O2 kernels: 44 and 52 fewer than sm_90's).  sm_80 has no uniform
 moves (UMOV) of the constants the warps' code sets per slab: they are constant-bank operands there."""
+LITERAL_MOVES = 2
+"""sm_90's ``ArchCode.literal_moves``, read off the SASS of the paper's four transport baselines (sm_90 SASS
+walk, per point): DME viscosity issues 6,895 instructions, 1,938 of them ``UMOV``, where this model counted
+4,939 without them and its 1,048 literals that are no immediate give 2,096 (7,035 with them); DME diffusion
+20,561 (2,963 ``UMOV``) against 17,580 and 21,240; n-heptane viscosity 17,815 (5,530) against 11,775 and 17,695;
+n-heptane diffusion 62,101 (8,566) against 52,164 and 63,084.  ptxas keeps a few in uniform registers where a
+literal recurs, which this count does not.  sm_80's SASS of DME viscosity: 4,977 issued, no ``UMOV``."""
 ARCH_CODE = {
-    # sm_90: a constant at a known index is read from a uniform register (ULDC.64 once per slab), else LDC.64
-    "sm_90": ArchCode(EXPANSIONS, SLAB_OVERHEAD, WARP_SWITCH_SLAB, UNIFORM_CONSTANTS),
+    # sm_90: a constant at a known index is read from a uniform register (ULDC.64 once per slab), else LDC.64;
+    # the baseline's literals are set in uniform registers where used
+    "sm_90": ArchCode(EXPANSIONS, SLAB_OVERHEAD, WARP_SWITCH_SLAB, UNIFORM_CONSTANTS, LITERAL_MOVES),
     # sm_80: a constant at a known index is a constant-bank operand of the instruction reading it (c[0x3][...]):
     # DME viscosity at 15 warps x 3 CTAs, warp 0 (its own masked block and switch case) issues no LDC or ULDC
     # where sm_90 issues 70 ULDC.64 per slab; the warps sharing code issue one LDC.64 per use on both

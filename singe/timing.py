@@ -20,7 +20,12 @@ diffusion 4.58, now 3.08; chemistry 3.54 and 4.36, now 3.00 and 3.41).  Since 20
 warp-uniform load of the constant table's copy takes the load-queue share the load probe measured
 (``SHARED_TABLE_QUEUE_SHARE``, ``SHARED_TABLE_PAIR_QUEUE_SHARE``; one ``LDS.64`` slot before): against the
 H200's latest measurement of the paper's kernels, the viscosity kernels went from 1.22 and 1.29 to 1.12
-and 1.15 (DME, n-heptane).  The reorder window is not the
+and 1.15 (DME, n-heptane).  Since 2026-11-28 the baseline's literals on sm_90 are two ``UMOV`` each from
+the instruction (``LITERAL_MOVES``), as its SASS has them, instead of constant-bank operands that stall on the
+constant cache's misses (which they are on sm_80): the baselines' model over the H200's measurement went from
+0.82 to 1.07 (DME diffusion), 0.35 to 1.25 (n-heptane viscosity) and 0.78 to 1.91 (n-heptane diffusion, whose
+megabyte of straight-line code the fetch probe's 256 KB does not reach); DME viscosity stays 1.83 (its
+literals fit the cache), the chemistry baselines 1.29 and 1.19 (their spills).  The reorder window is not the
 cause of the rest: at 8 or 2 instructions instead of 32 the
 warp-specialized transport kernels' modeled throughput moves by at most 5 % (chemistry's by up to
 35 %).  Since 2026-11-27 (afternoon) a warp running code of its own (a switch case) issues no faster
@@ -85,10 +90,12 @@ Instructions (``EXPANSIONS``)
       such a constant as an operand on sm_80) stalls the baseline's
       ``constant_miss`` times its miss rate, with the footprint of what the
       warps read there (``bank_footprint``).  A
-      baseline ``Const`` is a constant-bank operand: free on a hit, a stall of
+      baseline ``Const`` is a constant-bank operand on sm_80: free on a hit, a stall of
       ``constant_miss`` cycles on a miss; the miss rate is the part of the
       kernel's constant footprint that does not fit the constant cache,
-      ``max(0, 1 - cache / footprint)``.
+      ``max(0, 1 - cache / footprint)``.  On sm_90 it is moved into a uniform
+      register pair from the instruction (``LITERAL_MOVES``) and never stalls
+      (``baseline_steps``; since 2026-11-28, read off the SASS).
     * ``SharedStore`` / ``SharedLoad`` are ``STS.64`` / ``LDS.64``: 256 B of
       shared-memory bandwidth and ``shared`` cycles of latency.
 Per warp
@@ -1629,9 +1636,14 @@ def baseline_register_estimate(graph: DataflowGraph) -> int:
 
 
 def baseline_steps(graph: DataflowGraph, preset: Preset) -> list:
-    """One warp of the baseline: the whole graph as one segment (see the module docstring)."""
+    """One warp of the baseline: the whole graph as one segment (see the module docstring).  Its literals
+    stall on the constant cache's misses where they are constant-bank operands (sm_80); where they are moved
+    into uniform registers from the instruction (sm_90, ``ArchCode.literal_moves``), they are fetched with
+    the code and never read the bank (n-heptane viscosity's baseline, sm_90: no operand of bank 2 or 3, 5,530
+    ``UMOV``)."""
     constants = {c for op in graph.operations for c in op.constants}
-    builder = _SegmentBuilder(preset, constant_stall(preset, 8 * len(constants)))
+    in_bank = not arch_code(preset.arch).literal_moves
+    builder = _SegmentBuilder(preset, constant_stall(preset, 8 * len(constants)) if in_bank else 0.0)
     for op in graph.topological_order():
         builder.operation(op, set())  # every load of every point from DRAM
     return [builder.flush()]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import pathlib
+import re
 import shlex
 import tempfile
 
@@ -15,7 +16,7 @@ from singe.cli import build_parser
 from singe.compiler import compile_kernel
 from singe.errors import SingeInternalError
 from singe.kernels.registry import KERNELS
-from singe.kernels.ir import Imm, Instr, Operation, Reg
+from singe.kernels.ir import Const, Imm, Instr, Operation, Reg
 from singe.programs import Arrive, Compute, FullSync, SharedLoad, SharedStore, Sync, WarpProgram, WarpPrograms
 from singe.timing import (A100, H100, K20C, cta_timing, issued_per_warp, model, model_baseline, occupancy, preset_for,
                           loop_classes, loop_static_savings, speedup, static_instructions, warp_code, warp_steps)
@@ -329,6 +330,40 @@ def test_the_baseline_model_issues_what_the_compiled_baseline_issues(mechanism, 
     assert abs(modeled - issued) <= SASS_TOLERANCE * issued
 
 
+def test_the_baseline_stalls_on_the_constant_cache_only_where_its_literals_are_in_the_bank():
+    """n-heptane viscosity's baseline uses 2,704 distinct literals (21.6 KB, beyond the 8 KB constant cache).
+    On sm_80 they are constant-bank operands, and each use stalls on the cache's miss rate; on sm_90 they are
+    moved into uniform registers from the instruction (``LITERAL_MOVES``) and never read the bank: the H100
+    preset's warp runs without those stalls, the A100's with them (the same latencies otherwise)."""
+    from singe.timing import A100, H100, baseline_steps, constant_stall
+
+    graph = compile_kernel(load("heptane"), "viscosity", warps=13).graph
+    uses = sum(isinstance(s, Const) for op in graph.operations for i in op.instrs for s in i.srcs)
+    footprint = 8 * len({c for op in graph.operations for c in op.constants})
+    assert footprint > A100.constant_cache and A100.latency == H100.latency
+    sm80, sm90 = (baseline_steps(graph, preset)[0].cycles for preset in (A100, H100))
+    assert sm80 - sm90 >= 0.9 * uses * constant_stall(A100, footprint) > 0
+
+
+@pytest.mark.skipif(bool(_sass_tools_missing()), reason="needs nvcc, nvdisasm and cuobjdump (pip install "
+                                                        "nvidia-cuda-nvdisasm nvidia-cuda-cuobjdump)")
+def test_the_sm90_baseline_reads_no_constant_bank():
+    """The evidence for the rule above (the companion of its sm_80 half): DME viscosity's baseline reads its
+    literals as operands of bank 2 on sm_80, and from no bank on sm_90, where ``UMOV`` build them."""
+    from autotune import sass
+    from singe.codegen import generate_baseline
+
+    compiled = compile_kernel(load("dme"), "viscosity", warps=15)
+    operands = {}
+    for arch in ("sm_80", "sm_90"):
+        with tempfile.TemporaryDirectory() as scratch:
+            sass.analyse(generate_baseline(compiled).write(scratch)[0], arch, None, True, keep=scratch)
+            text = next(pathlib.Path(scratch).glob("*.sass")).read_text()
+        operands[arch] = (len(re.findall(r"c\[0x[23]\]", text)), text.count("UMOV"))
+    assert operands["sm_80"][0] > 1000 and operands["sm_80"][1] == 0
+    assert operands["sm_90"][0] == 0 and operands["sm_90"][1] > 1000
+
+
 @pytest.mark.skipif(bool(_sass_tools_missing()), reason="needs nvcc, nvdisasm and cuobjdump (pip install "
                                                         "nvidia-cuda-nvdisasm nvidia-cuda-cuobjdump)")
 def test_the_baseline_check_fails_without_the_literal_moves(monkeypatch):
@@ -406,7 +441,6 @@ def test_shared_accesses_are_forwarded_between_barriers_as_ptxas_does():
     read from the register; of two stores to a slot with no barrier between,
     the first is dead; a barrier, or an operation that shuffles a constant
     kept in registers, ends the forwarding."""
-    from singe.kernels.ir import Const
     from singe.programs.lowering import BarrierUnit, ComputeUnit, LoadUnit, StoreUnit
     from singe.timing import issued_shared
 

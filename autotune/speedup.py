@@ -34,6 +34,7 @@ import sys
 
 import singe
 from singe import compile_kernel
+from singe.codegen import lay_out, table_copy_bytes
 from singe.options import CONSTANT_TABLES
 from singe.timing import PRESET_OF_ARCH, PRESETS, model, model_baseline
 
@@ -59,13 +60,14 @@ def speedup_row(name: str, mech, kernel: str, preset: str, ptxas: bool, constant
                               **setting_options(name, kernel, setting), **group)
     entries = ptxas_pair(compiled, arch) if ptxas else (None, None)
     ws = model(compiled, preset, ptxas=entries[0])
+    copy = table_copy_bytes(lay_out(compiled.programs)) if compiled.form != "tables" else 0
     base = model_baseline(compiled, preset, ptxas=entries[1])
     options = compiled.options
     return {"mechanism": name, "kernel": kernel, "preset": preset, "setting": setting, "warps": options.warps,
             "qssa_warps": options.qssa_warps, "ctas_per_sm": options.ctas_per_sm, "wilke_group": options.wilke_group,
             "ws": ws.as_dict(), "baseline": base.as_dict(),
             "speedup": ws.points_per_second / base.points_per_second if base.points_per_second else None,
-            "roofline": ws.roofline, "registers_from": ws.registers_from}
+            "roofline": ws.roofline, "registers_from": ws.registers_from, "table_copy_bytes": copy}
 
 
 def setting_words(rows: list[dict]) -> str:
@@ -111,6 +113,8 @@ def paper_pairs(records: list[dict]) -> dict[tuple[str, str], dict]:
         pair[record["style"]] = record["mpoints_per_s"]
         if record["style"] == "warp-specialized" and record.get("options"):
             pair["table"] = record_options(record).constant_table
+        if record["style"] == "warp-specialized" and "table_copy_bytes" in record:
+            pair["table_copy_bytes"] = record["table_copy_bytes"]
     for pair in pairs.values():
         if "warp-specialized" in pair and "baseline" in pair:
             pair["speedup"] = pair["warp-specialized"] / pair["baseline"]
@@ -136,6 +140,10 @@ def measured_lines(rows: list[dict], pairs: dict, table: str = "auto") -> list[s
                      f"{pair['warp-specialized']:8.1f} {pair['baseline']:9.1f} {pair['speedup']:12.2f} "
                      f"{row['speedup']:6.2f} {f'{low}-{high}':>10} {ws / pair['warp-specialized']:13.2f} "
                      f"{base / pair['baseline']:15.2f}")
+        copy = row.get("table_copy_bytes")
+        if copy is not None and pair.get("table_copy_bytes", copy) != copy:
+            lines.append(f"  (the measured {mechanism} {kernel} copied {pair['table_copy_bytes']} B of its constant table "
+                         f"into shared memory, the modeled one {copy} B: not the same kernel)")
     measured_tables = sorted({pair["table"] for pair in pairs.values() if pair.get("table", table) != table})
     if measured_tables:
         lines.append(f"(the measured warp-specialized kernels read their constant tables with {', '.join(measured_tables)}, "

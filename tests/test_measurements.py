@@ -84,6 +84,18 @@ def test_the_model_is_printed_beside_a_measured_pair():
     assert line[-2:] == ["2.00", "1.00"]  # model / measured: the WS and baseline throughputs
 
 
+def test_a_measured_kernel_with_another_copy_of_its_table_is_named():
+    """n-heptane diffusion at the paper's 13x3 was measured reading its constant table in place (0 B copied);
+    the model now lays it out with the partial copy (43,264 B): the comparison says they are not the same
+    kernel.  The same bytes: no such line."""
+    pairs = measured_pairs(str(STRIPES_SESSION / "paper_latest.json"))
+    row = {"mechanism": "heptane", "kernel": "diffusion", "preset": "H100", "speedup": 2.68, "table_copy_bytes": 43264,
+           "ws": {"points_per_second": 468.2e6}, "baseline": {"points_per_second": 175.0e6}}
+    assert measured_lines([row], pairs)[-1] == ("  (the measured heptane diffusion copied 0 B of its constant table into "
+                                                "shared memory, the modeled one 43264 B: not the same kernel)")
+    assert "not the same kernel" not in "\n".join(measured_lines([row | {"table_copy_bytes": 0}], pairs))
+
+
 def test_sanitizer_report_keeps_its_first_lines():
     text = ("========= COMPUTE-SANITIZER\n========= Error: Race reported between Write access at k+0x10\n"
             "=========     and Read access at k+0x20 [32 hazards]\n=========\n"

@@ -68,7 +68,8 @@ class Config:
     def label(self, table: str | None = None) -> str:
         """'dme viscosity paper (15x3 copy)': the setting's shape (``SHAPE``: warps x CTAs per SM, QSSA warps for
         chemistry, a Wilke group other than the kernel's, 'pf' for --prefetch) and, for a warp-specialized kernel,
-        ``table``: where it reads its constant table ('copy' in shared memory or 'cache', ``TABLES``)."""
+        ``table``: where it reads its constant table ('copy' in shared memory, 'partial' (its first stripes copied,
+        ``codegen.partial_copy``) or 'cache', ``TABLES``, ``table_label``)."""
         o = self.options
         shape = f"{o.warps}x{o.ctas_per_sm or 'auto'}" + (f"q{o.qssa_warps}" if self.kernel == "chemistry" else "")
         shape += f" g{o.wilke_group}" if o.wilke_group is not None else ""
@@ -119,7 +120,8 @@ def build_styles(config: Config, styles, arch: str, mechanisms: dict, defines=()
         builds[style] = (generated, built)
         records[style] = {"registers": entry.registers, "spill_stores": entry.spill_stores,
                           "spill_loads": entry.spill_loads, "build_s": time.perf_counter() - start,
-                          "table_copy_bytes": generated.info.table_copy_bytes if style == "warp-specialized" else 0}
+                          "table_copy_bytes": generated.info.table_copy_bytes if style == "warp-specialized" else 0,
+                          "table": table_label(generated.info) if style == "warp-specialized" else None}
     return compiled, builds, records
 
 
@@ -220,12 +222,20 @@ ROW = re.compile(r"^(?P<mechanism>\S+) (?P<kernel>\S+) (?P<setting>\S+) \((?P<sh
                  r"(?:(?P<fp64>[\d.]+)%|n/a)\s+(?P<max_error>\S+) (?P<verdict>ok|WRONG)")
 DEVICE = re.compile(r"^device: (?P<name>.+) \((?P<arch>sm_\w+), \d+ SMs\)$")
 SHAPE = re.compile(r"(?P<warps>\d+)x(?P<ctas>\d+|auto)(?:q(?P<qssa>\d+))?(?: g(?P<group>\d+))?(?P<prefetch> pf)?"
-                   r"(?: (?P<table>copy|cache))?$")
-TABLES = {"copy": "shared", "cache": "cache"}
+                   r"(?: (?P<table>copy|partial|cache))?$")
+TABLES = {"copy": "shared", "partial": "auto", "cache": "cache"}
 """A label's constant table (``Config.label``) -> the ``CompileOptions.constant_table`` that emits that kernel."""
 LEGACY_TABLE = "cache"
 """The constant table of a record that does not say (``record_options``): every run before the default became
 'auto' (2026-11-27, evening) read the table through the constant cache."""
+
+
+def table_label(info) -> str:
+    """Where a warp-specialized kernel reads its constant table, as its label says it (``CodegenInfo``): 'copy',
+    'partial' or 'cache'."""
+    if not info.table_copy_bytes:
+        return "cache"
+    return "partial" if info.copied_stripes < info.stripes else "copy"
 
 
 def options_of_shape(shape: str, arch: str | None) -> dict | None:
@@ -370,10 +380,8 @@ def run_config(config: Config, args, arch: str, device, mechanisms: dict) -> lis
     compiled, builds, built_records = build_styles(config, args.styles.split(","), arch, mechanisms, args.define)
     records = []
     for style, (generated, built) in builds.items():
-        table = ("copy" if built_records[style]["table_copy_bytes"] else "cache") if style == "warp-specialized" \
-            else None
-        record = {"label": config.label(table), "mechanism": config.mechanism, "kernel": config.kernel,
-                  "setting": config.setting, "style": style, "arch": arch,
+        record = {"label": config.label(built_records[style]["table"]), "mechanism": config.mechanism,
+                  "kernel": config.kernel, "setting": config.setting, "style": style, "arch": arch,
                   "options": dataclasses.asdict(config.options), "defines": list(args.define),
                   "device": device.name if device else None, **built_records[style]}
         if device is not None:

@@ -146,6 +146,7 @@ def test_labels_and_records_name_the_constant_table():
     assert (options_of_shape(shape, "sm_90")["wilke_group"], options_of_shape(shape, "sm_90")["constant_table"]) == \
         (4, "shared")
     assert options_of_shape("15x3 cache", "sm_90")["constant_table"] == "cache"
+    assert options_of_shape("13x3 partial", "sm_90")["constant_table"] == "auto"  # auto copies part of it there
     assert options_of_shape("15x3", "sm_90")["constant_table"] == "cache"  # a log of an earlier session
     prefetching = Config("dme", "viscosity", "sweep", CompileOptions(warps=10, ctas_per_sm=4, prefetch=True))
     assert prefetching.label("copy") == "dme viscosity sweep (10x4 pf copy)"

@@ -54,6 +54,10 @@ def test_auto_copies_the_first_stripes_where_the_whole_copy_does_not_fit():
     assert "for (int s = 0; s < 13; s++)" in generated.cu
     assert "(43264 B of them the constant table's copy, its first 13 of 14 stripes a warp: the whole does not fit " \
            "beside the slots at 3 CTAs per SM)" in kernel_line(heptane_diffusion(), generated, 0.0)
+    from autotune.gpu_bench import table_label  # gpu_bench's label of the kernel, which a log read back compiles
+
+    assert [table_label(generate(heptane_diffusion(t)).info) for t in ("auto", "shared", "cache")] == \
+        ["partial", "copy", "cache"]
 
 
 def test_no_partial_copy_where_the_loops_would_not_fit_or_the_whole_copy_does():

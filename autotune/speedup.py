@@ -142,8 +142,8 @@ def measured_lines(rows: list[dict], pairs: dict, table: str = "auto") -> list[s
                      f"{base / pair['baseline']:15.2f}")
         copy = row.get("table_copy_bytes")
         if copy is not None and pair.get("table_copy_bytes", copy) != copy:
-            lines.append(f"  (the measured {mechanism} {kernel} copied {pair['table_copy_bytes']} B of its constant table "
-                         f"into shared memory, the modeled one {copy} B: not the same kernel)")
+            lines.append(f"  (the measured {mechanism} {kernel} copied {pair['table_copy_bytes']} B of its constant "
+                         f"table into shared memory, the modeled one {copy} B: not the same kernel)")
     measured_tables = sorted({pair["table"] for pair in pairs.values() if pair.get("table", table) != table})
     if measured_tables:
         lines.append(f"(the measured warp-specialized kernels read their constant tables with {', '.join(measured_tables)}, "

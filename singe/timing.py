@@ -1190,8 +1190,9 @@ def bank_footprint(codes: list, overlaid) -> int:
     """Bytes of the constant bank the warp-specialized kernel reads per slab: per warp, 8 B per distinct
     constant of its row it reads from the bank (an ``LDC.64`` at a warp-dependent index, a ``ULDC.64`` or an
     operand at an index ptxas knows; not those of its register stripes, nor those it reads from the
-    table's copy in shared memory, but those past a partial copy), and the overlay's integer tables; 0 where the tables are global
-    (``LDG``, ``constants_in_bank``) or there is no layout (hand-built programs).  Evidence that the warp-specialized kernels wait on these reads: of
+    table's copy in shared memory, but those past a partial copy), and the overlay's integer tables; 0
+    where the tables are global (``LDG``, ``constants_in_bank``) or there is no layout (hand-built
+    programs).  Evidence that the warp-specialized kernels wait on these reads: of
     DME viscosity's short-scoreboard samples (15 warps x 3 CTAs, H200, docs/measurements/2026-11-27-h200,
     ``python -m autotune.ncu_source``), 94 % are of instructions waiting for an ``LDC.64`` result issued
     7 instructions earlier on average, 5 % for an ``LDS``, though the kernel issues as many of each; and

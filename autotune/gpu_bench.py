@@ -235,7 +235,7 @@ def table_label(info) -> str:
     'partial' or 'cache'."""
     if not info.table_copy_bytes:
         return "cache"
-    return "partial" if info.copied_stripes < info.stripes else "copy"
+    return "partial" if info.copies_part else "copy"
 
 
 def options_of_shape(shape: str, arch: str | None) -> dict | None:

@@ -154,7 +154,7 @@ def setmaxnreg_note(plan) -> str:
 
 def _table_note(compiled, info) -> str:
     """Where the kernel reads its constant table, when it has a copy or ``auto`` declined one."""
-    if info.table_copy_bytes and info.copied_stripes < info.stripes:
+    if info.copies_part:
         return (f" ({info.table_copy_bytes} B of them the constant table's copy, its first {info.copied_stripes} of "
                 f"{info.stripes} stripes a warp: the whole does not fit beside the slots at "
                 f"{compiled.options.ctas_per_sm} CTAs per SM)")

@@ -705,6 +705,11 @@ class ArchCode:
     ``LITERAL_MOVES``), sm_80 reads it from the constant bank as an operand (none)."""
 
     @property
+    def baseline_literals_in_bank(self) -> bool:
+        """The baseline reads its literals from the constant bank (and stalls on its misses): none are moved."""
+        return not self.literal_moves
+
+    @property
     def baseline_expansions(self) -> dict[str, Expansion]:
         return {**self.expansions, "exp": BASELINE_EXPANSIONS["exp"]}
 
@@ -1643,7 +1648,7 @@ def baseline_steps(graph: DataflowGraph, preset: Preset) -> list:
     the code and never read the bank (n-heptane viscosity's baseline, sm_90: no operand of bank 2 or 3, 5,530
     ``UMOV``)."""
     constants = {c for op in graph.operations for c in op.constants}
-    in_bank = not arch_code(preset.arch).literal_moves
+    in_bank = arch_code(preset.arch).baseline_literals_in_bank
     builder = _SegmentBuilder(preset, constant_stall(preset, 8 * len(constants)) if in_bank else 0.0)
     for op in graph.topological_order():
         builder.operation(op, set())  # every load of every point from DRAM

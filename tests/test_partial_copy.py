@@ -18,6 +18,7 @@ import tempfile
 import numpy as np
 import pytest
 
+from autotune.gpu_bench import table_label
 from singe.cli import kernel_line
 from singe.codegen import generate, kernel_shared_bytes, lay_out, layout_with, partial_copy, table_copy_bytes
 from singe.compiler import compile_kernel
@@ -54,8 +55,6 @@ def test_auto_copies_the_first_stripes_where_the_whole_copy_does_not_fit():
     assert "for (int s = 0; s < 13; s++)" in generated.cu
     assert "(43264 B of them the constant table's copy, its first 13 of 14 stripes a warp: the whole does not fit " \
            "beside the slots at 3 CTAs per SM)" in kernel_line(heptane_diffusion(), generated, 0.0)
-    from autotune.gpu_bench import table_label  # gpu_bench's label of the kernel, which a log read back compiles
-
     assert [table_label(generate(heptane_diffusion(t)).info) for t in ("auto", "shared", "cache")] == \
         ["partial", "copy", "cache"]
 

@@ -75,6 +75,11 @@ class CodegenInfo:
     table_copy_bytes: int = 0
     copied_stripes: int = 0  # of ``stripes``, in the copy (``OverlaidKernel.copied_stripes``)
 
+    @property
+    def copies_part(self) -> bool:
+        """The copy in shared memory holds only the first stripes of each warp's row (``partial_copy``)."""
+        return 0 < self.copied_stripes < self.stripes
+
 
 @dataclass(frozen=True)
 class GeneratedKernel:
@@ -226,7 +231,8 @@ def generate(compiled, roll: bool | None = None) -> GeneratedKernel:
         register_budget=programs.plan.budget, shared_bytes=shared_bytes,
         table_in_shared=table_copy > 0,
         sync_points=len(programs.sync_points), barrier_ids=programs.barrier_ids, constant_slots=slots,
-        stripes=stripes, copied_stripes=overlaid.copied_stripes, register_stripes=kept, spill_warning=spill,
+        stripes=stripes, copied_stripes=overlaid.copied_stripes, partial_copy=overlaid.partial_stripes is not None,
+        register_stripes=kept, spill_warning=spill,
         species=compiled.mechanism.transported_species,
         header=f"{name}.h", constant_lines=_constant_lines(overlaid, stripes), index_rows=overlaid.index_rows,
         loop_ints=overlaid.loop_ints, constant_memory=constant_memory,

@@ -177,7 +177,7 @@ static __device__ __forceinline__ double singe_log(double x)
 // Code one warp runs alone reads the table itself: ptxas knows the warp there, and so the indices.
 #define SINGE_KNOWN_CONST(slot) SINGE_SLOT(SINGE_TABLE, slot)
 #define SINGE_KNOWN_CONST_AT(index) SINGE_TABLE(index)
-#define SINGE_KNOWN_CONST_PAIR(index) make_double2(SINGE_TABLE(index), SINGE_TABLE((index) + 1))
+#define SINGE_KNOWN_CONST_PAIR(index) make_double2(SINGE_KNOWN_CONST_AT(index), SINGE_KNOWN_CONST_AT((index) + 1))
 // Loops read this warp's constants from slot s on, stepping an index into the table's copy (warp-uniform loads).
 #define SINGE_CONST_INDEX(slot) (warp_id * 96 + (slot))
 #define SINGE_CONST_AT(index) SINGE_READ(index)

@@ -270,15 +270,15 @@ EXPANSIONS: dict[str, Expansion] = {
     # singe_exp (templates/common.cuh.j2), as ptxas emits it for sm_90 (tests/test_exp.py): DSETP, the
     # k and reduction DFMA/DADD, 11 DFMA of the polynomial, the final DMUL; clamp and exponent bits on the ALU
     "exp": Expansion(fp64=17, alu=8, chain=(17, 2, 0)),
-    # singe_log (templates/common.cuh.j2), as ptxas emits it for sm_90 (autotune/math_cost.py: 36.25 per
-    # further call of 3 and 11, tests/test_log.py): the subnormal scaling DMUL, m - 1, m + 1, MUFU.RCP64H and
-    # 3 DFMA (the reciprocal), s, z, 6 DFMA of the polynomial, 5 of the reconstruction (k's magic-number DADD
-    # among them); the split, k and the special values' selects on the ALU (15.25); and the 16 UMOV of its 8
-    # non-immediate constants where ptxas sets them again: in the six paper kernels at the paper's settings
-    # (sm_90 SASS) at each of the 25 calls per slab of the transport kernels (one per warp that computes ln T)
-    # and at 18 of DME chemistry's 28 and 9 of n-heptane chemistry's 17: 52 of 70 calls, 12 per call.  The
-    # chain: 17 of the FP64, the test and select of the scale and the split before m + 1, the MUFU
-    "log": Expansion(fp64=20, alu=27, mufu=1, chain=(17, 5, 1)),
+    # singe_log (templates/common.cuh.j2), as ptxas emits it (autotune/math_cost.py: 36.62 per further call
+    # of 3 and 11 on sm_90, 35.88 on sm_80; tests/test_log.py): the subnormal scaling DMUL, m - 1, m + 1,
+    # MUFU.RCP64H and 3 DFMA (the reciprocal), s, z, 6 DFMA of the polynomial, 5 of the reconstruction (k's
+    # magic-number DADD among them); the split, k and the special values' selects on the ALU.  Its constants
+    # that are no immediate are read from the constant bank (singe_log_constants: operands on sm_80, ULDC.64
+    # into uniform registers on sm_90); as literals, sm_90 set them again by UMOV pairs at 52 of the six paper
+    # kernels' 70 calls a slab, 12 a call.  The chain: 17
+    # of the FP64, the test and select of the scale and the split before m + 1, the MUFU
+    "log": Expansion(fp64=20, alu=15, mufu=1, chain=(17, 5, 1)),
     "sqrt": Expansion(fp64=8, alu=8, mufu=1, branch=1, chain=(6, 1, 1)),  # RSQ64H and Newton steps (measured)
     "ldg": Expansion(memory="load"),
     "stg": Expansion(memory="store"),
@@ -644,7 +644,7 @@ PREFETCH_SLAB = {"other": 14, "branch": 3}
 line's address and its clamps, one ``CCTL.E.PF1``.  Read off the sm_90 SASS of DME viscosity at 15 warps x 3
 CTAs, whose code is otherwise the same with and without it (14 and 3 more a warp).  Where a kernel has fewer
 threads than lines (1-3 warps of a large mechanism), a lane prefetches more than one and issues more."""
-SLAB_OVERHEAD = {"other": 105, "branch": 1}
+SLAB_OVERHEAD = {"other": 74, "branch": 1}
 """Per warp per slab, besides its units: the slab loop, ``valid`` and ``point``, the
 addresses of global and shared accesses, the register moves and convergence
 barriers (BSSY/BSYNC) around the shuffles of masked blocks.  Measured: the
@@ -652,7 +652,9 @@ least-squares intercept of the SASS count (sm_90) less the rest of this
 model over the 7 warps of the H2/O2 viscosity (4 warps) and diffusion (3)
 kernels, with the per-call counts above (the chemistry kernels have their
 own, ``WARP_SWITCH_SLAB``); checked on the DME viscosity kernel
-(tests/test_timing.py)."""
+(tests/test_timing.py).  105 while singe_exp's and singe_log's constants were
+literals, which sm_90 set again every slab by UMOV pairs (now read from the
+constant bank, templates/common.cuh.j2)."""
 MASK_DISPATCH = {"other": 1, "branch": 1}
 """Per warp per masked block: the warp-bit test (LOP3/ISETP) and the branch past it."""
 SWITCH_DISPATCH = {"other": 2, "branch": 2}
@@ -676,14 +678,15 @@ one 'affine' column; per trip of two iterations 4 LDC, 13 integer
 instructions and the branch); with them the 7 warps of the H2/O2 viscosity
 and diffusion kernels are within 7.3 % of their SASS counts, and the
 held-out DME viscosity at 15 warps within 8.4 % (tests/test_timing.py)."""
-WARP_SWITCH_SLAB = {"other": 106, "branch": 5}
+WARP_SWITCH_SLAB = {"other": 34, "branch": 5}
 """``SLAB_OVERHEAD`` of the kernels dispatched by one switch outside the slab
 loop (``codegen.dispatch``: each warp dispatches once, so no per-slab
 ``SWITCH_DISPATCH``): no masked blocks, so none of their convergence
 barriers and register moves.  Measured: the mean of the SASS count (sm_90)
 less the rest of this model over the 4 warps of the H2/O2 chemistry kernel,
 with shared accesses forwarded between barriers (``issued_shared``); checked
-on the DME chemistry kernel at the paper's setting (tests/test_timing.py)."""
+on the DME chemistry kernel at the paper's setting (tests/test_timing.py).
+106 while singe_exp's and singe_log's constants were literals (UMOV pairs)."""
 
 
 @dataclass(frozen=True)
@@ -714,10 +717,6 @@ class ArchCode:
         return {**self.expansions, "exp": BASELINE_EXPANSIONS["exp"]}
 
 
-SM80_EXPANSIONS = {**EXPANSIONS, "log": Expansion(fp64=20, alu=15, mufu=1, chain=(17, 5, 1))}
-"""sm_80 keeps the constants of singe_log in the constant bank as operands of its instructions: no UMOV per
-call (``python -m autotune.math_cost --archs sm_80``: 35.88 per further call, 14.88 of them on the ALU, and no
-UMOV in the kernels of 3 and 11 calls; sm_90 sets 8 of them again by 16 UMOV at most calls, 12 per call)."""
 UNIFORM_CONSTANTS = 26
 """Known constants ptxas keeps in uniform registers across the slab loop on sm_90 (of 63 uniform registers,
 two per double): the distinct known constants a warp reads less its ULDC.64 per slab, in the SASS of DME
@@ -726,7 +725,7 @@ DME viscosity at 15 warps x 3 CTAs dispatched by a switch (63 - 37, 68 - 40, 69 
 SM80_SLAB_OVERHEAD = {"other": 61, "branch": 1}
 SM80_WARP_SWITCH_SLAB = {"other": 54, "branch": 5}
 """``SLAB_OVERHEAD`` and ``WARP_SWITCH_SLAB`` on sm_80, fitted as on sm_90 (the mean of the SASS count less
-the rest of this model, on the same H2/O2 kernels: 44 and 52 fewer than sm_90's).  sm_80 has no uniform
+the rest of this model, on the same H2/O2 kernels: 13 fewer and 20 more than sm_90's).  sm_80 has no uniform
 moves (UMOV) of the constants the warps' code sets per slab: they are constant-bank operands there."""
 LITERAL_MOVES = 2
 """sm_90's ``ArchCode.literal_moves``, read off the SASS of the paper's four transport baselines (sm_90 SASS
@@ -742,7 +741,7 @@ ARCH_CODE = {
     # sm_80: a constant at a known index is a constant-bank operand of the instruction reading it (c[0x3][...]):
     # DME viscosity at 15 warps x 3 CTAs, warp 0 (its own masked block and switch case) issues no LDC or ULDC
     # where sm_90 issues 70 ULDC.64 per slab; the warps sharing code issue one LDC.64 per use on both
-    "sm_80": ArchCode(SM80_EXPANSIONS, SM80_SLAB_OVERHEAD, SM80_WARP_SWITCH_SLAB, None),
+    "sm_80": ArchCode(EXPANSIONS, SM80_SLAB_OVERHEAD, SM80_WARP_SWITCH_SLAB, None),
 }
 
 

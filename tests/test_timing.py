@@ -302,8 +302,9 @@ def test_model_issues_what_the_compiled_kernel_issues_per_warp(mechanism, kernel
     table's copy in shared memory: an odd count of constants an iteration, which nvcc reads in pairs itself,
     ``lowering.issued_constant_pairs``) is what that rule was read from; n-heptane viscosity at the defaults
     (groups of 7 too) is held out.  (QSSA n-dodecane's at the defaults is not: its eighth warp, without a Wilke
-    sum, builds the 64-bit immediates of its exponentials' and logarithm's polynomials with UMOV pairs every
-    slab, 96 of them, and issues 15 % more than the model counts.)"""
+    sum, issues 15 % more than the model counts, 513 against 435 a slab, 68 of them ``ULDC.64`` of its known
+    constants; its UMOV pairs of the exponentials' and logarithm's constants are gone since those are read
+    from the constant bank.)"""
     from autotune import sass
 
     compiled = compile_kernel(load(mechanism), kernel, warps=warps, ctas_per_sm=ctas)
@@ -349,7 +350,8 @@ def test_the_baseline_stalls_on_the_constant_cache_only_where_its_literals_are_i
                                                         "nvidia-cuda-nvdisasm nvidia-cuda-cuobjdump)")
 def test_the_sm90_baseline_reads_no_constant_bank():
     """The evidence for the rule above (the companion of its sm_80 half): DME viscosity's baseline reads its
-    literals as operands of bank 2 on sm_80, and from no bank on sm_90, where ``UMOV`` build them."""
+    literals as operands of bank 2 on sm_80, and from no bank on sm_90, where ``UMOV`` build them.  (Bank 3
+    holds singe_log's constants on both: ``singe_log_constants``, operands of its instructions.)"""
     from autotune import sass
     from singe.codegen import generate_baseline
 
@@ -359,7 +361,7 @@ def test_the_sm90_baseline_reads_no_constant_bank():
         with tempfile.TemporaryDirectory() as scratch:
             sass.analyse(generate_baseline(compiled).write(scratch)[0], arch, None, True, keep=scratch)
             text = next(pathlib.Path(scratch).glob("*.sass")).read_text()
-        operands[arch] = (len(re.findall(r"c\[0x[23]\]", text)), text.count("UMOV"))
+        operands[arch] = (len(re.findall(r"c\[0x2\]", text)), text.count("UMOV"))
     assert operands["sm_80"][0] > 1000 and operands["sm_80"][1] == 0
     assert operands["sm_90"][0] == 0 and operands["sm_90"][1] > 1000
 
@@ -467,7 +469,7 @@ def test_unswitched_chemistry_issues_no_per_slab_dispatch():
                                                                for k in WARP_SWITCH_SLAB}
 
 
-STATIC_TOLERANCE = 0.20  # relative: the model's static instructions against the compiled kernel's
+STATIC_TOLERANCE = 0.15  # relative: the model's static instructions against the compiled kernel's
 
 
 @pytest.fixture(scope="module")
@@ -508,10 +510,10 @@ def _static_sass(compiled) -> int:
 def test_static_instructions_match_the_static_sass(case, heptane_viscosity_rolled):
     """static_instructions against the static SASS (sm_90), within STATIC_TOLERANCE:
     n-heptane viscosity at 13 warps x 3 CTAs in Wilke groups of 2, rolled loops, reading the table in place
-    (1,209 modeled against 1,386), and as compiled by default there, in groups of 4 with the table's copy
-    (1,092 against 1,289); DME viscosity at 15 warps x 3 CTAs, loops unrolled completely in code shared by
-    the warps (1,411 against 1,561; with the constant table's copy in shared memory, its code before the slab
-    loop counted, 1,386 against 1,526); the straight-line count (every iteration of every warp) is far off all
+    (1,166 modeled against 1,307), and as compiled by default there, in groups of 4 with the table's copy
+    (1,049 against 1,211); DME viscosity at 15 warps x 3 CTAs, loops unrolled completely in code shared by
+    the warps (1,368 against 1,497; with the constant table's copy in shared memory, its code before the slab
+    loop counted, 1,343 against 1,460); the straight-line count (every iteration of every warp) is far off all
     of them.  Each counts the library's slow-path call sites (``timing.SLOW_PATH_SITE``)."""
     compiled = _static_case(case, heptane_viscosity_rolled)
     modeled, static = static_instructions(compiled.programs), _static_sass(compiled)
@@ -524,7 +526,8 @@ def test_static_instructions_match_the_static_sass(case, heptane_viscosity_rolle
                                                         "nvidia-cuda-nvdisasm nvidia-cuda-cuobjdump)")
 def test_the_static_check_fails_without_the_slow_path_call_sites(monkeypatch, heptane_viscosity_rolled):
     """The companion: n-heptane viscosity as compiled by default, its 11 call sites of the library's slow
-    paths not counted (``SLOW_PATH_SITE`` 0), comes out 21 % under the SASS (1,015 against 1,289)."""
+    paths not counted (``SLOW_PATH_SITE`` 0), comes out 19.7 % under the SASS (972 against 1,211), where
+    with them it is 13.4 % under."""
     from singe import timing
 
     compiled = _static_case("heptane default", heptane_viscosity_rolled)

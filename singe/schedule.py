@@ -528,6 +528,7 @@ class _Scheduler:
             producer = self.ops[self.producers[value]]
             if producer.replicated and value not in self.in_registers[warp]:
                 self._replicated_inputs(producer, warp)
+                self._relieve(warp, producer, [])  # its peak counts as any operation's (``plan.unit_peaks``)
                 self._append(warp, Compute(producer))
                 self.in_registers[warp].update(producer.outputs)
                 self.held[warp].update(producer.outputs)

@@ -38,7 +38,8 @@ _PACKAGE = pathlib.Path(__file__).resolve().parents[1]
 TEMPLATE_DIRS = [_PACKAGE.parent / "templates", _PACKAGE / "templates"]
 CONSTANTS_PER_LINE = 4
 BASELINE_THREADS = 128
-#: the constant bank's 64 KB, less a margin for what nvcc puts there itself; a larger constant table stays in
+#: the constant bank's 64 KB, less a margin for what nvcc puts there itself and the math functions' constants
+#: (144 B: singe_exp_constants, singe_log_constants, templates/common.cuh.j2); a larger constant table stays in
 #: global memory (read with __ldg).  In the bank, a warp-uniform read is one LDC with the index in a register,
 #: no 64-bit address (DME diffusion at 10 warps, 3 CTAs/SM on sm_90: 23,939 against 24,928 issued/point,
 #: 8 against 84 B of spill stores)

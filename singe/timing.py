@@ -276,8 +276,8 @@ EXPANSIONS: dict[str, Expansion] = {
     # magic-number DADD among them); the split, k and the special values' selects on the ALU.  Its constants
     # that are no immediate are read from the constant bank (singe_log_constants: operands on sm_80, ULDC.64
     # into uniform registers on sm_90); as literals, sm_90 set them again by UMOV pairs at 52 of the six paper
-    # kernels' 70 calls a slab, 12 a call.  The chain: 17
-    # of the FP64, the test and select of the scale and the split before m + 1, the MUFU
+    # kernels' 70 calls a slab, 12 a call.  The chain: 17 of the FP64, the test and select of the scale and
+    # the split before m + 1, the MUFU
     "log": Expansion(fp64=20, alu=15, mufu=1, chain=(17, 5, 1)),
     "sqrt": Expansion(fp64=8, alu=8, mufu=1, branch=1, chain=(6, 1, 1)),  # RSQ64H and Newton steps (measured)
     "ldg": Expansion(memory="load"),

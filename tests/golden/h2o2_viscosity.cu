@@ -74,11 +74,11 @@ static __device__ __forceinline__ double singe_max(double x, double c)
 // operands of the FP64 instructions (c[0x3][...]), on sm_90 by ULDC.64 into
 // uniform registers, which ptxas keeps across the slab loop where they fit.
 // Written as literals, sm_90 sets each in a uniform register pair by two UMOV
-// where it is used, and the warp-specialized kernels set them again every slab (DME viscosity at 15
-// warps x 3 CTAs: 7,635 instructions issued per point with literals, 7,099
-// with these arrays; the same 40 registers).  The baseline calls the library's
-// exp, which issues fewer instructions there than this singe_exp does (DME
-// viscosity: 6,886 against 6,919 per point).
+// where it is used, and the warp-specialized kernels set them again every
+// slab (DME viscosity at 15 warps x 3 CTAs: 7,635 instructions issued per
+// point with literals, 7,099 with these arrays; the same 40 registers).  The
+// baseline calls the library's exp, which issues fewer instructions there than
+// this singe_exp does (DME viscosity: 6,886 against 6,919 per point).
 
 
 // e^x without the slow-path branch of the CUDA library's exp, so that ptxas
@@ -92,8 +92,8 @@ static __device__ __forceinline__ double singe_max(double x, double c)
 // s a degree-8 minimax fit on |r| <= 0.3475 (error below 1.3e-17); then 2^k in
 // two exact steps, k - k/2 added to the exponent bits and a multiply by
 // 2^(k/2), so that subnormal results are rounded once.  Constants with a zero
-// low word are immediates of the instructions; the others are operands from the
-// constant bank (see below).
+// low word are immediates of the instructions; the others are read from
+// singe_exp_constants (the comment above).
 static __constant__ double singe_exp_constants[9] = {
   1.4426950408889634,  // 1 / ln 2
   1.904654299957768e-09,  // ln 2, trailing part
@@ -152,7 +152,8 @@ static __device__ __forceinline__ double singe_rcp_approx(double d)
 // is no larger than ln x for k != 0, then the FMA rounds.  k enters as the double 2^52 + k + 1076 (its
 // integer in the low word) less 2^52 + 1076; where x is not positive and finite the words of -inf (x = +-0),
 // NaN (x < 0, NaN) or +inf (x = +inf) replace it: b is finite for every x, and ln2_lo > 0 keeps the signs
-// of the infinities through b.  Constants with a zero low word are the instructions' immediates.
+// of the infinities through b.  Constants with a zero low word are the instructions' immediates; the others
+// are read from singe_log_constants (the comment before singe_exp).
 static __constant__ double singe_log_constants[9] = {
   1.479609569823508e-01, 1.5314036747333837e-01, 1.8183564833598725e-01, 2.2222198564068113e-01,
   2.8571428742469784e-01, 3.9999999999414343e-01, 6.666666666666734e-01,  // P, from z^6

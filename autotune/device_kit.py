@@ -23,8 +23,9 @@ costs device time.  This builds here, into ``FOLDER``:
   ``Target.unshared_fetch`` and ``shared_fetch``, measured on the H200).
 - ``variants/``: command lines of configurations beyond the paper's and the defaults, timed with them
   (``VARIANTS``: GRI-Mech diffusion and viscosity at the defaults; viscosity at 8 warps in Wilke pairs, the
-  former defaults; ``--prefetch`` on DME viscosity, n-heptane diffusion and DME chemistry; n-heptane diffusion
-  at 13x3 reading the table in place, the partial copy's control).
+  former defaults; DME viscosity at 10x4 and 6 warps, its fastest settings measured; ``--prefetch`` on DME
+  viscosity, n-heptane diffusion and DME chemistry; n-heptane diffusion at 13x3 reading the table in place, the
+  partial copy's control).
 - ``session.sh``: what every script on the device does first (the wheels, the build cache, the mechanisms, the
   step mark); ``run.sh`` sources it, and a script written for one question should too.
 - ``run.sh``: the session, in order of worth, each step under its own time limit, output in ``$OUT``:
@@ -103,6 +104,11 @@ VARIANTS = {  # name -> a singe command line (gpu_bench --sweep-best reads it), 
     # measured, 10x4 (0.96x its baseline), with and without; the paper's DME viscosity, n-heptane diffusion (1.04x)
     # and DME chemistry with it (their controls are the timing step's paper settings).
     "dme_viscosity_10x4": "singe dme.inp --kernels viscosity --warps 10 --ctas-per-sm 4",
+    # DME viscosity, the one kernel below its baseline at the paper's setting (0.82x), with fewer warps: since
+    # singe_exp's constants come from the constant bank (2026-11-28, untimed), 10x4 issues 6,556 instructions a
+    # point and 6 warps (5 CTAs chosen, groups of 5) 6,131, below the baseline's 6,886 (the sm_90 walk; 7,092 and
+    # 6,668 when 10x4 ran at 0.96x and 6 warps at 2,144 Mpoints/s, docs/measurements/2026-11-27-h200-stripes).
+    "dme_viscosity_6": "singe dme.inp --kernels viscosity --warps 6",
     "dme_viscosity_10x4_prefetch": "singe dme.inp --kernels viscosity --warps 10 --ctas-per-sm 4 --prefetch",
     "dme_viscosity_15x3_prefetch": "singe dme.inp --kernels viscosity --warps 15 --ctas-per-sm 3 --prefetch",
     "heptane_diffusion_13x3_prefetch": "singe heptane.inp --kernels diffusion --warps 13 --ctas-per-sm 3 --prefetch",

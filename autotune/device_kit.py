@@ -17,7 +17,8 @@ costs device time.  This builds here, into ``FOLDER``:
 - ``mio``: ``autotune/probes/mio_throughput.cu``: what an SM sustains of LDS.64, of LDC.64 at warp-dependent
   indices and of constant-bank operands, feeding DFMA (the timing model's prices of the warp-specialized
   kernels' shared and constant loads), STS.64, LDS.64 and LDS.128 at a warp-uniform address (a constant table
-  in shared memory), and the latency of a dependent LDS.64 and LDC.64.
+  in shared memory), LDS.128 of two doubles a lane (a Wilke loop's two lane values of one species in one
+  load), and the latency of a dependent LDS.64 and LDC.64.
 - ``fetch``: ``autotune/probes/fetch_probe.cu``: the issue rate of straight-line code of 16-256 KB, run by
   every warp or split among them (what code beyond the instruction cache costs: the model's
   ``Target.unshared_fetch`` and ``shared_fetch``, measured on the H200).

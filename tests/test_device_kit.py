@@ -68,8 +68,8 @@ def test_the_probes_build_and_the_race_probe_refuses_an_unknown_mode(probes):
 def test_the_load_probe_issues_the_loads_it_names(probes):
     """Each mode of autotune/probes/mio_throughput.cu is the load it measures: LDS.64 in 'lds', LDC.64 at a
     register index in 'ldc' (eight per iteration of the unrolled loop), neither in 'bank' (its loads at known
-    indices hoisted out of the loop) and 'none', both in 'mixed', STS.64 in 'sts', LDS.64 and LDS.128 at a warp's address in 'bcast' and 'bcast128';
-    the latency chains one
+    indices hoisted out of the loop) and 'none', both in 'mixed', STS.64 in 'sts', LDS.64 and LDS.128 at a
+    warp's address in 'bcast' and 'bcast128', LDS.128 at a lane's address in 'lds128'; the latency chains one
     LDS.64 or one LDC.64 per trip."""
 
     from autotune import sass
@@ -77,7 +77,7 @@ def test_the_load_probe_issues_the_loads_it_names(probes):
     listing = subprocess.run([sass.tool("cuobjdump"), "-sass", str(probes / "mio")], capture_output=True,
                              text=True, check=True).stdout
     bodies = dict(re.findall(r"Function : _Z3mioILi(\d)EEviPdPx(.*?)(?=Function :|\Z)", listing, re.S))
-    assert sorted(bodies) == ["0", "1", "2", "3", "4", "5", "6", "7"]
+    assert sorted(bodies) == ["0", "1", "2", "3", "4", "5", "6", "7", "8"]
     def indexed(body: str) -> int:  # loads of the table at a register index (the parameters are c[0x0])
         return len(re.findall(r"c\[0x3\]\[R\d", body))
 
@@ -88,6 +88,7 @@ def test_the_load_probe_issues_the_loads_it_names(probes):
     assert bodies["5"].count("STS.64") >= 8 + 1 and "LDS.64" not in bodies["5"]  # 'sts': the loop's 8, the fill
     assert bodies["6"].count("LDS.64") == 8 and not indexed(bodies["6"])  # 'bcast': one double a load
     assert bodies["7"].count("LDS.128") == 4 and "LDS.64" not in bodies["7"]  # 'bcast128': two doubles a load
+    assert bodies["8"].count("LDS.128") == 4 and "LDS.64" not in bodies["8"]  # 'lds128': two a lane a load
     chains = dict(re.findall(r"Function : _Z7latencyILi(\d)EEviPxS0_(.*?)(?=Function :|\Z)", listing, re.S))
     assert sorted(chains) == ["0", "1"]
     assert chains["0"].count("LDS.64") == 1 and not indexed(chains["0"])  # the chain's one load per trip

@@ -18,6 +18,9 @@
 //   bcast128 LDS.128 at a warp-uniform address (two doubles a load: a warp's constants of one loop iteration)
 //   The two tell whether a warp's constant table read from shared memory would cost the load queue less than
 //   the LDC.64 the overlay issues now.
+//   lds128   LDS.128 of two doubles per lane (a lane's two values of one inner species side by side, which the
+//            Wilke loops now read as two LDS.64 from two slots): whether the load queue takes it as one load
+//            or as the two LDS.64 its 512 B are (the model's price of DME viscosity's lane-varying loads).
 // Printed per mode: loads (or DFMA) per SM per cycle, from clock64 around the loop of each CTA.  Exit 1 when a mode's
 // result is not the value computed on the host (the loads read what they should).
 //
@@ -38,16 +41,16 @@ __constant__ double table[TABLE];
 
 // Where load u of an iteration reads its double in each mode (lds, ldc, bank, none, mixed), on the device and
 // in the host's check alike.
-enum Source { kShared, kIndexed, kBank, kImmediate, kBroadcast, kBroadcastPair };
+enum Source { kShared, kIndexed, kBank, kImmediate, kBroadcast, kBroadcastPair, kLanePair };
 __host__ __device__ constexpr Source source(int mode, int u)
 {
   return mode == 4 ? (u % 2 == 0 ? kShared : kIndexed) : mode == 0 ? kShared : mode == 1 ? kIndexed
-         : mode == 2 ? kBank : mode == 6 ? kBroadcast : mode == 7 ? kBroadcastPair
+         : mode == 2 ? kBank : mode == 6 ? kBroadcast : mode == 7 ? kBroadcastPair : mode == 8 ? kLanePair
          : kImmediate;  // 3 ('none') and 5 ('sts'): immediates
 }
 
 // Loads (or stores, or DFMA) a mode issues per iteration of UNROLL DFMA.
-__host__ __device__ constexpr int per_iteration(int mode) { return mode == 7 ? UNROLL / 2 : UNROLL; }
+__host__ __device__ constexpr int per_iteration(int mode) { return mode == 7 || mode == 8 ? UNROLL / 2 : UNROLL; }
 
 template <int MODE>
 __global__ void __launch_bounds__(THREADS, CTAS_PER_SM) mio(int iterations, double *out, long long *cycles)
@@ -65,12 +68,14 @@ __global__ void __launch_bounds__(THREADS, CTAS_PER_SM) mio(int iterations, doub
 #pragma unroll
     for (int u = 0; u < UNROLL; u++) {
       const Source from = source(MODE, u);
-      const int row = (i * UNROLL + (from == kBroadcastPair ? u & ~1 : u)) & 63;
+      const bool paired = from == kBroadcastPair || from == kLanePair;
+      const int row = (i * UNROLL + (paired ? u & ~1 : u)) & 63;  // even where paired: rows row and row + 1
       const double2 pair = from == kBroadcastPair ? reinterpret_cast<const double2 *>(slots[row])[warp & 15]
-                                                  : double2{0.0, 0.0};  // one LDS.128 per two u (ptxas CSE)
+                           : from == kLanePair ? reinterpret_cast<const double2 *>(slots[row])[lane]
+                           : double2{0.0, 0.0};  // one LDS.128 per two u (ptxas CSE)
       const double c = from == kShared ? slots[row][lane]
                        : from == kBroadcast ? slots[row][warp & 31]
-                       : from == kBroadcastPair ? (u % 2 == 0 ? pair.x : pair.y)
+                       : paired ? (u % 2 == 0 ? pair.x : pair.y)
                        : from == kIndexed ? table[(base + i * UNROLL + u) & (TABLE - 1)]
                        : from == kBank ? table[u] : 1.0 / (1 + u);
       a[u & 3] = fma(c, 0.5, a[u & 3]);
@@ -113,6 +118,7 @@ static double expected(int mode, int iterations, int thread, const double *host_
       const Source from = source(mode, u);
       const double c = from == kShared || from == kBroadcast ? 1.0 / (1 + (step & 63))
                        : from == kBroadcastPair ? 1.0 / (1 + ((step & ~1) & 63))
+                       : from == kLanePair ? 1.0 / (1 + ((step & ~1) & 63) + (thread % 32 >= 16))  // lanes 16-31: row + 1
                        : from == kIndexed ? host_table[(warp * 64 + step) & (TABLE - 1)]
                        : from == kBank ? host_table[u] : 1.0 / (1 + u);
       sum += 0.5 * c;
@@ -122,8 +128,9 @@ static double expected(int mode, int iterations, int thread, const double *host_
 
 int main()
 {
-  const char *names[] = {"lds", "ldc", "bank", "none", "mixed", "sts", "bcast", "bcast128"};
-  void (*kernels[])(int, double *, long long *) = {mio<0>, mio<1>, mio<2>, mio<3>, mio<4>, mio<5>, mio<6>, mio<7>};
+  const char *names[] = {"lds", "ldc", "bank", "none", "mixed", "sts", "bcast", "bcast128", "lds128"};
+  void (*kernels[])(int, double *, long long *) = {mio<0>, mio<1>, mio<2>, mio<3>, mio<4>, mio<5>, mio<6>, mio<7>,
+                                                   mio<8>};
   const int modes = sizeof names / sizeof names[0];
   int sms = 0;
   if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0) != cudaSuccess) return 3;

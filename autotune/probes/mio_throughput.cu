@@ -118,7 +118,7 @@ static double expected(int mode, int iterations, int thread, const double *host_
       const Source from = source(mode, u);
       const double c = from == kShared || from == kBroadcast ? 1.0 / (1 + (step & 63))
                        : from == kBroadcastPair ? 1.0 / (1 + ((step & ~1) & 63))
-                       : from == kLanePair ? 1.0 / (1 + ((step & ~1) & 63) + (thread % 32 >= 16))  // lanes 16-31: row + 1
+                       : from == kLanePair ? 1.0 / (1 + ((step & ~1) & 63) + (thread % 32 >= 16))  // 16-31: row + 1
                        : from == kIndexed ? host_table[(warp * 64 + step) & (TABLE - 1)]
                        : from == kBank ? host_table[u] : 1.0 / (1 + u);
       sum += 0.5 * c;

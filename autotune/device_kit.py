@@ -301,6 +301,7 @@ def main(argv=None) -> int:
     args = parse_arguments(argv)
     folder = pathlib.Path(args.folder).resolve()
     folder.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(folder / "cache", ignore_errors=True)  # only this kit's kernels travel, not an earlier kit's
     variants = write_variants(folder)
     compile_into(folder, bench_arguments(args))
     compile_into(folder, variants_arguments(args, variants))

@@ -1644,8 +1644,9 @@ def baseline_steps(graph: DataflowGraph, preset: Preset) -> list:
     """One warp of the baseline: the whole graph as one segment (see the module docstring).  Its literals
     stall on the constant cache's misses where they are constant-bank operands (sm_80); where they are moved
     into uniform registers from the instruction (sm_90, ``ArchCode.literal_moves``), they are fetched with
-    the code and never read the bank (n-heptane viscosity's baseline, sm_90: no operand of bank 2 or 3, 5,530
-    ``UMOV``)."""
+    the code and never read the bank (n-heptane viscosity's baseline, sm_90: no read of bank 2, where sm_80
+    keeps them, and 5,514 ``UMOV`` in its SASS; bank 3 holds only singe_log's 9 constants, one ``ULDC.64``
+    each)."""
     constants = {c for op in graph.operations for c in op.constants}
     in_bank = arch_code(preset.arch).baseline_literals_in_bank
     builder = _SegmentBuilder(preset, constant_stall(preset, 8 * len(constants)) if in_bank else 0.0)

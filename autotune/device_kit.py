@@ -24,7 +24,8 @@ costs device time.  This builds here, into ``FOLDER``:
   ``Target.unshared_fetch`` and ``shared_fetch``, measured on the H200).
 - ``variants/``: command lines of configurations beyond the paper's and the defaults, timed with them
   (``VARIANTS``: GRI-Mech diffusion and viscosity at the defaults; viscosity at 8 warps in Wilke pairs, the
-  former defaults; DME viscosity at 10x4 and 6 warps, its fastest settings measured; ``--prefetch`` on DME
+  former defaults; DME viscosity at 10x4 and 6 warps, its fastest settings measured, and at 10x4 and 5x6 with
+  ``--constant-table bank``; ``--prefetch`` on DME
   viscosity, n-heptane diffusion and DME chemistry; n-heptane diffusion at 13x3 reading the table in place, the
   partial copy's control).
 - ``session.sh``: what every script on the device does first (the wheels, the build cache, the mechanisms, the
@@ -110,6 +111,12 @@ VARIANTS = {  # name -> a singe command line (gpu_bench --sweep-best reads it), 
     # point and 6 warps (5 CTAs chosen, groups of 5) 6,131, below the baseline's 6,886 (the sm_90 walk; 7,092 and
     # 6,668 when 10x4 ran at 0.96x and 6 warps at 2,144 Mpoints/s, docs/measurements/2026-11-27-h200-stripes).
     "dme_viscosity_6": "singe dme.inp --kernels viscosity --warps 6",
+    # --constant-table bank (2026-11-28, untimed): the Wilke sums once per warp, their constants read by ULDC.64 at a
+    # uniform index, off the load queue, which ncu found the warps waiting in (short scoreboard and MIO throttle).
+    # The model (H100 preset) puts 10x4 at 3,585 Mpoints/s against 2,703 reading the copy, and 5 warps (6 CTAs) at
+    # 3,778, its best setting; the sm_90 walk issues 7,925 and 6,556 (copy) instructions a point at 10x4.
+    "dme_viscosity_10x4_bank": "singe dme.inp --kernels viscosity --warps 10 --ctas-per-sm 4 --constant-table bank",
+    "dme_viscosity_5x6_bank": "singe dme.inp --kernels viscosity --warps 5 --ctas-per-sm 6 --constant-table bank",
     "dme_viscosity_10x4_prefetch": "singe dme.inp --kernels viscosity --warps 10 --ctas-per-sm 4 --prefetch",
     "dme_viscosity_15x3_prefetch": "singe dme.inp --kernels viscosity --warps 15 --ctas-per-sm 3 --prefetch",
     "heptane_diffusion_13x3_prefetch": "singe heptane.inp --kernels diffusion --warps 13 --ctas-per-sm 3 --prefetch",

@@ -94,7 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
                              "copy where it fits beside the exchange slots at the CTAs per SM, or, where singe "
                              "chooses them and the reads in place would miss the constant cache, at the CTAs per SM "
                              "that hold it, or its first stripes where those fit and hold every constant its loops "
-                             "read, the rest through the cache; else the cache")
+                             "read, the rest through the cache; else the cache), or 'bank': the code of each loop "
+                             "once per warp, its constants read from the constant bank at indices ptxas knows "
+                             "(ULDC.64, off the load queue; untimed on a GPU)")
     parser.add_argument("--wilke-group", type=int, default=None, metavar="N",
                         help="outer species per Wilke sum of the viscosity kernel: a warp reads each inner "
                              "species' two values once per N sums (default: one sum a warp, the species over the "

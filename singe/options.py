@@ -12,7 +12,7 @@ from singe.targets import TARGETS, Target
 PLACEMENTS = ("auto", "store", "buffer", "mixed")
 FORMS = ("auto", "unrolled", "tables")  # the chemistry kernel's form (singe.kernels.table_form)
 DISPATCHES = ("auto", "overlay", "switch")  # how the warps' programs become one body (singe.codegen.lay_out)
-CONSTANT_TABLES = ("auto", "cache", "shared")  # where the overlay reads its per-warp constant tables (singe.codegen)
+CONSTANT_TABLES = ("auto", "cache", "shared", "bank")  # where the overlay reads its per-warp constants (singe.codegen)
 MAX_WARPS = 32  # 1024 threads per CTA
 MAX_CTAS_PER_SM = 16
 STAGE_CTAS_PER_SM = 2
@@ -42,7 +42,11 @@ class CompileOptions:
     or 'auto': the copy where it fits the shared memory the CTAs per SM leave a CTA beside its
     exchange slots (``codegen.lay_out``), or, where ``compile_kernel`` chooses the CTAs per SM and the
     reads in place would miss the constant cache, with fewer CTAs per SM resident than planned
-    (``compiler.copy_where_the_cache_misses``: the options then say 'shared'); else the cache.
+    (``compiler.copy_where_the_cache_misses``: the options then say 'shared'); else the cache.  'bank': a unit
+    with loops that several warps would share is emitted once for each of them instead (a switch case that
+    declares the warp a constant), so that ptxas knows its constants' indices and reads them from the constant
+    bank by ``ULDC.64`` at a uniform index, off the load queue, the loops partly unrolled
+    (``codegen.overlay.OverlaidKernel.loops_per_warp``); the tables must fit the constant bank.
     ``wilke_group``: outer species per Wilke sum of the viscosity kernel (None: the kernel's at these
     warps, ``singe.kernels.transport.balanced_wilke_group``).  ``prefetch``: at the start of each slab, the
     warps prefetch the next slab's inputs into the L1 (``codegen.render.prefetch_plan``), so that its global

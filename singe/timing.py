@@ -25,8 +25,11 @@ the instruction (``LITERAL_MOVES``), as its SASS has them, instead of constant-b
 constant cache's misses (which they are on sm_80): the baselines' model over the H200's measurement went from
 0.82 to 1.07 (DME diffusion), 0.35 to 1.25 (n-heptane viscosity) and 0.78 to 1.91 (n-heptane diffusion, whose
 megabyte of straight-line code the fetch probe's 256 KB does not reach); DME viscosity stays 1.83 (its
-literals fit the cache), the chemistry baselines 1.29 and 1.19 (their spills).  The reorder window is not the
-cause of the rest: at 8 or 2 instructions instead of 32 the
+literals fit the cache), the chemistry baselines 1.29 and 1.19 (their spills).  Since 2026-11-28 (later) a
+rolled loop's constants in code one warp runs alone are ``ULDC.64`` at a uniform index (``UNIFORM_TABLE_LOAD``), as
+the SASS has them, not ``LDC.64`` on the load queue: n-heptane viscosity's warp-specialized model over the H200's
+measurement went from 1.15 to 1.30 (its warps 0 and 1 run their 51-iteration Wilke loops alone, 4 constants an
+iteration).  The reorder window is not the cause of the rest: at 8 or 2 instructions instead of 32 the
 warp-specialized transport kernels' modeled throughput moves by at most 5 % (chemistry's by up to
 35 %).  Since 2026-11-27 (afternoon) a warp running code of its own (a switch case) issues no faster
 than the fetch probe measured on the H200 (``fetch_cycles``, ``Target.unshared_fetch``); chemistry's model
@@ -300,6 +303,14 @@ SHARED_TABLE_LOAD = "ldst"
 """The key under which a warp-uniform ``LDS.64`` of the constant table's copy in shared memory is counted
 (``CompileOptions.constant_table`` 'shared'; class 'lds' of ``ISSUE_CLASSES``, into which ``issue_classes``
 folds it); it takes ``SHARED_TABLE_QUEUE_SHARE`` slots of the SM's load queue."""
+UNIFORM_TABLE_LOAD = "uldc"
+"""The key of a rolled loop's constant-table load in code one warp runs alone, the table in the constant bank:
+ptxas knows the index, holds it in a uniform register and loads by ``ULDC.64 c[0x3][UR+imm]`` (sm_90 and sm_80
+SASS of DME viscosity with ``--constant-table bank``, and of the warp-alone Wilke loops of n-heptane and GRI-Mech
+viscosity).  Class 'other'; it takes an issue slot and stalls on the constant cache's misses as a ``TABLE_LOAD``
+does, but no slot of the SM's load queue: the load probe's 'bank' mode (the same table at indices ptxas knows)
+sustains 2.84 a cycle an SM on the H200, 4.4x an ``LDS.64``'s rate (docs/measurements/2026-11-27-h200-copy);
+not measured apart with the index in a uniform register."""
 SHARED_TABLE_PAIR = "ldst2"
 """The key of a warp-uniform ``LDS.128`` of the copy: two adjacent constants (of a loop iteration,
 ``lowering.issued_constant_pairs``, or paired by nvcc in straight code, ``WarpCode.paired_reads``); class
@@ -477,7 +488,7 @@ class _SegmentBuilder:
         self.demand["issue"] += sum(classes.values())
         self.demand["shuffle"] += classes.get("shfl", 0)
         self.demand["shared"] += queue_demand(classes)
-        self.stall += self.bank_stall * classes.get(TABLE_LOAD, 0)
+        self.stall += self.bank_stall * (classes.get(TABLE_LOAD, 0) + classes.get(UNIFORM_TABLE_LOAD, 0))
 
     def shared(self, value: str, load: bool) -> None:
         self.demand["issue"] += 1
@@ -549,7 +560,8 @@ def instruction_classes(instr, expansion: Expansion, in_registers, constant_stal
 
 
 _TABLE_KEYS = {"other": TABLE_LOAD, "lds": SHARED_TABLE_LOAD}  # constant class -> its key, where it has one
-_FOLDED = {TABLE_LOAD: "other", SHARED_TABLE_LOAD: "lds", SHARED_TABLE_PAIR: "lds"}  # key -> the walk's class
+_FOLDED = {TABLE_LOAD: "other", UNIFORM_TABLE_LOAD: "other", SHARED_TABLE_LOAD: "lds",
+           SHARED_TABLE_PAIR: "lds"}  # key -> the walk's class
 SHARED_TABLE_QUEUE_SHARE = 0.646 / 0.870
 """Slots of the load queue (``LDS.64`` at lane-varying addresses, ``WARP_BYTES`` of the 'shared' resource each) a
 warp-uniform ``LDS.64`` takes.  Measured by the load probe (``autotune/probes/mio_throughput.cu``, modes 'lds'
@@ -774,6 +786,8 @@ class WarpCode:
     beyond_copy: frozenset = frozenset()
     """The constants of this warp's row only past a partial copy (``codegen.partial_copy``): code several warps
     share reads them from the table itself (``LDC.64``), not from the copy."""
+    loops_per_warp: bool = False
+    """Its loops are emitted once for each warp that runs them, partly unrolled (``OverlaidKernel.loops_per_warp``)."""
 
     def paired_classes(self, k: int) -> dict:
         """What nvcc's pairing of unit ``k``'s constant reads saves (``OverlaidKernel.paired_reads``)."""
@@ -808,9 +822,13 @@ class WarpCode:
 
     def _rolled_constants(self, unit: ComputeUnit) -> set:
         """The varying constants of ``unit``'s loops that are emitted as loops (read at a running index)."""
-        loops = [loop for loop in unit.loops if not loop_summary(unit, loop).unrolled] if self.rolled else []
+        loops = [loop for loop in unit.loops if not self.summary(unit, loop).unrolled] if self.rolled else []
         return {loop.iteration(unit.instructions, t)[q].srcs[o].value
                 for loop in loops for q, o in varying_constants(unit, loop) for t in range(loop.count)}
+
+    def summary(self, unit: ComputeUnit, loop) -> LoopSummary:
+        """``loop`` of ``unit`` as this warp's code emits it (``lowering.loop_summary``)."""
+        return loop_summary(unit, loop, self.loops_per_warp)
 
     def needed(self, unit) -> set | None:
         """The values of a compute unit read after it (codegen emits what they need), None: all."""
@@ -916,7 +934,8 @@ def warp_code(programs: WarpPrograms, arch: str = "sm_90", overlaid=None) -> lis
                      issued_shared(units[w], kept_values[w], fences[w]) if forward else (),
                      frozenset(k for k in range(len(units[w])) if (w, k) not in overlaid.shared_positions), code,
                      source_class, tuple((k, n) for (warp, k) in overlaid.paired_reads
-                                         if warp == w and (n := overlaid.copied_pairs(w, k))), beyond[w])
+                                         if warp == w and (n := overlaid.copied_pairs(w, k))), beyond[w],
+                     overlaid.loops_per_warp)
             for w in range(programs.warps)]
 
 
@@ -972,7 +991,7 @@ def slow_path_sites(unit, code: WarpCode) -> int:
     sites = sum(1 for instr in live_instructions(unit.op.instrs, code.needed(unit))
                 if instr.opcode in SLOW_PATH_OPCODES)
     for loop in getattr(unit, "loops", ()) if code.rolled else ():
-        summary = loop_summary(unit, loop)
+        summary = code.summary(unit, loop)
         if not summary.unrolled:
             body = loop.iteration(unit.instructions, 0)
             sites -= (summary.iterations - _copies(summary)) * sum(i.opcode in SLOW_PATH_OPCODES for i in body)
@@ -999,7 +1018,7 @@ def loop_static_savings(unit: ComputeUnit, loop: Loop, code: WarpCode, k: int) -
     read per value read in place, a table load per varying constant, or per pair of them where the loop
     reads the table's copy in shared memory (``loop_classes``), the
     integer columns' address arithmetic) and the trips past the first."""
-    summary = loop_summary(unit, loop)
+    summary = code.summary(unit, loop)
     if summary.unrolled:
         return 0
     body = loop.iteration(unit.instructions, 0)
@@ -1090,8 +1109,11 @@ def _unit_classes(k: int, unit, code: WarpCode, latency: dict) -> dict:
 
 def _loop_table_key(code: WarpCode, k: int) -> str | None:
     """The key of the reads of unit ``k``'s constant table at a runtime index (a rolled loop's): the table
-    itself in code one warp runs alone (``WarpCode.source_class``), else where the shared code reads it."""
-    return _table_key(code.source_class if k in code.known else code.table_class)
+    itself in code one warp runs alone (``WarpCode.source_class``; in the constant bank, at a uniform index:
+    ``UNIFORM_TABLE_LOAD``), else where the shared code reads it."""
+    if k in code.known:
+        return UNIFORM_TABLE_LOAD if code.source_class == "other" else _table_key(code.source_class)
+    return _table_key(code.table_class)
 
 
 def iteration_table_reads(summary: LoopSummary, key: str | None) -> int:
@@ -1115,7 +1137,7 @@ def loop_classes(unit: ComputeUnit, loop: Loop, code: WarpCode, k: int) -> dict:
     constants at indices ptxas knows: ``WarpCode.constant_class``).  A load of a constant
     table in the constant bank (LDC) is counted under ``TABLE_LOAD`` (``issue_classes`` folds it into
     'other')."""
-    summary = loop_summary(unit, loop)
+    summary = code.summary(unit, loop)
     loaded = _table_key(code.constant_class(k))
     table = _loop_table_key(code, k)
     ints = _table_key(code.source_class)  # singe_loop_ints

@@ -276,12 +276,24 @@ def lay_out(programs, roll: bool | None = None) -> OverlaidKernel:
     where fewer of them stay resident."""
     if programs.dispatch == "switch":
         return warp_switch(programs)
+    if programs.constant_table == "bank":
+        return _in_the_bank(layout_with(programs, False, roll))
     if programs.constant_table != "auto":
         return layout_with(programs, programs.constant_table == "shared", roll)
     copied = layout_with(programs, True, roll)
     if table_copy_bytes(copied) <= programs.table_budget:
         return copied
     return partial_copy(copied, programs.table_budget) or layout_with(programs, False, roll)
+
+
+def _in_the_bank(overlaid: OverlaidKernel) -> OverlaidKernel:
+    """``overlaid`` (``--constant-table bank``), whose constant tables must be ``__constant__`` arrays: read
+    at indices ptxas knows, a global table would be an ``LDG`` a constant, on the load queue."""
+    if not constants_in_bank(overlaid):
+        raise OptionError(f"--constant-table bank: the kernel's constant tables take {_constant_bytes(overlaid)} B, "
+                          f"more than the {CONSTANT_BANK_BYTES} B the constant bank holds for them; use "
+                          f"--constant-table shared (a copy in shared memory) or cache, or more warps")
+    return overlaid
 
 
 def layout_with(programs, table_copy: bool, roll: bool | None = None) -> OverlaidKernel:

@@ -30,6 +30,7 @@ from singe.errors import SingeInternalError
 from singe.programs import FullSync, WarpPrograms
 
 SWITCH_UNITS = 12  # units per warp before a long divergent stretch gets a new switch
+PER_WARP_SCOPE = "this case's warp, a constant: its constants' indices are known (uniform loads)"
 MAX_INDEXED = 4  # index-table rows a unit may read (``_index_rows``) and still be shared
 
 
@@ -80,6 +81,10 @@ class OverlaidKernel:
     partial_stripes: int | None = None
     """The stripes of each warp's row in the copy where it holds only the first ones (``partial_copy``), None
     where it holds the whole row."""
+    loops_per_warp: bool = False
+    """A unit with loops that several warps run is emitted once for each of them, a case of a switch that
+    declares its warp a constant, and its loops keep ``lowering.PER_WARP_LOOP_UNROLL`` iterations a trip
+    (``CompileOptions.constant_table`` 'bank')."""
 
     @property
     def copied_stripes(self) -> int:
@@ -261,11 +266,12 @@ class Overlay:
     """Walks the warps' unit lists together (see the module docstring)."""
 
     def __init__(self, programs: WarpPrograms, index_tables: bool = True, roll: bool = False,
-                 table_copy: bool = False):
+                 table_copy: bool = False, loops_per_warp: bool = False):
         self.programs = programs
         self.index_tables = index_tables
         self.roll = roll
         self.table_copy = table_copy  # the table's copy in shared memory: loops read their constants in pairs
+        self.loops_per_warp = loops_per_warp  # ``OverlaidKernel.loops_per_warp``
         self.loop_tables = _LoopTables()
         self.loops = 0
         self.warps = programs.warps
@@ -285,7 +291,7 @@ class Overlay:
         if warp not in self._shapes:
             unit = self.units[warp][self.position[warp]]
             self._shapes[warp] = render_unit(unit, self.variables.names[warp], self.programs.threads, self.roll,
-                                             self.table_copy)
+                                             self.table_copy, self.loops_per_warp)
         return self._shapes[warp]
 
     def run(self) -> OverlaidKernel:
@@ -306,7 +312,8 @@ class Overlay:
                               len(self.variables.holders), self.shared_units, total,
                               loop_ints=self.loop_tables.values, loops=self.loops, sharing=self.sharing,
                               shared_positions=frozenset(self.shared_positions), table_copy=self.table_copy,
-                              paired_reads=self.paired_reads, loop_slots=self.constants.block_end)
+                              paired_reads=self.paired_reads, loop_slots=self.constants.block_end,
+                              loops_per_warp=self.loops_per_warp)
 
     def _groups(self, active: list[int]) -> list[list[int]]:
         """Warps whose next units have the same text; a group whose offsets
@@ -409,6 +416,9 @@ class Overlay:
             self._shapes.pop(w, None)
 
     def _emit_group(self, warps: list[int]) -> None:
+        if self.loops_per_warp and len(warps) > 1 and self.shape(warps[0]).loops:
+            self._emit_cases(warps)
+            return
         lines = self._fill(warps)
         kind = "all" if len(warps) == self.warps else "mask"
         previous = self.blocks[-1] if self.blocks else None
@@ -422,15 +432,27 @@ class Overlay:
             self.shared_positions.update((w, self.position[w]) for w in warps)
         self._advance(warps)
 
-    def _emit_switch(self, warps: list[int]) -> None:
+    def _emit_switch(self, warps: list[int], lines: dict[int, list[str]] | None = None) -> None:
+        """Each warp's next unit (``lines``: its text, else filled for it alone) as its case of a switch: the
+        previous block's, up to ``SWITCH_UNITS`` units, else a new one."""
         previous = self.blocks[-1] if self.blocks else None
         if previous is None or previous.kind != "switch" or previous.units >= SWITCH_UNITS:
             previous = Block("switch", tuple(range(self.warps)))
             self.blocks.append(previous)
         for w in warps:
-            previous.cases.setdefault(w, []).extend(self._fill([w]))
+            previous.cases.setdefault(w, []).extend(self._fill([w]) if lines is None else lines[w])
         previous.units += 1
         self._advance(warps)
+
+    def _emit_cases(self, warps: list[int]) -> None:
+        """The group's unit, filled as code the warps share (the same slots, offsets and names), once for each
+        warp as its case of a switch, in a scope that declares the warp a constant (``loops_per_warp``): ptxas
+        then knows its constants' indices, and reads them from the constant bank by ``ULDC.64`` at a uniform
+        index, which takes no slot of the SM's load queue (``timing.UNIFORM_TABLE_LOAD``)."""
+        text = self._fill(warps)
+        lines = {w: ["{", f"  const int warp_id = {w};  // {PER_WARP_SCOPE}", *(f"  {line}" for line in text), "}"]
+                 for w in warps}
+        self._emit_switch(warps, lines)
 
 
 def read_prefix(table_in_shared: bool, warps: int) -> str:
@@ -464,6 +486,7 @@ def overlay(programs: WarpPrograms, index_tables: bool = True, roll: bool = True
     share code between warps whose offsets differ, reading them from tables;
     ``roll``: emit the isomorphic runs of an operation as loops,
     ``lowering.find_loops``; ``table_copy``: the constant table's copy in shared memory, None: where
-    ``programs.constant_table`` is 'shared', ``codegen.lay_out`` resolving 'auto')."""
+    ``programs.constant_table`` is 'shared', ``codegen.lay_out`` resolving 'auto').  Where
+    ``programs.constant_table`` is 'bank', the units with loops run per warp (``OverlaidKernel.loops_per_warp``)."""
     copy = programs.constant_table == "shared" if table_copy is None else table_copy
-    return Overlay(programs, index_tables, roll, copy).run()
+    return Overlay(programs, index_tables, roll, copy, programs.constant_table == "bank").run()

@@ -104,10 +104,12 @@ def load_expression(field: str, index: str) -> str:
 
 class _ShapeBuilder:
     """Accumulates one shape's lines and placeholder values (``pairs``: a loop reads adjacent
-    constants of its block two at a time, ``lowering.constant_pairs``)."""
+    constants of its block two at a time, ``lowering.constant_pairs``; ``per_warp``: its loops are emitted
+    once for each warp, ``lowering.unroll_factor``)."""
 
-    def __init__(self, pairs: bool = False):
+    def __init__(self, pairs: bool = False, per_warp: bool = False):
         self.pairs = pairs
+        self.per_warp = per_warp
         self.lines: list[str] = []
         self.ints: list[int] = []
         self.consts: list[float] = []
@@ -155,11 +157,13 @@ def comment_values(values) -> str:
     return shown + (f" (+{len(values) - MAX_COMMENT_VALUES} more)" if len(values) > MAX_COMMENT_VALUES else "")
 
 
-def render_unit(unit: Unit, names: dict[str, str], threads: int, roll: bool = True, pairs: bool = False) -> Shape:
+def render_unit(unit: Unit, names: dict[str, str], threads: int, roll: bool = True, pairs: bool = False,
+                per_warp: bool = False) -> Shape:
     """The shape of ``unit`` for a warp whose register values are named by
     ``names`` (``roll``: its loops, ``ComputeUnit.loops``, as loops; ``pairs``: their
-    constants two at a time where ``lowering.constant_pairs`` says, from a shared-memory table)."""
-    b = _ShapeBuilder(pairs)
+    constants two at a time where ``lowering.constant_pairs`` says, from a shared-memory table; ``per_warp``:
+    they are emitted once for each warp, ``lowering.unroll_factor``)."""
+    b = _ShapeBuilder(pairs, per_warp)
     if isinstance(unit, ComputeUnit):
         _render_compute(unit, names, b, roll)
     elif isinstance(unit, LoadUnit):
@@ -259,7 +263,7 @@ class _LoopColumns:
                             for v in [self.iterations[t][q].srcs[k].value]) if self.varying else ""
         self.index = f"k{loop.start}"
         self.hoisted: dict[tuple[int, int], str] = {}  # (position, operand) -> variable read before the loop
-        self.unrolled = unroll_factor(loop, instrs) >= loop.count
+        self.unrolled = unroll_factor(loop, instrs, b.per_warp) >= loop.count
         self.arrays: list[str] = []  # declarations of the integer columns of a loop unrolled completely
         self.pairs = constant_pairs(len(self.varying)) if b.pairs else 0
 
@@ -336,7 +340,7 @@ def _render_loop(loop: Loop, unit: ComputeUnit, names, temps, inline, b: _ShapeB
     b.lines.append("  {")
     if columns.varying:
         b.lines.append(f"  int {columns.index} = SINGE_CONST_INDEX({columns.base});")
-    unroll = unroll_factor(loop, instrs)
+    unroll = unroll_factor(loop, instrs, b.per_warp)
     if unroll >= loop.count:  # unrolled completely: its shared reads are not values held from an earlier loop
         b.lines.append(f"  {UNROLLED_LOOP_FENCE}")
     header = len(b.lines)  # the pragma, then the for: the arrays of literals go before them

@@ -21,6 +21,7 @@ import pytest
 
 import singe.codegen
 from singe.codegen import generate, lay_out
+from singe.codegen.nvcc import find_nvcc
 from singe.compiler import compile_kernel
 from singe.errors import OptionError
 from singe.programs.lowering import PER_WARP_LOOP_UNROLL
@@ -164,3 +165,23 @@ def test_model_issues_what_the_kernel_reading_the_bank_issues_per_warp(name, ker
     print("\n" + sass.format_model_check(f"{name} {kernel} bank {arch}", rows))
     for warp, modeled, issued in rows:
         assert abs(modeled - issued) <= SASS_TOLERANCE * issued, (warp, modeled, issued)
+
+
+def test_the_loops_per_warp_are_checked_by_ptxas_as_an_unchecked_plan():
+    """The register plan's floor was checked against ptxas for the code the warps share; with the loops once per
+    warp the CTAs per SM are settled by ptxas (``ptxas_check.loops_per_warp``), the copy's are not."""
+    from singe import ptxas_check
+
+    assert ptxas_check.needs_settling(compiled("diffusion", 8))
+    assert not ptxas_check.needs_settling(compiled("diffusion", 8, table="shared"))  # companion
+
+
+@pytest.mark.skipif(find_nvcc() is None, reason="nvcc (CUDA toolkit) not installed")
+def test_a_kernel_whose_own_loops_spill_is_settled_to_a_count_that_does_not():
+    """DME diffusion at 8 warps with the loops once per warp (sm_90): ptxas spills 12 B at the 4 CTAs per SM the
+    plan chooses, and none at 3, which the compiler takes."""
+    from singe.ptxas_check import settle_if_needed
+
+    settled = settle_if_needed(compiled("diffusion", 8))
+    assert [(t.ctas, bool(t.spills)) for t in settled.trials] == [(4, True), (3, False)]
+    assert settled.compiled.options.ctas_per_sm == 3 and settled.compiled.options.constant_table == "bank"

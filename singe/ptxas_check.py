@@ -107,7 +107,7 @@ def loops_per_warp(compiled) -> bool:
     """The units with loops are emitted once per warp (``--constant-table bank``): the register plan's floor was
     checked against ptxas for the code the warps share, and ptxas holds more for the warps' own partly unrolled
     loops (DME diffusion at 8 warps x 4 CTAs on sm_90: 12 B of spill stores, none with the overlay's code)."""
-    return compiled.programs.constant_table == "bank"
+    return compiled.programs.loops_per_warp
 
 
 def copies_beyond_residency(compiled) -> bool:

@@ -276,7 +276,7 @@ def lay_out(programs, roll: bool | None = None) -> OverlaidKernel:
     where fewer of them stay resident."""
     if programs.dispatch == "switch":
         return warp_switch(programs)
-    if programs.constant_table == "bank":
+    if programs.loops_per_warp:
         return _in_the_bank(layout_with(programs, False, roll))
     if programs.constant_table != "auto":
         return layout_with(programs, programs.constant_table == "shared", roll)

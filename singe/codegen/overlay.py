@@ -489,4 +489,4 @@ def overlay(programs: WarpPrograms, index_tables: bool = True, roll: bool = True
     ``programs.constant_table`` is 'shared', ``codegen.lay_out`` resolving 'auto').  Where
     ``programs.constant_table`` is 'bank', the units with loops run per warp (``OverlaidKernel.loops_per_warp``)."""
     copy = programs.constant_table == "shared" if table_copy is None else table_copy
-    return Overlay(programs, index_tables, roll, copy, programs.constant_table == "bank").run()
+    return Overlay(programs, index_tables, roll, copy, programs.loops_per_warp).run()

@@ -138,7 +138,7 @@ class WarpPrograms:
     shared memory (the table form, ``singe.programs.tables``); ``dispatch``:
     how codegen makes one body of the programs ('overlay' or 'switch',
     ``CompileOptions.dispatch_of``); ``constant_table``: where the overlay reads its per-warp
-    constant tables ('auto', 'cache' or 'shared', ``CompileOptions.constant_table``; 'cache' for the
+    constant tables ('auto', 'cache', 'shared' or 'bank', ``CompileOptions.constant_table``; 'cache' for the
     switch, whose constants sit at indices ptxas knows); ``table_budget``: the bytes of shared memory a
     CTA has beside its exchange slots at the CTAs per SM it is compiled for, which the table's copy
     must fit under 'auto' (``codegen.lay_out``); ``prefetch``: each slab prefetches the next one's
@@ -172,6 +172,12 @@ class WarpPrograms:
     @property
     def threads(self) -> int:
         return WARP_SIZE * self.warps
+
+    @property
+    def loops_per_warp(self) -> bool:
+        """The overlay emits each unit with loops once per warp (``constant_table`` 'bank',
+        ``codegen.overlay.OverlaidKernel.loops_per_warp``)."""
+        return self.constant_table == "bank"
 
     @property
     def barrier_ids(self) -> list[int]:

@@ -69,7 +69,7 @@ class Config:
         """'dme viscosity paper (15x3 copy)': the setting's shape (``SHAPE``: warps x CTAs per SM, QSSA warps for
         chemistry, a Wilke group other than the kernel's, 'pf' for --prefetch) and, for a warp-specialized kernel,
         ``table``: where it reads its constant table ('copy' in shared memory, 'partial' (its first stripes copied,
-        ``codegen.partial_copy``) or 'cache', ``TABLES``, ``table_label``)."""
+        ``codegen.partial_copy``), 'cache', or 'bank' (its loops once per warp), ``TABLES``, ``table_label``)."""
         o = self.options
         shape = f"{o.warps}x{o.ctas_per_sm or 'auto'}" + (f"q{o.qssa_warps}" if self.kernel == "chemistry" else "")
         shape += f" g{o.wilke_group}" if o.wilke_group is not None else ""
@@ -222,8 +222,8 @@ ROW = re.compile(r"^(?P<mechanism>\S+) (?P<kernel>\S+) (?P<setting>\S+) \((?P<sh
                  r"(?:(?P<fp64>[\d.]+)%|n/a)\s+(?P<max_error>\S+) (?P<verdict>ok|WRONG)")
 DEVICE = re.compile(r"^device: (?P<name>.+) \((?P<arch>sm_\w+), \d+ SMs\)$")
 SHAPE = re.compile(r"(?P<warps>\d+)x(?P<ctas>\d+|auto)(?:q(?P<qssa>\d+))?(?: g(?P<group>\d+))?(?P<prefetch> pf)?"
-                   r"(?: (?P<table>copy|partial|cache))?$")
-TABLES = {"copy": "shared", "partial": "auto", "cache": "cache"}
+                   r"(?: (?P<table>copy|partial|cache|bank))?$")
+TABLES = {"copy": "shared", "partial": "auto", "cache": "cache", "bank": "bank"}
 """A label's constant table (``Config.label``) -> the ``CompileOptions.constant_table`` that emits that kernel."""
 LEGACY_TABLE = "cache"
 """The constant table of a record that does not say (``record_options``): every run before the default became
@@ -232,7 +232,9 @@ LEGACY_TABLE = "cache"
 
 def table_label(info) -> str:
     """Where a warp-specialized kernel reads its constant table, as its label says it (``CodegenInfo``): 'copy',
-    'partial' or 'cache'."""
+    'partial', 'cache' or 'bank' (its loops once per warp)."""
+    if info.loops_per_warp:
+        return "bank"
     if not info.table_copy_bytes:
         return "cache"
     return "partial" if info.copies_part else "copy"

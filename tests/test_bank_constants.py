@@ -185,3 +185,13 @@ def test_a_kernel_whose_own_loops_spill_is_settled_to_a_count_that_does_not():
     settled = settle_if_needed(compiled("diffusion", 8))
     assert [(t.ctas, bool(t.spills)) for t in settled.trials] == [(4, True), (3, False)]
     assert settled.compiled.options.ctas_per_sm == 3 and settled.compiled.options.constant_table == "bank"
+
+
+def test_measurements_label_the_bank_kernels_and_compile_them_again():
+    """gpu_bench labels a bank kernel 'bank' (not 'cache', which a kernel without the copy reads), and the label
+    gives back the option, so that a measurement's kernel can be compiled again (``options_of_shape``)."""
+    from autotune.gpu_bench import options_of_shape, table_label
+
+    assert table_label(generate(compiled("viscosity", 10, ctas=4)).info) == "bank"
+    assert table_label(generate(compiled("viscosity", 10, table="cache", ctas=4)).info) == "cache"  # companion
+    assert options_of_shape("10x4 bank", "sm_90")["constant_table"] == "bank"

@@ -75,6 +75,7 @@ class CodegenInfo:
     constant_memory: bool = False
     table_copy_bytes: int = 0
     copied_stripes: int = 0  # of ``stripes``, in the copy (``OverlaidKernel.copied_stripes``)
+    loops_per_warp: bool = False  # the units with loops once per warp (``OverlaidKernel.loops_per_warp``)
 
     @property
     def copies_part(self) -> bool:
@@ -252,7 +253,8 @@ def generate(compiled, roll: bool | None = None) -> GeneratedKernel:
                        index_rows=len(overlaid.index_rows),
                        shared_fraction=overlaid.shared_units / max(overlaid.total_units, 1),
                        loops=overlaid.loops, loop_ints=len(overlaid.loop_ints), constant_memory=constant_memory,
-                       table_copy_bytes=table_copy, copied_stripes=overlaid.copied_stripes)
+                       table_copy_bytes=table_copy, copied_stripes=overlaid.copied_stripes,
+                       loops_per_warp=overlaid.loops_per_warp)
     return GeneratedKernel(name, "warp-specialized", cu, header, info)
 
 

@@ -13,9 +13,9 @@ records the arch (``RegisterPlan.confirmed``) and the command's warning gives wa
 No spills is not always faster: the report names the plan's count, which ran faster on an H200 in two of
 the three kernels timed (``SPILLS_AGAINST_OCCUPANCY``).
 
-The same where the loops run once per warp (``--constant-table bank``, ``loops_per_warp``).  Where the plan's
-estimate says registers *may* spill (``RegisterPlan.uncertain``: within the estimate's error of the budget), or
-the CTAs per SM were given (``--ctas-per-sm``) to a plan that would be settled, ptxas checks the
+The same where the loops run once per warp (``--constant-table bank``, ``WarpPrograms.loops_per_warp``).
+Where the plan's estimate says registers *may* spill (``RegisterPlan.uncertain``: within the estimate's error of
+the budget), or the CTAs per SM were given (``--ctas-per-sm``) to a plan that would be settled, ptxas checks the
 kernel at its count: without spills the plan is confirmed and the warning gives way; with spills, a count the
 compiler chose is settled as above, and a given one is kept with its warning, which names the setting that
 avoids them.
@@ -96,18 +96,13 @@ class Settled:
 def needs_settling(compiled) -> bool:
     """The kernel's CTAs per SM came from a plan whose floor is ``unchecked`` or ``uncertain``, that copies the
     constant table beyond residency (``copies_beyond_residency``) or whose loops run once per warp
-    (``loops_per_warp``), and are not yet ``confirmed``."""
+    (``WarpPrograms.loops_per_warp``: the floor was checked against ptxas for the code the warps share, and
+    ptxas holds more for the warps' own partly unrolled loops; DME diffusion at 8 warps x 4 CTAs on sm_90: 12 B
+    of spill stores, none with the overlay's code), and are not yet ``confirmed``."""
     plan = compiled.programs.plan
     if compiled.form == "tables" or plan is None or plan.confirmed:
         return False
-    return plan.unchecked or plan.uncertain or copies_beyond_residency(compiled) or loops_per_warp(compiled)
-
-
-def loops_per_warp(compiled) -> bool:
-    """The units with loops are emitted once per warp (``--constant-table bank``): the register plan's floor was
-    checked against ptxas for the code the warps share, and ptxas holds more for the warps' own partly unrolled
-    loops (DME diffusion at 8 warps x 4 CTAs on sm_90: 12 B of spill stores, none with the overlay's code)."""
-    return compiled.programs.loops_per_warp
+    return plan.unchecked or plan.uncertain or copies_beyond_residency(compiled) or compiled.programs.loops_per_warp
 
 
 def copies_beyond_residency(compiled) -> bool:

@@ -169,7 +169,7 @@ def test_model_issues_what_the_kernel_reading_the_bank_issues_per_warp(name, ker
 
 def test_the_loops_per_warp_are_checked_by_ptxas_as_an_unchecked_plan():
     """The register plan's floor was checked against ptxas for the code the warps share; with the loops once per
-    warp the CTAs per SM are settled by ptxas (``ptxas_check.loops_per_warp``), the copy's are not."""
+    warp the CTAs per SM are settled by ptxas (``ptxas_check.needs_settling``), the copy's are not."""
     from singe import ptxas_check
 
     assert ptxas_check.needs_settling(compiled("diffusion", 8))

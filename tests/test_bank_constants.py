@@ -78,6 +78,7 @@ def test_the_units_with_loops_run_once_per_warp_partly_unrolled():
     cu = generate(compiled("viscosity", 10, ctas=4)).cu
     assert all(f"const int warp_id = {w};" in cu for w in range(2, 10))
     assert f"#pragma unroll {PER_WARP_LOOP_UNROLL}\n" in cu and "#pragma unroll\n" not in cu
+    assert overlaid.loops == cu.count("for (int i = 0;") == 10  # each warp's copy counts
     looped = {(w, k) for w in range(10) for k, unit in enumerate(warp_code(programs)[w].units)
               if getattr(unit, "loops", ())}
     assert len(looped) == 10 and not looped & overlaid.shared_positions

@@ -449,6 +449,7 @@ class Overlay:
         warp as its case of a switch, in a scope that declares the warp a constant (``loops_per_warp``): ptxas
         then knows its constants' indices, and reads them from the constant bank by ``ULDC.64`` at a uniform
         index, which takes no slot of the SM's load queue (``timing.UNIFORM_TABLE_LOAD``)."""
+        self.loops += (len(warps) - 1) * self.shape(warps[0]).loops  # the copies past the one ``_fill`` counts
         text = self._fill(warps)
         lines = {w: ["{", f"  const int warp_id = {w};  // {PER_WARP_SCOPE}", *(f"  {line}" for line in text), "}"]
                  for w in warps}

@@ -122,45 +122,76 @@ def compile_for(mech, kernel: str, config: dict, arch: str):
     raise SingeError(f"{kernel} does not compile for {arch}: {problems[0]}")
 
 
-def ptxas_pair(compiled, arch: str = PTXAS_ARCH) -> tuple:
-    """ptxas entries (warp-specialized, baseline) of ``compiled`` for ``arch``."""
-    from singe import generate, generate_baseline
-    from singe.codegen.nvcc import ptxas_entry
+def sass_view(generated, arch: str, warps: int | None):
+    """The SASS view (autotune/sass.py) of one generated kernel for ``arch`` (``warps``: a warp-specialized
+    kernel's; None for a baseline, data-parallel)."""
+    from autotune import sass
 
-    return tuple(ptxas_entry(generated, arch) for generated in (generate(compiled), generate_baseline(compiled)))
+    with tempfile.TemporaryDirectory() as scratch:
+        return sass.analyse(generated.write(scratch)[0], arch, warps, data_parallel=warps is None)
+
+
+def sass_views(compiled, arch: str = PTXAS_ARCH) -> tuple:
+    """The SASS views of the warp-specialized kernel and the baseline of ``compiled`` for ``arch``."""
+    from singe.codegen import generate, generate_baseline
+
+    return sass_view(generate(compiled), arch, compiled.programs.warps), sass_view(generate_baseline(compiled),
+                                                                                   arch, None)
 
 
 def sass_pair(compiled) -> dict:
-    """The SASS view (autotune/sass.py) of both styles of ``compiled`` for PTXAS_ARCH."""
+    """The SASS view of both styles of ``compiled`` for PTXAS_ARCH, as numbers."""
+    return {style: {"registers": view.registers, "spill_stores": view.spill_stores, "static": view.static,
+                    "issued": view.total, "classes": dict(view.per_point), "imbalance": view.imbalance,
+                    "pace": view.pace, "nvcc_s": view.nvcc_s}
+            for style, view in zip(("ws", "baseline"), sass_views(compiled))}
+
+
+def model_inputs(compiled, arch: str = PTXAS_ARCH) -> tuple[tuple, tuple]:
+    """What the timing model takes of the compiled kernels of ``compiled`` for ``arch``, warp-specialized and
+    baseline: ((ptxas, ptxas), (paces, pace)) as ``kernel_inputs`` gives them."""
     from singe.codegen import generate, generate_baseline
+
+    ws = kernel_inputs(generate(compiled), arch, compiled.programs.warps)
+    baseline = kernel_inputs(generate_baseline(compiled), arch, None)
+    return (ws[0], baseline[0]), (ws[1], baseline[1])
+
+
+def kernel_inputs(generated, arch: str, warps: int | None) -> tuple[dict, "list[float] | float | None"]:
+    """(ptxas, pace) of one generated kernel for ``arch`` (``warps``: a warp-specialized kernel's, None for a
+    baseline), as ``timing.model`` takes them: ptxas's registers and spills; with the SASS tools, each warp's
+    least cycles per issued instruction by its stall counts (``sass.Walk.pace``; one for a baseline), without
+    them None (no such floor)."""
+    from singe.codegen.nvcc import ptxas_entry
 
     from autotune import sass
 
-    views = {}
-    for style, generated in (("ws", generate(compiled)), ("baseline", generate_baseline(compiled))):
-        with tempfile.TemporaryDirectory() as scratch:
-            path = generated.write(scratch)[0]
-            view = sass.analyse(path, PTXAS_ARCH, compiled.programs.warps if style == "ws" else None,
-                                data_parallel=style == "baseline")
-        views[style] = {"registers": view.registers, "spill_stores": view.spill_stores, "static": view.static,
-                        "issued": view.total, "classes": dict(view.per_point), "imbalance": view.imbalance,
-                        "nvcc_s": view.nvcc_s}
-    return views
+    if sass.missing_reason():
+        return ptxas_numbers(ptxas_entry(generated, arch)), None
+    view = sass_view(generated, arch, warps)
+    paces = [w.pace for w in view.warps]
+    return ptxas_numbers(view), paces[0] if warps is None else paces
+
+
+def ptxas_numbers(compiled_kernel) -> dict:
+    """Registers and spills of a ``PtxasEntry`` or a SASS view, as ``timing.model`` takes them."""
+    return {key: getattr(compiled_kernel, key) for key in ("registers", "spill_stores", "spill_loads")}
 
 
 def sass_table(rows: list[dict]) -> list[str]:
     from autotune import sass
 
     head = f"{'mechanism':9} {'kernel':9} {'style':8} {'regs':>4} {'spill':>6} {'static':>7} {'issued/pt':>9} " + \
-        " ".join(f"{c:>6}" for c in sass.CLASSES) + f" {'imbal':>5} {'nvcc':>6}"
-    lines = [f"SASS ({PTXAS_ARCH}): lane-instructions issued per point by class, control flow per warp", head,
+        " ".join(f"{c:>6}" for c in sass.CLASSES) + f" {'imbal':>5} {'pace':>5} {'nvcc':>6}"
+    lines = [f"SASS ({PTXAS_ARCH}): lane-instructions issued per point by class, control flow per warp; pace: "
+             "cycles an instruction by the stall counts", head,
              "-" * len(head)]
     for row in rows:
         for style, v in row.get("sass", {}).items():
             lines.append(f"{row['mechanism']:9} {row['kernel']:9} {style:8} {v['registers']:4} {v['spill_stores']:6} "
                          f"{v['static']:7} {v['issued']:9} " + " ".join(f"{v['classes'].get(c, 0):6}"
                                                                       for c in sass.CLASSES)
-                         + f" {v['imbalance']:5.2f} {v['nvcc_s']:5.1f}s")
+                         + f" {v['imbalance']:5.2f} {v.get('pace') or 0:5.2f} {v['nvcc_s']:5.1f}s")
     return lines
 
 
@@ -188,12 +219,11 @@ def bench_row(name: str, mech, kernel: str, config: dict, points: int, ptxas: bo
     row["registers_estimate"] = {"ws": register_need(compiled.programs),
                                  "baseline": baseline_register_estimate(compiled.graph)}
     row["simulator_points_per_s"] = simulator_rate(compiled, points)
-    entries = (None, None)
+    entries, paces = (None, None), (None, None)
     if ptxas:
         try:
-            entries = ptxas_pair(compiled)
-            row["ptxas"] = {style: {"registers": e.registers, "spill_stores": e.spill_stores,
-                                    "spill_loads": e.spill_loads} for style, e in zip(("ws", "baseline"), entries)}
+            entries, paces = model_inputs(compiled)
+            row["ptxas"] = dict(zip(("ws", "baseline"), entries))
         except SingeError as error:
             row["notes"].append(f"ptxas: {str(error).splitlines()[0]}")
     if sass:
@@ -207,9 +237,9 @@ def bench_row(name: str, mech, kernel: str, config: dict, points: int, ptxas: bo
             continue
         if note:
             row["notes"].append(f"{preset}: compiled {note}")
-        use = entries if arch == PTXAS_ARCH else (None, None)
-        ws = model(compiled_here, preset, ptxas=use[0])
-        base = model_baseline(compiled_here, preset, ptxas=use[1])
+        use, pace = (entries, paces) if arch == PTXAS_ARCH else ((None, None), (None, None))
+        ws = model(compiled_here, preset, ptxas=use[0], pace=pace[0])
+        base = model_baseline(compiled_here, preset, ptxas=use[1], pace=pace[1])
         row["model"][preset] = {"ws": ws.as_dict(), "baseline": base.as_dict(),
                                 "speedup": ws.points_per_second / base.points_per_second
                                 if base.points_per_second else None}

@@ -21,7 +21,9 @@ CUDA library's division) is taken as not taken, the fast path; ``BRA.DIV``
 instructions count as issued whatever their predicate.  The warp-specialized
 kernels loop over slabs of 32 points, one per lane: the walk runs one and two
 slabs, and the difference, summed over the warps, is the lane-instructions
-issued per point.  The slab loop's back-edge (the outermost conditional
+issued per point.  The listing carries the encodings (``nvdisasm -hex``), and
+with them each instruction's stall count (``stall_count``): their sum over
+what a warp issues, per instruction, is its pace (``Walk.pace``).  The slab loop's back-edge (the outermost conditional
 backward branch; one per case when the chemistry kernels' warp switch is
 outside the slab loop) is taken by trip count, not by the registers: ptxas may
 reuse the uniform register holding the slab count on one warp's path and
@@ -57,6 +59,7 @@ _FUNCTION = re.compile(r"^\s*\.type\s+([.$\w]+),@function")
 _TARGET = re.compile(r"`\(([.$\w]+)\)")
 _TARGETS = re.compile(r"BRANCH_TARGETS ([^\"]+)\"")
 _CONSTANT = re.compile(r"^c\[0x([0-9a-f]+)\]\[(.*)\]$")
+_ENCODING = re.compile(r"^\s*/\* (0x[0-9a-f]{16}) \*/\s*$")  # ``nvdisasm -hex``: an encoding's second word alone
 
 
 def tool(name: str) -> str | None:
@@ -137,6 +140,7 @@ class Listing:
     order: list[int] = field(default_factory=list)
     labels: dict[str, int] = field(default_factory=dict)
     functions: dict[str, tuple[int, int]] = field(default_factory=dict)  # name -> (first, end) address
+    stalls: dict[int, int] = field(default_factory=dict)  # address -> stall count (``nvdisasm -hex`` listings)
 
     def next_address(self, address: int) -> int:
         return address + 16
@@ -169,7 +173,12 @@ def parse_listing(text: str) -> Listing:
     current = None
     pending_labels: list[str] = []
     highest = -16
+    last = None  # the address of the instruction whose encoding's second word comes next (``-hex``)
     for line in text.splitlines():
+        if last is not None and (m := _ENCODING.match(line)):
+            listing.stalls[last] = stall_count(int(m.group(1), 16))
+            last = None
+            continue
         if m := _FUNCTION.match(line):
             current = m.group(1)
             continue
@@ -188,6 +197,7 @@ def parse_listing(text: str) -> Listing:
         instruction = Instruction(address, guard, m.group(3), split_operands(m.group(4)), line.strip())
         listing.instructions[address] = instruction
         listing.order.append(address)
+        last = address
         for label in pending_labels:
             listing.labels[label] = address
         pending_labels = []
@@ -195,6 +205,15 @@ def parse_listing(text: str) -> Listing:
             first = listing.functions.get(current, (address, address))[0]
             listing.functions[current] = (first, address + 16)
     return listing
+
+
+def stall_count(control: int) -> int:
+    """The stall count of an instruction from the second 64-bit word of its encoding (Volta and later): bits
+    41-44 of that word, the cycles the warp's scheduler waits before it issues the warp's next instruction,
+    which ptxas sets from the fixed latencies of the instructions that depend on this one (the control
+    fields after the 4-bit reuse mask, 6-bit wait mask, 3-bit read and write barriers and the yield bit;
+    Jia et al. 2018, "Dissecting the NVIDIA Volta GPU Architecture via Microbenchmarking", section 2.1)."""
+    return (control >> 41) & 0xF
 
 
 def static_count(listing: Listing, function: str) -> int:
@@ -229,10 +248,17 @@ class Walk:
     opcodes: Counter = field(default_factory=Counter)
     unknown_branches: int = 0
     slab_tests_overruled: int = 0  # slab loop exit tests the registers did not decide (or decided otherwise)
+    stall_cycles: int = 0  # the issued instructions' stall counts summed (``Listing.stalls``; 0 without them)
 
     @property
     def total(self) -> int:
         return sum(self.counts.values())
+
+    @property
+    def pace(self) -> float | None:
+        """Cycles per issued instruction the warp takes at least, by its stall counts (``stall_count``); None
+        where the listing had no encodings."""
+        return self.stall_cycles / self.total if self.stall_cycles and self.total else None
 
 
 class _Lane:
@@ -712,6 +738,7 @@ def walk(listing: Listing, entry: str, machine: Machine) -> Walk:
         ins = listing.instructions[address]
         result.counts[ins.instruction_class()] += 1
         result.opcodes[ins.opcode] += 1
+        result.stall_cycles += listing.stalls.get(address, 0)
         following = listing.next_address(address)
         base = ins.base
         if base in CONTROL:
@@ -887,6 +914,12 @@ class KernelSass:
         return sum(self.per_point.values())
 
     @property
+    def pace(self) -> float | None:
+        """Cycles per issued instruction by the stall counts, over the warps (``Walk.pace``); None without."""
+        stalls = sum(w.stall_cycles for w in self.warps)
+        return stalls / self.total if stalls and self.total else None
+
+    @property
     def imbalance(self) -> float:
         totals = [w.total for w in self.warps]
         return max(totals) / (sum(totals) / len(totals)) if totals and sum(totals) else 1.0
@@ -976,7 +1009,7 @@ def count_kernel(listing: Listing, elf_dump: str, function: str, arch: str, warp
                                                          slabs=slabs, memory=memory)))
         difference = Walk(walks[1].counts - walks[0].counts, walks[1].opcodes - walks[0].opcodes,
                           walks[1].unknown_branches - walks[0].unknown_branches,
-                          walks[1].slab_tests_overruled)
+                          walks[1].slab_tests_overruled, walks[1].stall_cycles - walks[0].stall_cycles)
         result.append(difference)
     return result
 
@@ -1001,7 +1034,8 @@ def analyse(source: str | os.PathLike, arch: str = "sm_90", warps: int | None = 
         seconds = time.perf_counter() - start
         if built.returncode:
             raise RuntimeError(f"nvcc failed on {source}:\n{built.stdout}{built.stderr}")
-        text = subprocess.run([tool("nvdisasm"), "-c", str(cubin)], capture_output=True, text=True, check=True).stdout
+        text = subprocess.run([tool("nvdisasm"), "-c", "-hex", str(cubin)], capture_output=True, text=True,
+                              check=True).stdout
         elf_dump = subprocess.run([tool("cuobjdump"), "-elf", str(cubin)], capture_output=True, text=True,
                                   check=True).stdout
     if keep:  # the disassembly, the ELF dump and ptxas's log, to read or to analyse again with view()
@@ -1036,7 +1070,9 @@ def format_view(name: str, sass: KernelSass) -> str:
     classes = " ".join(f"{c}={sass.per_point[c]}" for c in CLASSES if sass.per_point[c])
     return (f"{name}: {sass.arch} {sass.registers} registers, spills {sass.spill_stores}/{sass.spill_loads} B, "
             f"{sass.static} static SASS, issued/point {sass.total} ({classes}), "
-            f"warp imbalance {sass.imbalance:.2f}, nvcc {sass.nvcc_s:.1f} s")
+            f"warp imbalance {sass.imbalance:.2f}, "
+            + (f"{sass.pace:.2f} cycles an instruction by the stall counts, " if sass.pace else "")
+            + f"nvcc {sass.nvcc_s:.1f} s")
 
 
 def model_check(compiled, arch: str = "sm_90") -> list[tuple[int, int, int]]:

@@ -14,8 +14,9 @@ at the command's defaults instead (8 warps, the CTAs per SM chosen);
 ``--wilke-group N``: viscosity's Wilke group (default: the kernel's at those
 warps, ``transport.balanced_wilke_group``).  Registers are the
 register plan's (``--ptxas``: ptxas's for sm_90 / sm_80, one nvcc run per
-kernel and style; the n-heptane baselines take minutes).  Reported as the
-model gives it, not fitted.
+kernel and style; the n-heptane baselines take minutes; with nvdisasm and
+cuobjdump, also each warp's pace by its SASS stall counts,
+``bench.model_inputs``).  Reported as the model gives it, not fitted.
 
 ``--measured`` puts a GPU's measurements beside the model: the records of
 ``autotune/gpu_bench.py`` at the paper's settings (its JSON; the ones kept in
@@ -38,7 +39,7 @@ from singe.codegen import lay_out, table_copy_bytes
 from singe.options import CONSTANT_TABLES
 from singe.timing import PRESET_OF_ARCH, PRESETS, model, model_baseline
 
-from autotune.bench import NO_MATPLOTLIB, PAPER_SETTINGS, PAPER_SPEEDUP, mechanism_path, ptxas_pair, pyplot, report
+from autotune.bench import NO_MATPLOTLIB, PAPER_SETTINGS, PAPER_SPEEDUP, mechanism_path, model_inputs, pyplot, report
 
 
 def setting_options(name: str, kernel: str, setting: str) -> dict:
@@ -58,10 +59,10 @@ def speedup_row(name: str, mech, kernel: str, preset: str, ptxas: bool, constant
     group = {"wilke_group": wilke_group} if kernel == "viscosity" else {}
     compiled = compile_kernel(mech, kernel, arch=arch, constant_table=constant_table,
                               **setting_options(name, kernel, setting), **group)
-    entries = ptxas_pair(compiled, arch) if ptxas else (None, None)
-    ws = model(compiled, preset, ptxas=entries[0])
+    entries, paces = model_inputs(compiled, arch) if ptxas else ((None, None), (None, None))
+    ws = model(compiled, preset, ptxas=entries[0], pace=paces[0])
     copy = table_copy_bytes(lay_out(compiled.programs)) if compiled.form != "tables" else 0
-    base = model_baseline(compiled, preset, ptxas=entries[1])
+    base = model_baseline(compiled, preset, ptxas=entries[1], pace=paces[1])
     options = compiled.options
     return {"mechanism": name, "kernel": kernel, "preset": preset, "setting": setting, "warps": options.warps,
             "qssa_warps": options.qssa_warps, "ctas_per_sm": options.ctas_per_sm, "wilke_group": options.wilke_group,
@@ -186,7 +187,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mechanisms", default="dme,heptane")
     parser.add_argument("--kernels", default="viscosity,diffusion,chemistry")
     parser.add_argument("--presets", default="H100,A100")
-    parser.add_argument("--ptxas", action="store_true", help="registers and spills from ptxas (nvcc)")
+    parser.add_argument("--ptxas", action="store_true", help="registers and spills from ptxas (nvcc), and the warps' "
+                        "paces from the SASS (nvdisasm, cuobjdump) where installed")
     parser.add_argument("--json", help="also write the rows as JSON here")
     parser.add_argument("--constant-table", choices=CONSTANT_TABLES, default="auto",
                         help="where the warp-specialized kernels read their constant tables (singe --constant-table)")

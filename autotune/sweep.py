@@ -12,7 +12,8 @@ and compared with ``singe.reference`` (a wrong or crashing configuration is a
 failure, recorded with the ``singe`` command line that reproduces it), then
 scored by the timing model (``singe.timing``) on the preset of ``--arch``,
 with ptxas's registers and spills when ``--ptxas`` is given (nvcc takes
-10-100 s per kernel).  Results are appended to a JSON-lines file, one record
+10-100 s per kernel), and then, with nvdisasm and cuobjdump, each warp's pace
+by its SASS stall counts (``autotune.bench.kernel_inputs``).  Results are appended to a JSON-lines file, one record
 per configuration keyed by ``CompileOptions.key()``; a rerun skips the keys
 already there.  The best configuration is printed (and written beside the
 results) as a ``singe`` command line.
@@ -33,9 +34,10 @@ import numpy as np
 
 import singe
 from singe import KERNELS, PLACEMENTS, TARGETS, CompileOptions, OptionError, SingeError, SingeInputError, kernel_spec
-from singe.codegen.nvcc import ptxas_entry
 from singe.kernels.transport import MAX_WILKE_GROUP
 from singe.options import CONSTANT_TABLES
+
+from autotune.bench import kernel_inputs
 
 DEFAULT_WEIGHTS = "1,0.5,1;1,0,0;0.2,1,3"
 AXES = ("warps", "ctas_per_sm", "qssa_warps", "weights", "placement", "constant_table", "wilke_group")
@@ -187,15 +189,14 @@ def evaluate(fields: dict) -> dict:
         return record | {"status": "wrong", "message": f"relative error {error:.3e} > {tolerance:g} "
                          f"against singe.reference on {T.size} random states",
                          "repro": command_line(_WORKER["mechanism"], kernel, options, validate=True)}
-    entry = None
+    entry, pace = None, None
     if _WORKER["ptxas"]:
         try:
-            entry = ptxas_entry(singe.generate(compiled), options.arch)
-            record["ptxas"] = {"registers": entry.registers, "spill_stores": entry.spill_stores,
-                               "spill_loads": entry.spill_loads}
+            entry, pace = kernel_inputs(singe.generate(compiled), options.arch, compiled.programs.warps)
+            record["ptxas"] = entry
         except Exception as error:  # noqa: BLE001 - nvcc may not know the arch; the estimate stands
             record["ptxas_error"] = str(error).splitlines()[0][:300]
-    timing = singe.timing.model(compiled, ptxas=entry)
+    timing = singe.timing.model(compiled, ptxas=entry, pace=pace)
     return record | {"status": "ok", "model": timing.as_dict(), "points_per_second": timing.points_per_second}
 
 
@@ -212,15 +213,14 @@ def baseline_record(mechanism: str, kernel: str, arch: str, ptxas: bool) -> dict
     compiled = singe.compile_kernel(mech, kernel, warps=1, arch=arch, ctas_per_sm=1)
     record = {"mechanism": mech.name, "kernel": kernel, "key": f"baseline-{arch}", "style": "baseline",
               "options": {"arch": arch}}
-    entry = None
+    entry, pace = None, None
     if ptxas:
         try:
-            entry = ptxas_entry(singe.generate_baseline(compiled), arch)
-            record["ptxas"] = {"registers": entry.registers, "spill_stores": entry.spill_stores,
-                               "spill_loads": entry.spill_loads}
+            entry, pace = kernel_inputs(singe.generate_baseline(compiled), arch, None)
+            record["ptxas"] = entry
         except Exception as error:  # noqa: BLE001
             record["ptxas_error"] = str(error).splitlines()[0][:300]
-    timing = singe.timing.model_baseline(compiled, arch, ptxas=entry)
+    timing = singe.timing.model_baseline(compiled, arch, ptxas=entry, pace=pace)
     return record | {"status": "ok", "model": timing.as_dict(), "points_per_second": timing.points_per_second}
 
 
@@ -470,7 +470,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--results", help="JSON-lines results file (default <mechanism>_<kernel>_<arch>.jsonl)")
     parser.add_argument("--states", type=int, default=32, help="random states validated per configuration")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--ptxas", action="store_true", help="compile each kernel with nvcc for registers/spills")
+    parser.add_argument("--ptxas", action="store_true", help="compile each kernel with nvcc for registers/spills "
+                        "(and the warps' paces from the SASS where nvdisasm and cuobjdump are installed)")
     parser.add_argument("--retry-failed", action="store_true", help="evaluate failed configurations again")
     parser.add_argument("--plots", metavar="DIR", help="write the throughput-vs-warps plot and the heat map here")
     parser.add_argument("--heatmap", type=_heatmap, default=("warps", "ctas_per_sm"),

@@ -275,11 +275,11 @@ class TableKernel(CompiledKernel):
 
         return generate_tables(self)
 
-    def timing_model(self, preset=None, ptxas=None, slabs: int = 3):
+    def timing_model(self, preset=None, ptxas=None, slabs: int = 3, pace=None):
         """The modeled throughput (``singe.timing.model`` of this form: ``singe.timing_tables.model``)."""
         from singe.timing_tables import model
 
-        return model(self, preset, ptxas, slabs)
+        return model(self, preset, ptxas, slabs, pace=pace)
 
     def summary(self) -> str:
         tables, programs = self.tables, self.programs

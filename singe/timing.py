@@ -35,7 +35,10 @@ warp-specialized transport kernels' modeled throughput moves by at most 5 % (che
 than the fetch probe measured on the H200 (``fetch_cycles``, ``Target.unshared_fetch``); chemistry's model
 over the H200's measurement went from 3.00 and 3.42 to 0.81 and 1.32 (DME, n-heptane).  The viscosity
 switch (DME: 9 KB of code a warp, below the probe's smallest part) is not charged, so the model still
-ranks it above the overlay, which the H100 measured 3.4x slower.
+ranks it above the overlay, which the H100 measured 3.4x slower.  Since 2026-11-28 (night), given the
+SASS (``pace``), a warp issues no faster than its stall counts allow (the Per warp assumptions below):
+DME viscosity's baseline, at two warps a scheduler, goes from 1.83 to 1.69 times the H200's measurement; the
+other paper kernels move by at most 1 %.
 
 Assumptions
 -----------
@@ -111,6 +114,12 @@ Per warp
       ``max(critical path, instructions issued) + stalls`` [cycles]; it must
       drain before the barrier that ends it (stores complete before
       ``bar.arrive``).
+    * Given the compiled kernel's SASS (``pace``, from ``autotune.bench.model_inputs``), a warp issues no
+      faster than its instructions' stall counts allow: each segment lasts at least its issued instructions
+      times the warp's cycles per instruction by the stall counts ptxas wrote (``autotune.sass.stall_count``:
+      the fixed latencies ptxas did not hide).  The stall counts less one issue cycle agree with ncu's
+      'wait' stalls per issued instruction of the six paper baselines to 7 % (H200; docs/measurements).
+      Without the SASS, no such floor.
 SM contention (event-driven, fluid)
     * Running warps progress through their current segment at rate
       ``theta_w / solo time``.  ``theta`` comes from equal-slowdown
@@ -1596,7 +1605,19 @@ def _result(kernel, style, preset, occ, timing, points_per_slab, flops, spill, s
                         fp64_roofline(preset, flops), utilization, wait, spill, source)
 
 
-def model(compiled, preset: "str | Preset | None" = None, ptxas=None, slabs: int = 3) -> TimingResult:
+def warp_paces(pace, warps: int) -> list[float]:
+    """Each warp's least cycles per issued instruction by its SASS stall counts (``pace``: one per warp, one
+    for all, or None: 1.0, no floor beyond one issue a cycle)."""
+    if pace is None:
+        return [1.0] * warps
+    if isinstance(pace, (int, float)):
+        return [float(pace)] * warps
+    if len(pace) != warps:
+        raise SingeInternalError(f"{len(pace)} paces for {warps} warps")
+    return [float(p) for p in pace]
+
+
+def model(compiled, preset: "str | Preset | None" = None, ptxas=None, slabs: int = 3, pace=None) -> TimingResult:
     """Modeled throughput of the warp-specialized kernel of ``compiled``.
 
     ``preset``: a preset or its name; default the one of ``compiled.options.arch``.
@@ -1605,7 +1626,7 @@ def model(compiled, preset: "str | Preset | None" = None, ptxas=None, slabs: int
     (``singe.compiler.TableKernel``) is modeled by ``singe.timing_tables.model``.
     """
     if compiled.form == "tables":
-        return compiled.timing_model(preset, ptxas, slabs)
+        return compiled.timing_model(preset, ptxas, slabs, pace)
     preset = preset_for(preset or compiled.options.arch)
     programs = compiled.programs
     options = compiled.options
@@ -1622,9 +1643,10 @@ def model(compiled, preset: "str | Preset | None" = None, ptxas=None, slabs: int
         fetch = instruction_fetch(static, preset, occ.ctas)
         steps = [spread_issue(s, 0.0, {"l2": fetch / len(steps)}) for s in steps]
         if programs.dispatch == "switch":  # each warp runs its own case: its own code, straight-line
-            steps = [fetch_floor(s, fetch_cycles(preset, issued(s) * INSTRUCTION_BYTES, False)) for s in steps]
+            fetch = [fetch_cycles(preset, issued(s) * INSTRUCTION_BYTES, False) for s in steps]
         else:
-            steps = [fetch_floor(s, fetch_cycles(preset, static * INSTRUCTION_BYTES, True)) for s in steps]
+            fetch = [fetch_cycles(preset, static * INSTRUCTION_BYTES, True)] * len(steps)
+        steps = [fetch_floor(s, max(f, p)) for s, f, p in zip(steps, fetch, warp_paces(pace, len(steps)))]
         timing = cta_timing(steps, preset, occ.ctas, slabs)
     return _result(compiled.kernel, "warp-specialized", preset, occ, timing, WARP_SIZE, compiled.graph.flops,
                    spills.traffic, source)
@@ -1677,7 +1699,8 @@ def baseline_steps(graph: DataflowGraph, preset: Preset) -> list:
     return [builder.flush()]
 
 
-def model_baseline(compiled, preset: "str | Preset | None" = None, ptxas=None, slabs: int = 3) -> TimingResult:
+def model_baseline(compiled, preset: "str | Preset | None" = None, ptxas=None, slabs: int = 3,
+                   pace: float | None = None) -> TimingResult:
     """Modeled throughput of the data-parallel kernel of ``compiled.graph``
     (``BASELINE_THREADS`` threads per CTA, one point each); ``ptxas``: its
     ``PtxasEntry`` or dict, else registers are estimated."""
@@ -1691,7 +1714,8 @@ def model_baseline(compiled, preset: "str | Preset | None" = None, ptxas=None, s
     timing = None
     if occ.ctas:
         steps = add_spills(baseline_steps(graph, preset), spills, spills.resource(preset, occ.warps * WARP_SIZE))
-        steps = fetch_floor(steps, fetch_cycles(preset, issued(steps) * INSTRUCTION_BYTES, True))  # straight-line
+        fetch = fetch_cycles(preset, issued(steps) * INSTRUCTION_BYTES, True)  # straight-line
+        steps = fetch_floor(steps, max(fetch, warp_paces(pace, 1)[0]))
         timing = cta_timing([steps] * warps, preset, occ.ctas, slabs)
     return _result(compiled.kernel, "baseline", preset, occ, timing, BASELINE_THREADS, graph.flops,
                    spills.traffic, source)

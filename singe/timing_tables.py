@@ -381,9 +381,9 @@ for every mechanism, the mechanism being data, less the loops of rate forms it l
 (``singe.timing.instruction_fetch``: it fits the 128 KB instruction cache)."""
 
 
-def model(compiled, preset=None, ptxas=None, slabs: int = 3, flops: int | None = None):
+def model(compiled, preset=None, ptxas=None, slabs: int = 3, flops: int | None = None, pace=None):
     """Modeled throughput of the table-form kernel of ``compiled`` (a ``TableKernel``) as a
-    ``singe.timing.TimingResult``; ``ptxas`` as for ``singe.timing.model``; ``flops`` per point for
+    ``singe.timing.TimingResult``; ``ptxas`` and ``pace`` as for ``singe.timing.model``; ``flops`` per point for
     the FP64 roofline (default: the unrolled dataflow graph's count of the same mechanism)."""
     preset = timing.preset_for(preset or compiled.options.arch)
     programs, options = compiled.programs, compiled.options
@@ -401,5 +401,6 @@ def model(compiled, preset=None, ptxas=None, slabs: int = 3, flops: int | None =
         steps = [timing.add_spills(s, spills, where) for s in warp_steps(compiled, preset, level)]
         fetch = timing.instruction_fetch(CODE_INSTRUCTIONS, preset, occ.ctas)
         steps = [timing.spread_issue(s, 0.0, {"l2": fetch / len(steps)}) if fetch else s for s in steps]
+        steps = [timing.fetch_floor(s, p) for s, p in zip(steps, timing.warp_paces(pace, len(steps)))]
         result = timing.cta_timing(steps, preset, occ.ctas, slabs)
     return timing._result(compiled.kernel, "tables", preset, occ, result, WARP_SIZE, flops, spills.traffic, source)

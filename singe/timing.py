@@ -190,8 +190,7 @@ from singe.codegen import (BASELINE_THREADS, constants_in_bank, emitted_plan, in
 from singe.codegen.dispatch import unswitched
 from singe.errors import SingeInternalError
 from singe.kernels.ir import OPCODES, Const, DataflowGraph, Reg
-from singe.programs import (FULL_BARRIER_ID, WARP_SIZE, Arrive, Compute, FullSync, SharedLoad, SharedStore, Sync,
-                            WarpPrograms)
+from singe.programs import FULL_BARRIER_ID, WARP_SIZE, Arrive, FullSync, Sync, WarpPrograms
 from singe.programs.lowering import (BarrierUnit, ComputeUnit, LoadUnit, Loop, LoopSummary, StoreUnit,
                                      invariant_loads, issued_constant_pairs, live_instructions, loop_summary,
                                      program_units, varying_constants)

@@ -21,15 +21,15 @@ CUDA library's division) is taken as not taken, the fast path; ``BRA.DIV``
 instructions count as issued whatever their predicate.  The warp-specialized
 kernels loop over slabs of 32 points, one per lane: the walk runs one and two
 slabs, and the difference, summed over the warps, is the lane-instructions
-issued per point.  The listing carries the encodings (``nvdisasm -hex``), and
-with them each instruction's stall count (``stall_count``): their sum over
-what a warp issues, per instruction, is its pace (``Walk.pace``).  The slab loop's back-edge (the outermost conditional
+issued per point.  The slab loop's back-edge (the outermost conditional
 backward branch; one per case when the chemistry kernels' warp switch is
 outside the slab loop) is taken by trip count, not by the registers: ptxas may
 reuse the uniform register holding the slab count on one warp's path and
 restore it from where the walk cannot follow (``Walk.slab_tests_overruled``
 counts the exit tests the registers left unknown or decided otherwise).  A data-parallel kernel (one thread per point) issues, per
-point, what one warp issues.
+point, what one warp issues.  The listing carries the encodings (``nvdisasm
+-hex``), and with them each instruction's stall count (``stall_count``): their
+sum over what a warp issues, per instruction, is its pace (``Walk.pace``).
 """
 
 from __future__ import annotations

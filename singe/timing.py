@@ -1061,9 +1061,9 @@ def fetch_cycles(preset: Preset, code_bytes: float, shared: bool) -> float:
     return max((cycles for size, cycles in preset.unshared_fetch if code_bytes >= size), default=1.0)
 
 
-def fetch_floor(steps: list, cycles_per_instruction: float) -> list:
+def issue_floor(steps: list, cycles_per_instruction: float) -> list:
     """``steps`` with every segment lasting at least its issued instructions times ``cycles_per_instruction``
-    (``fetch_cycles``)."""
+    (the fetch's, ``fetch_cycles``, or the warp's pace by its stall counts, ``warp_paces``, whichever is more)."""
     if cycles_per_instruction <= 1.0:
         return steps
     return [dataclasses.replace(s, cycles=max(s.cycles, dict(s.demand).get("issue", 0.0) * cycles_per_instruction))
@@ -1621,8 +1621,11 @@ def model(compiled, preset: "str | Preset | None" = None, ptxas=None, slabs: int
 
     ``preset``: a preset or its name; default the one of ``compiled.options.arch``.
     ``ptxas``: the kernel's ``PtxasEntry`` (or a dict with registers,
-    spill_stores, spill_loads) when nvcc was run.  A table-form kernel
-    (``singe.compiler.TableKernel``) is modeled by ``singe.timing_tables.model``.
+    spill_stores, spill_loads) when nvcc was run.  ``pace``: each warp's
+    least cycles per issued instruction by the stall counts of its SASS
+    (``warp_paces``; ``autotune.bench.kernel_inputs``), None for no such
+    floor.  A table-form kernel (``singe.compiler.TableKernel``) is modeled
+    by ``singe.timing_tables.model``.
     """
     if compiled.form == "tables":
         return compiled.timing_model(preset, ptxas, slabs, pace)
@@ -1642,10 +1645,10 @@ def model(compiled, preset: "str | Preset | None" = None, ptxas=None, slabs: int
         fetch = instruction_fetch(static, preset, occ.ctas)
         steps = [spread_issue(s, 0.0, {"l2": fetch / len(steps)}) for s in steps]
         if programs.dispatch == "switch":  # each warp runs its own case: its own code, straight-line
-            fetch = [fetch_cycles(preset, issued(s) * INSTRUCTION_BYTES, False) for s in steps]
+            fetch_cpi = [fetch_cycles(preset, issued(s) * INSTRUCTION_BYTES, False) for s in steps]
         else:
-            fetch = [fetch_cycles(preset, static * INSTRUCTION_BYTES, True)] * len(steps)
-        steps = [fetch_floor(s, max(f, p)) for s, f, p in zip(steps, fetch, warp_paces(pace, len(steps)))]
+            fetch_cpi = [fetch_cycles(preset, static * INSTRUCTION_BYTES, True)] * len(steps)
+        steps = [issue_floor(s, max(f, p)) for s, f, p in zip(steps, fetch_cpi, warp_paces(pace, len(steps)))]
         timing = cta_timing(steps, preset, occ.ctas, slabs)
     return _result(compiled.kernel, "warp-specialized", preset, occ, timing, WARP_SIZE, compiled.graph.flops,
                    spills.traffic, source)
@@ -1702,7 +1705,8 @@ def model_baseline(compiled, preset: "str | Preset | None" = None, ptxas=None, s
                    pace: float | None = None) -> TimingResult:
     """Modeled throughput of the data-parallel kernel of ``compiled.graph``
     (``BASELINE_THREADS`` threads per CTA, one point each); ``ptxas``: its
-    ``PtxasEntry`` or dict, else registers are estimated."""
+    ``PtxasEntry`` or dict, else registers are estimated; ``pace``: its warp's
+    cycles per instruction by its stall counts, as for ``model``."""
     preset = preset_for(preset or compiled.options.arch)
     graph = compiled.graph
     warps = BASELINE_THREADS // WARP_SIZE
@@ -1713,8 +1717,8 @@ def model_baseline(compiled, preset: "str | Preset | None" = None, ptxas=None, s
     timing = None
     if occ.ctas:
         steps = add_spills(baseline_steps(graph, preset), spills, spills.resource(preset, occ.warps * WARP_SIZE))
-        fetch = fetch_cycles(preset, issued(steps) * INSTRUCTION_BYTES, True)  # straight-line
-        steps = fetch_floor(steps, max(fetch, warp_paces(pace, 1)[0]))
+        fetch_cpi = fetch_cycles(preset, issued(steps) * INSTRUCTION_BYTES, True)  # straight-line
+        steps = issue_floor(steps, max(fetch_cpi, warp_paces(pace, 1)[0]))
         timing = cta_timing([steps] * warps, preset, occ.ctas, slabs)
     return _result(compiled.kernel, "baseline", preset, occ, timing, BASELINE_THREADS, graph.flops,
                    spills.traffic, source)

@@ -401,6 +401,6 @@ def model(compiled, preset=None, ptxas=None, slabs: int = 3, flops: int | None =
         steps = [timing.add_spills(s, spills, where) for s in warp_steps(compiled, preset, level)]
         fetch = timing.instruction_fetch(CODE_INSTRUCTIONS, preset, occ.ctas)
         steps = [timing.spread_issue(s, 0.0, {"l2": fetch / len(steps)}) if fetch else s for s in steps]
-        steps = [timing.fetch_floor(s, p) for s, p in zip(steps, timing.warp_paces(pace, len(steps)))]
+        steps = [timing.issue_floor(s, p) for s, p in zip(steps, timing.warp_paces(pace, len(steps)))]
         result = timing.cta_timing(steps, preset, occ.ctas, slabs)
     return timing._result(compiled.kernel, "tables", preset, occ, result, WARP_SIZE, flops, spills.traffic, source)

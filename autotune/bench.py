@@ -7,11 +7,13 @@ Per kernel: compile time, simulator throughput, the timing model's throughput
 of the warp-specialized kernel and of the data-parallel baseline on K20c,
 A100 and H100 (each compiled for that preset's arch) and the modeled speedup;
 with ``--ptxas`` the registers and spills nvcc reports for both styles
-(sm_90; nvcc takes 10-100 s per kernel, and the H100 model then uses them).
+(sm_90; nvcc takes 10-100 s per kernel, and the H100 model then uses them,
+with each warp's pace by its SASS stall counts where nvdisasm and cuobjdump
+are installed: ``kernel_inputs``).
 With ``--sass`` (needs nvdisasm and cuobjdump: pip install nvidia-cuda-nvdisasm
 nvidia-cuda-cuobjdump) a SASS table per kernel and style: static instructions
 and lane-instructions issued per point by class, control flow evaluated per
-warp (autotune/sass.py).  A second table puts the K20c model beside the paper's measurements
+warp, and the cycles an instruction by the stall counts (autotune/sass.py).  A second table puts the K20c model beside the paper's measurements
 (docs/formulas.md §9) and the FP64 roofline.
 
 The default configurations are the paper's published command lines

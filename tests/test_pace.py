@@ -23,7 +23,8 @@ the six baselines are within 7 % on sm_90 (docs/measurements/README.md)."""
 
 
 def encoding(stall: int) -> int:
-    """A second encoding word with stall count ``stall``, the yield bit, no barriers and a reuse flag set."""
+    """A second encoding word with stall count ``stall`` and every other control field set: a reuse flag, the
+    full wait mask, the read and write barriers at 7 (none), the yield bit."""
     return (0x1 << 58) | (0x3F << 52) | (0x7 << 49) | (0x7 << 46) | (0x1 << 45) | (stall << 41) | 0x0BF0
 
 
@@ -53,6 +54,34 @@ def test_a_listing_with_encodings_gives_each_warp_its_stall_cycles():
     assert listing.stalls == {0x0: 8, 0x10: 8, 0x20: 1, 0x30: 5}
     walk = sass.walk(listing, "k_kernel", sass.Machine(tid=0))
     assert walk.total == 4 and walk.stall_cycles == 22 and walk.pace == 22 / 4
+
+
+CHAINS = """
+extern "C" __global__ void chains(const double* x, double* y)
+{
+  double a[CHAINS];
+  for (int c = 0; c < CHAINS; ++c) a[c] = x[threadIdx.x + 32 * c];
+#pragma unroll
+  for (int i = 0; i < 64; ++i)
+#pragma unroll
+    for (int c = 0; c < CHAINS; ++c) asm volatile("fma.rn.f64 %0, %0, %0, %0;" : "+d"(a[c]));
+  for (int c = 0; c < CHAINS; ++c) y[threadIdx.x + 32 * c] = a[c];
+}
+"""
+
+
+@NEEDS_SASS
+def test_a_dependent_chain_waits_the_fp64_latency_and_independent_ones_do_not(tmp_path):
+    """64 DFMA in one dependent chain: each waits for the one before, the stall count at least the FP64 latency
+    ptxas assumes (8 cycles on sm_90); in 8 independent chains, interleaved, far less."""
+    stalls = {}
+    for chains in (1, 8):
+        source = tmp_path / f"chains{chains}.cu"
+        source.write_text(f"#define CHAINS {chains}\n" + CHAINS)
+        listing_walk = sass.analyse(source, "sm_90", warps=1, data_parallel=True).warps[0]
+        assert listing_walk.opcodes["DFMA"] == 64 * chains
+        stalls[chains] = listing_walk.pace
+    assert stalls[1] > 6 and stalls[8] < stalls[1] / 2, stalls  # 7.2 and 2.1 cycles an instruction
 
 
 def test_a_listing_without_encodings_has_no_pace():

@@ -141,36 +141,38 @@ def sass_views(compiled, arch: str = PTXAS_ARCH) -> tuple:
                                                                                    arch, None)
 
 
-def sass_pair(compiled) -> dict:
-    """The SASS view of both styles of ``compiled`` for PTXAS_ARCH, as numbers."""
+def sass_pair(views: tuple) -> dict:
+    """Both styles' SASS views (``sass_views``) as numbers."""
     return {style: {"registers": view.registers, "spill_stores": view.spill_stores, "static": view.static,
                     "issued": view.total, "classes": dict(view.per_point), "imbalance": view.imbalance,
                     "pace": view.pace, "nvcc_s": view.nvcc_s}
-            for style, view in zip(("ws", "baseline"), sass_views(compiled))}
+            for style, view in zip(("ws", "baseline"), views)}
 
 
-def model_inputs(compiled, arch: str = PTXAS_ARCH) -> tuple[tuple, tuple]:
+def model_inputs(compiled, arch: str = PTXAS_ARCH, views: tuple = (None, None)) -> tuple[tuple, tuple]:
     """What the timing model takes of the compiled kernels of ``compiled`` for ``arch``, warp-specialized and
-    baseline: ((ptxas, ptxas), (paces, pace)) as ``kernel_inputs`` gives them."""
+    baseline: ((ptxas, ptxas), (paces, pace)) as ``kernel_inputs`` gives them (``views``: their SASS views where
+    already made, ``sass_views``)."""
     from singe.codegen import generate, generate_baseline
 
-    ws = kernel_inputs(generate(compiled), arch, compiled.programs.warps)
-    baseline = kernel_inputs(generate_baseline(compiled), arch, None)
+    ws = kernel_inputs(generate(compiled), arch, compiled.programs.warps, views[0])
+    baseline = kernel_inputs(generate_baseline(compiled), arch, None, views[1])
     return (ws[0], baseline[0]), (ws[1], baseline[1])
 
 
-def kernel_inputs(generated, arch: str, warps: int | None) -> tuple[dict, "list[float] | float | None"]:
+def kernel_inputs(generated, arch: str, warps: int | None, view=None) -> tuple[dict, "list[float] | float | None"]:
     """(ptxas, pace) of one generated kernel for ``arch`` (``warps``: a warp-specialized kernel's, None for a
     baseline), as ``timing.model`` takes them: ptxas's registers and spills; with the SASS tools, each warp's
     least cycles per issued instruction by its stall counts (``sass.Walk.pace``; one for a baseline), without
-    them None (no such floor)."""
+    them None (no such floor).  ``view``: its SASS view where already made."""
     from singe.codegen.nvcc import ptxas_entry
 
     from autotune import sass
 
-    if sass.missing_reason():
-        return ptxas_numbers(ptxas_entry(generated, arch)), None
-    view = sass_view(generated, arch, warps)
+    if view is None:
+        if sass.missing_reason():
+            return ptxas_numbers(ptxas_entry(generated, arch)), None
+        view = sass_view(generated, arch, warps)
     paces = [w.pace for w in view.warps]
     return ptxas_numbers(view), paces[0] if warps is None else paces
 
@@ -222,14 +224,15 @@ def bench_row(name: str, mech, kernel: str, config: dict, points: int, ptxas: bo
                                  "baseline": baseline_register_estimate(compiled.graph)}
     row["simulator_points_per_s"] = simulator_rate(compiled, points)
     entries, paces = (None, None), (None, None)
+    views = sass_views(compiled) if sass else (None, None)  # compiled once for the SASS table and the model
     if ptxas:
         try:
-            entries, paces = model_inputs(compiled)
+            entries, paces = model_inputs(compiled, views=views)
             row["ptxas"] = dict(zip(("ws", "baseline"), entries))
         except SingeError as error:
             row["notes"].append(f"ptxas: {str(error).splitlines()[0]}")
     if sass:
-        row["sass"] = sass_pair(compiled)
+        row["sass"] = sass_pair(views)
     row["model"] = {}
     for preset, arch in ARCH_OF_PRESET.items():
         try:

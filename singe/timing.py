@@ -1718,7 +1718,7 @@ def model_baseline(compiled, preset: "str | Preset | None" = None, ptxas=None, s
     if occ.ctas:
         steps = add_spills(baseline_steps(graph, preset), spills, spills.resource(preset, occ.warps * WARP_SIZE))
         fetch_cpi = fetch_cycles(preset, issued(steps) * INSTRUCTION_BYTES, True)  # straight-line
-        steps = issue_floor(steps, max(fetch_cpi, warp_paces(pace, 1)[0]))
+        steps = issue_floor(steps, max(fetch_cpi, pace or 1.0))
         timing = cta_timing([steps] * warps, preset, occ.ctas, slabs)
     return _result(compiled.kernel, "baseline", preset, occ, timing, BASELINE_THREADS, graph.flops,
                    spills.traffic, source)

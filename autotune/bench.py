@@ -18,8 +18,9 @@ warp, and the cycles an instruction by the stall counts (autotune/sass.py).  A s
 
 The default configurations are the paper's published command lines
 (``--visc 15``, ``--diff 10``, ``--reac 8 --qssa 4 --ctas 2``) at 2 CTAs
-per SM; when one does not compile for an arch, 1 CTA per SM, then the
-'buffer' placement, are tried and the row says so.
+per SM, and conductivity (not in the paper) at the command's 8 warps; when
+one does not compile for an arch, 1 CTA per SM, then the 'buffer' placement,
+are tried and the row says so.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "mechanisms"
 
 import singe  # noqa: E402
-from singe import SingeError, bundled_path, compile_kernel  # noqa: E402
+from singe import KERNELS, SingeError, bundled_path, compile_kernel  # noqa: E402
 from singe.timing import (PRESETS, baseline_register_estimate, fp64_roofline, model, model_baseline,  # noqa: E402
                           register_need)
 
@@ -47,10 +48,16 @@ PAPER_K20C = {("dme", "viscosity"): 17.06, ("dme", "diffusion"): 24.94, ("dme", 
               ("heptane", "viscosity"): 5.81, ("heptane", "diffusion"): 7.89, ("heptane", "chemistry"): 4.86}
 #: the paper's speedups over its tuned data-parallel kernels (Fermi and Kepler, all problem sizes)
 PAPER_SPEEDUP = {"viscosity": (1.2, 3.75), "diffusion": (1.33, 2.58), "chemistry": (1.01, 1.50)}
-DEFAULT_CONFIG = "viscosity=15x2,diffusion=10x2,chemistry=8x2q4"
+DEFAULT_CONFIG = "viscosity=15x2,diffusion=10x2,chemistry=8x2q4,conductivity=8x2"
 #: the paper's settings: mechanism -> kernel -> (warps, QSSA warps, CTAs per SM)
 PAPER_SETTINGS = {"dme": {"viscosity": (15, 1, 3), "diffusion": (10, 1, 3), "chemistry": (8, 4, 2)},
                   "heptane": {"viscosity": (13, 1, 3), "diffusion": (13, 1, 3), "chemistry": (16, 2, 1)}}
+
+
+def paper_range(kernel: str) -> str:
+    """``PAPER_SPEEDUP`` of ``kernel`` as text ('1.2-3.75'); '-' for a kernel the paper did not measure
+    (conductivity)."""
+    return "-" if kernel not in PAPER_SPEEDUP else "{}-{}".format(*PAPER_SPEEDUP[kernel])
 
 
 NO_MATPLOTLIB = "no plot: matplotlib is not installed (pip install 'singe[plots]')"
@@ -77,6 +84,16 @@ def paper_options(mechanism: str, kernel: str) -> dict:
     return parse_config(DEFAULT_CONFIG)[kernel]
 
 
+def kernel_names(text: str) -> list[str]:
+    """--kernels: singe's kernels, comma-separated (an argparse type: a usage error names one that is not)."""
+    names = text.split(",")
+    unknown = [name for name in names if name not in KERNELS]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"no kernel {', '.join(map(repr, unknown))} (singe's kernels: "
+                                         f"{', '.join(KERNELS)})")
+    return names
+
+
 def parse_config(text: str) -> dict[str, dict]:
     """'viscosity=15x2,chemistry=8x2q4' -> {kernel: {warps, ctas_per_sm, qssa_warps}}."""
     result = {}
@@ -86,6 +103,7 @@ def parse_config(text: str) -> dict[str, dict]:
             raise argparse.ArgumentTypeError(f"--config entries look like chemistry=8x2q4 (warps x CTAs q QSSA "
                                              f"warps): {part!r}")
         kernel, warps, ctas, qssa = m.groups()
+        kernel_names(kernel)  # a usage error for a kernel singe does not have
         result[kernel] = {"warps": int(warps), "ctas_per_sm": int(ctas or 2), "qssa_warps": int(qssa or 1)}
     return result
 
@@ -185,14 +203,14 @@ def ptxas_numbers(compiled_kernel) -> dict:
 def sass_table(rows: list[dict]) -> list[str]:
     from autotune import sass
 
-    head = f"{'mechanism':9} {'kernel':9} {'style':8} {'regs':>4} {'spill':>6} {'static':>7} {'issued/pt':>9} " + \
+    head = f"{'mechanism':9} {'kernel':12} {'style':8} {'regs':>4} {'spill':>6} {'static':>7} {'issued/pt':>9} " + \
         " ".join(f"{c:>6}" for c in sass.CLASSES) + f" {'imbal':>5} {'pace':>5} {'nvcc':>6}"
     lines = [f"SASS ({PTXAS_ARCH}): lane-instructions issued per point by class, control flow per warp; pace: "
              "cycles an instruction by the stall counts", head,
              "-" * len(head)]
     for row in rows:
         for style, v in row.get("sass", {}).items():
-            lines.append(f"{row['mechanism']:9} {row['kernel']:9} {style:8} {v['registers']:4} {v['spill_stores']:6} "
+            lines.append(f"{row['mechanism']:9} {row['kernel']:12} {style:8} {v['registers']:4} {v['spill_stores']:6} "
                          f"{v['static']:7} {v['issued']:9} " + " ".join(f"{v['classes'].get(c, 0):6}"
                                                                       for c in sass.CLASSES)
                          + f" {v['imbalance']:5.2f} {v.get('pace') or 0:5.2f} {v['nvcc_s']:5.1f}s")
@@ -263,7 +281,7 @@ def _speedup(row: dict, preset: str) -> str:
 
 def main_table(rows: list[dict]) -> list[str]:
     presets = list(PRESETS)
-    head = (f"{'mechanism':9} {'kernel':9} {'config':>8} {'compile':>8} {'sim':>9} "
+    head = (f"{'mechanism':9} {'kernel':12} {'config':>8} {'compile':>8} {'sim':>9} "
             + " ".join(f"{p + ' WS':>9} {p + ' base':>9} {'x':>7}" for p in presets)
             + f" {'regs est':>8} {'ptxas WS':>12} {'ptxas base':>12}")
     lines = ["Throughput: Mpoints/s (simulator: kpoints/s on the CPU); 'x': modeled speedup over the baseline; "
@@ -275,7 +293,7 @@ def main_table(rows: list[dict]) -> list[str]:
         estimate, base_estimate = row["registers_estimate"]["ws"], row["registers_estimate"]["baseline"]
         ptxas = row.get("ptxas")
         fmt = (lambda e: f"{e['registers']}r/{e['spill_stores'] + e['spill_loads']}B")  # noqa: E731
-        line = (f"{row['mechanism']:9} {row['kernel']:9} {config:>8} {row['compile_s']:7.2f}s "
+        line = (f"{row['mechanism']:9} {row['kernel']:12} {config:>8} {row['compile_s']:7.2f}s "
                 f"{row['simulator_points_per_s'] / 1e3:9.1f} "
                 + " ".join(f"{_mpts(row, p, 'ws')} {_mpts(row, p, 'baseline')} {_speedup(row, p)}" for p in presets)
                 + f" {str(estimate) + '/' + str(base_estimate):>8}"
@@ -286,7 +304,7 @@ def main_table(rows: list[dict]) -> list[str]:
 
 
 def paper_table(rows: list[dict]) -> list[str]:
-    head = (f"{'mechanism':9} {'kernel':9} {'K20c model':>10} {'paper':>7} {'model/paper':>11} "
+    head = (f"{'mechanism':9} {'kernel':12} {'K20c model':>10} {'paper':>7} {'model/paper':>11} "
             f"{'FP64 roof':>9} {'model x':>7} {'paper x':>11} {'bottleneck (model)':>20}")
     lines = ["K20c: the model against the paper's measured warp-specialized throughput (Mpoints/s), the FP64 "
              "roofline by the graph's FLOPs, modeled and published speedups", head, "-" * len(head)]
@@ -295,22 +313,21 @@ def paper_table(rows: list[dict]) -> list[str]:
     for row in rows:
         k20c = row["model"].get("K20c")
         paper = PAPER_K20C.get((row["mechanism"], row["kernel"]))
-        low, high = PAPER_SPEEDUP.get(row["kernel"], (None, None))
         roof = fp64_roofline(K20C, row["flops_per_point"]) / 1e6
         modeled = k20c["ws"]["points_per_second"] / 1e6 if k20c else None
         lines.append(
-            f"{row['mechanism']:9} {row['kernel']:9} {modeled if modeled is not None else float('nan'):10.2f} "
+            f"{row['mechanism']:9} {row['kernel']:12} {modeled if modeled is not None else float('nan'):10.2f} "
             f"{paper if paper else float('nan'):7.2f} "
             f"{(modeled / paper) if modeled and paper else float('nan'):11.2f} {roof:9.2f} "
             f"{(k20c['speedup'] or float('nan')) if k20c else float('nan'):7.2f} "
-            f"{f'{low}-{high}' if low else '-':>11} {k20c['ws']['bottleneck'] if k20c else '-':>20}")
+            f"{paper_range(row['kernel']):>11} {k20c['ws']['bottleneck'] if k20c else '-':>20}")
     return lines
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mechanisms", default="dme,heptane")
-    parser.add_argument("--kernels", default="viscosity,diffusion,chemistry")
+    parser.add_argument("--kernels", type=kernel_names, default="viscosity,diffusion,chemistry")
     parser.add_argument("--config", type=parse_config, default=parse_config(DEFAULT_CONFIG),
                         help=f"warps x CTAs per SM (q QSSA warps) per kernel (default {DEFAULT_CONFIG})")
     parser.add_argument("--points", type=int, default=1024, help="points simulated for the simulator throughput")
@@ -330,7 +347,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for name in args.mechanisms.split(","):
         mech = singe.load_mechanism(mechanism_path(name))
-        for kernel in args.kernels.split(","):
+        for kernel in args.kernels:
             if kernel != "chemistry" and not mech.has_transport:
                 continue
             try:

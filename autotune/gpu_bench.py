@@ -42,7 +42,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 import numpy as np  # noqa: E402
 
 import singe  # noqa: E402
-from autotune.bench import NO_MATPLOTLIB, mechanism_path, paper_options, pyplot  # noqa: E402
+from autotune.bench import NO_MATPLOTLIB, kernel_names, mechanism_path, paper_options, pyplot  # noqa: E402
 from singe import CompileOptions, SingeError, compile_kernel, generate, generate_baseline, gpu  # noqa: E402
 from singe.host import compiled_fields  # noqa: E402
 from singe.statefile import draw_states, reference_values  # noqa: E402
@@ -93,7 +93,7 @@ def configurations(args, arch: str) -> list[Config]:
     result = []
     for name in args.mechanisms.split(","):
         mech = singe.load_mechanism(mechanism_path(name))
-        kernels = [k for k in args.kernels.split(",") if k == "chemistry" or mech.has_transport]
+        kernels = [k for k in args.kernels if k == "chemistry" or mech.has_transport]
         for kernel in kernels:
             for setting in filter(None, args.settings.split(",")):
                 options = paper_options(name, kernel) if setting == "paper" else {}
@@ -344,7 +344,7 @@ def model_comparison_lines(records: list[dict]) -> list[str]:
 def parse_arguments(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mechanisms", default="dme,heptane")
-    parser.add_argument("--kernels", default="viscosity,diffusion,chemistry")
+    parser.add_argument("--kernels", type=kernel_names, default="viscosity,diffusion,chemistry")
     parser.add_argument("--settings", default="paper,defaults", help="paper, defaults (comma-separated; '' for none)")
     parser.add_argument("--sweep-best", action="append", metavar="FILE", help="a sweep's best command line")
     parser.add_argument("--styles", default=",".join(STYLES))

@@ -10,7 +10,10 @@ warp-specialized kernel and of the data-parallel baseline built from the same
 graph (the same math, the same algebraic savings: ``singe.codegen.generate_baseline``),
 their ratio, the FP64 roofline of the graph's FLOPs and what bounds each
 kernel, beside the paper's measured speedup ranges.  ``--settings defaults``:
-at the command's defaults instead (8 warps, the CTAs per SM chosen);
+at the command's defaults instead (8 warps, the CTAs per SM chosen), for any
+mechanism and kernel (conductivity too, which the paper did not measure: its
+range is '-'); a kernel the paper set no warps for, a kernel or preset that does
+not exist, is a usage error;
 ``--wilke-group N``: viscosity's Wilke group (default: the kernel's at those
 warps, ``transport.balanced_wilke_group``).  Registers are the
 register plan's (``--ptxas``: ptxas's for sm_90 / sm_80, one nvcc run per
@@ -34,12 +37,13 @@ import pathlib
 import sys
 
 import singe
-from singe import compile_kernel
+from singe import SingeError, compile_kernel
 from singe.codegen import lay_out, table_copy_bytes
 from singe.options import CONSTANT_TABLES
 from singe.timing import PRESET_OF_ARCH, PRESETS, model, model_baseline
 
-from autotune.bench import NO_MATPLOTLIB, PAPER_SETTINGS, PAPER_SPEEDUP, mechanism_path, model_inputs, pyplot, report
+from autotune.bench import (NO_MATPLOTLIB, PAPER_SETTINGS, PAPER_SPEEDUP, kernel_names, mechanism_path, model_inputs,
+                            paper_range, pyplot, report)
 
 
 def setting_options(name: str, kernel: str, setting: str) -> dict:
@@ -77,18 +81,17 @@ def setting_words(rows: list[dict]) -> str:
 
 
 def format_rows(rows: list[dict]) -> list[str]:
-    head = (f"{'preset':6} {'mechanism':9} {'kernel':9} {'setting':>9} {'WS Mpt/s':>9} {'base Mpt/s':>10} "
+    head = (f"{'preset':6} {'mechanism':9} {'kernel':12} {'setting':>9} {'WS Mpt/s':>9} {'base Mpt/s':>10} "
             f"{'speedup':>7} {'paper':>10} {'FP64 roof':>9} {'WS/roof':>7} {'base/roof':>9}  "
             f"{'WS bound':26} {'baseline bound':22}")
     lines = [f"Modeled throughput, warp-specialized (WS) over the data-parallel baseline, at {setting_words(rows)}; "
              "FP64 roofline by the graph's FLOPs [Mpoints/s]", head, "-" * len(head)]
     for r in rows:
-        low, high = PAPER_SPEEDUP[r["kernel"]]
         setting = f"{r['warps']}x{r['ctas_per_sm']}" + (f"q{r['qssa_warps']}" if r["kernel"] == "chemistry" else "") \
             + (f"g{r['wilke_group']}" if r.get("wilke_group") else "")
         ws, base, roof = r["ws"]["points_per_second"], r["baseline"]["points_per_second"], r["roofline"]
-        lines.append(f"{r['preset']:6} {r['mechanism']:9} {r['kernel']:9} {setting:>9} {ws / 1e6:9.1f} "
-                     f"{base / 1e6:10.1f} {r['speedup'] or float('nan'):7.2f} {f'{low}-{high}':>10} "
+        lines.append(f"{r['preset']:6} {r['mechanism']:9} {r['kernel']:12} {setting:>9} {ws / 1e6:9.1f} "
+                     f"{base / 1e6:10.1f} {r['speedup'] or float('nan'):7.2f} {paper_range(r['kernel']):>10} "
                      f"{roof / 1e6:9.1f} {ws / roof:7.0%} {base / roof:9.0%}  {r['ws']['bottleneck']:26.26} "
                      f"{r['baseline']['bottleneck']:22.22}")
     return lines
@@ -135,11 +138,10 @@ def measured_lines(rows: list[dict], pairs: dict, table: str = "auto") -> list[s
                    None)
         if row is None or "speedup" not in pair:
             continue
-        low, high = PAPER_SPEEDUP[kernel]
         ws, base = row["ws"]["points_per_second"] / 1e6, row["baseline"]["points_per_second"] / 1e6
         lines.append(f"{mechanism:9} {kernel:9} {pair['device'].replace('NVIDIA ', ''):12.12} {preset:6} "
                      f"{pair['warp-specialized']:8.1f} {pair['baseline']:9.1f} {pair['speedup']:12.2f} "
-                     f"{row['speedup']:6.2f} {f'{low}-{high}':>10} {ws / pair['warp-specialized']:13.2f} "
+                     f"{row['speedup']:6.2f} {paper_range(kernel):>10} {ws / pair['warp-specialized']:13.2f} "
                      f"{base / pair['baseline']:15.2f}")
         copy = row.get("table_copy_bytes")
         if copy is not None and pair.get("table_copy_bytes", copy) != copy:
@@ -167,8 +169,8 @@ def write_plot(rows: list[dict], pairs: dict, path: str) -> str:
     figure, axes = plt.subplots(figsize=(9, 4))
     width = 0.8 / len(series)
     for i, (mechanism, kernel) in enumerate(kernels):
-        low, high = PAPER_SPEEDUP[kernel]
-        axes.fill_between([i - 0.45, i + 0.45], low, high, color="0.9", zorder=0)
+        if kernel in PAPER_SPEEDUP:  # none for conductivity
+            axes.fill_between([i - 0.45, i + 0.45], *PAPER_SPEEDUP[kernel], color="0.9", zorder=0)
     for j, (label, values) in enumerate(series):
         axes.bar([i - 0.4 + (j + 0.5) * width for i in range(len(kernels))],
                  [values.get(k, float("nan")) for k in kernels], width, label=label, zorder=2)
@@ -182,10 +184,23 @@ def write_plot(rows: list[dict], pairs: dict, path: str) -> str:
     return f"wrote {path}"
 
 
+def argument_problem(mechanisms: list[str], kernels: list[str], presets: list[str], setting: str) -> str | None:
+    """What is wrong with the presets or the setting of the kernels asked for (a message for the parser), or None."""
+    unknown = [p for p in presets if p not in PRESETS]
+    if unknown:
+        return f"--presets: no preset {', '.join(map(repr, unknown))} (the model's: {', '.join(PRESETS)})"
+    missing = [f"{m} {k}" for m in mechanisms for k in kernels if k not in PAPER_SETTINGS.get(m, {})]
+    if setting == "paper" and missing:
+        papers = "; ".join(f"{m}: {', '.join(ks)}" for m, ks in PAPER_SETTINGS.items())
+        return (f"the paper set no warps or CTAs for {', '.join(missing)} (it has {papers}): "
+                f"give --settings defaults")
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mechanisms", default="dme,heptane")
-    parser.add_argument("--kernels", default="viscosity,diffusion,chemistry")
+    parser.add_argument("--kernels", type=kernel_names, default="viscosity,diffusion,chemistry")
     parser.add_argument("--presets", default="H100,A100")
     parser.add_argument("--ptxas", action="store_true", help="registers and spills from ptxas (nvcc), and the warps' "
                         "paces from the SASS (nvdisasm, cuobjdump) where installed")
@@ -200,13 +215,22 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.measured and args.settings != "paper":
         parser.error("--measured pairs the model with measurements at the paper's settings: give --settings paper")
+    mechanisms, kernels, presets = args.mechanisms.split(","), args.kernels, args.presets.split(",")
+    problem = argument_problem(mechanisms, kernels, presets, args.settings)
+    if problem:
+        parser.error(problem)
     rows = []
-    for name in args.mechanisms.split(","):
+    for name in mechanisms:
         mech = singe.load_mechanism(mechanism_path(name))
-        for preset in args.presets.split(","):
-            for kernel in args.kernels.split(","):
-                rows.append(speedup_row(name, mech, kernel, preset, args.ptxas, args.constant_table, args.settings,
-                                        args.wilke_group))
+        for preset in presets:
+            for kernel in kernels:
+                try:
+                    rows.append(speedup_row(name, mech, kernel, preset, args.ptxas, args.constant_table,
+                                            args.settings, args.wilke_group))
+                except SingeError as error:  # e.g. a transport kernel of a mechanism without transport data
+                    print(f"{name} {kernel} ({preset}): {str(error).splitlines()[0]}", file=sys.stderr)
+    if not rows:
+        return 1
     rows.sort(key=lambda r: (r["preset"], r["mechanism"]))
     lines = format_rows(rows)
     pairs = measured_pairs(args.measured) if args.measured else {}

@@ -47,7 +47,7 @@ from singe.codegen.nvcc import compile_cuda, find_nvcc, nvcc_arch, parse_ptxas
 from singe.kernels.registry import kernel_spec
 from singe.ptxas_check import settle_if_needed
 
-from autotune.bench import PAPER_SETTINGS, mechanism_path
+from autotune.bench import PAPER_SETTINGS, kernel_names, mechanism_path
 
 DEFAULT_MECHANISMS = ("gri30,h2o2,dme,heptane,dodecane,cantera:gri30_highT,cantera:air,cantera:alzueta,"
                       "cantera:sif4,cantera:ammonia_ru")
@@ -173,7 +173,7 @@ HEADER = (f"{'mechanism':20} {'kernel':11} {'arch':6} {'warps x CTA':>11} {'~pla
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mechanisms", default=DEFAULT_MECHANISMS)
-    parser.add_argument("--kernels", default="viscosity,diffusion,chemistry")
+    parser.add_argument("--kernels", type=kernel_names, default="viscosity,diffusion,chemistry")
     parser.add_argument("--arch", default="sm_80,sm_90")
     parser.add_argument("--warps", type=int, default=8)
     parser.add_argument("--ctas-per-sm", type=int, help="CTAs per SM (default: chosen from the register plan)")
@@ -191,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
         scratch = pathlib.Path(folder)
         for name in args.mechanisms.split(","):
             mech = load(name, scratch)
-            for kernel in kernels_of(mech, args.kernels.split(",")):
+            for kernel in kernels_of(mech, args.kernels):
                 options = settings(name, kernel, args.settings, args.warps, args.ctas_per_sm)
                 for arch in args.arch.split(",") if options is not None else ():
                     try:

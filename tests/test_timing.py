@@ -19,7 +19,7 @@ from singe.kernels.registry import KERNELS
 from singe.kernels.ir import Const, Imm, Instr, Operation, Reg
 from singe.programs import Arrive, Compute, FullSync, SharedLoad, SharedStore, Sync, WarpProgram, WarpPrograms
 from singe.timing import (A100, H100, K20C, cta_timing, issued_per_warp, model, model_baseline, occupancy, preset_for,
-                          loop_classes, loop_static_savings, speedup, static_instructions, warp_code, warp_steps)
+                          loop_static_savings, speedup, static_instructions, warp_code, warp_steps)
 from singe.codegen import lay_out
 from singe.programs.lowering import loop_summary
 from conftest import load
@@ -661,6 +661,72 @@ def test_warps_running_their_own_code_wait_for_its_fetch():
     assert 150e6 < fetched.points_per_second < 300e6
     viscosity = compile_kernel(load("dme"), "viscosity", warps=15, ctas_per_sm=3, arch="sm_90")
     assert model(viscosity, H100).points_per_second == model(viscosity, unmeasured).points_per_second
+
+
+def test_speedup_script_models_conductivity_without_a_paper_range(capsys):
+    """Conductivity, which the paper did not measure, is modeled at the defaults with '-' for its range (it
+    stopped the script with a KeyError before)."""
+    from autotune import speedup
+
+    assert speedup.main(["--mechanisms", "h2o2", "--kernels", "conductivity", "--presets", "A100",
+                         "--settings", "defaults"]) == 0
+    (row,) = [line.split() for line in capsys.readouterr().out.splitlines() if line.startswith("A100   h2o2")]
+    assert row[2] == "conductivity" and row[7] == "-" and float(row[6]) > 0
+
+
+@pytest.mark.parametrize("arguments,message", [
+    (["--kernels", "visc"], "argument --kernels: no kernel 'visc' (singe's kernels: viscosity, diffusion, chemistry"),
+    (["--presets", "H200"], "--presets: no preset 'H200' (the model's: K20c, A100, H100)"),
+    (["--mechanisms", "h2o2"], "the paper set no warps or CTAs for h2o2 viscosity, h2o2 diffusion, h2o2 chemistry"),
+    (["--kernels", "conductivity"], "the paper set no warps or CTAs for dme conductivity, heptane conductivity")])
+def test_speedup_script_refuses_what_it_cannot_model(arguments, message, capsys):
+    """A kernel or preset that does not exist, or the paper's settings of a kernel the paper did not set: a usage
+    error naming it, before anything compiles (a KeyError's traceback before)."""
+    from autotune import speedup
+
+    with pytest.raises(SystemExit) as stop:
+        speedup.main(arguments)
+    assert stop.value.code == 2 and message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("script", ["gpu_bench", "spills"])
+def test_the_benchmark_scripts_name_a_kernel_that_does_not_exist(script):
+    """``--kernels`` of gpu_bench and spills is checked as bench's and speedup's are (``bench.kernel_names``): a
+    usage error, where they stopped with a KeyError or an OptionError's traceback."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", f"autotune.{script}", "--mechanisms", "h2o2", "--kernels",
+                           "viscosity,visc"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "argument --kernels: no kernel 'visc' (singe's kernels: viscosity, diffusion" in done.stderr
+
+
+def test_bench_rows_conductivity_and_refuses_an_unknown_kernel(capsys):
+    """``autotune.bench`` benches conductivity at the command's 8 warps (its --config had no entry: a KeyError
+    before), with '-' for the paper's range; an unknown kernel in --kernels or --config is a usage error."""
+    from autotune import bench
+
+    assert bench.main(["--mechanisms", "h2o2", "--kernels", "conductivity", "--points", "32", "--gpu-bench", ""]) == 0
+    rows = [line.split() for line in capsys.readouterr().out.splitlines() if line.startswith("h2o2      conductivity")]
+    assert rows[0][2] == "8x2" and rows[1][7] == "-"  # the paper's speedups: none
+    for arguments, message in ((["--kernels", "visc"], "argument --kernels: no kernel 'visc'"),
+                               (["--config", "visc=8"], "argument --config: no kernel 'visc'")):
+        with pytest.raises(SystemExit) as stop:
+            bench.main(["--mechanisms", "h2o2", *arguments])
+        assert stop.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_speedup_script_says_which_kernel_a_mechanism_lacks(capsys):
+    """A transport kernel of a mechanism without transport data (Cantera's Reitz n-dodecane): a line naming it,
+    and no rows (exit 1)."""
+    from autotune import speedup
+    from cantera_reference import CANTERA_DATA
+
+    reitz = str(CANTERA_DATA / "nDodecane_Reitz.yaml")
+    assert speedup.main(["--mechanisms", reitz, "--kernels", "viscosity", "--presets", "A100",
+                         "--settings", "defaults"]) == 1
+    assert f"{reitz} viscosity (A100): " in capsys.readouterr().err
 
 
 def test_speedup_script_models_the_defaults_and_a_given_wilke_group(capsys, tmp_path):

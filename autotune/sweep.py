@@ -26,6 +26,7 @@ import concurrent.futures
 import itertools
 import json
 import pathlib
+import re
 import shlex
 import sys
 import time
@@ -46,16 +47,31 @@ AXES = ("warps", "ctas_per_sm", "qssa_warps", "weights", "placement", "constant_
 # --------------------------------------------------------------------------- the grid
 
 def int_list(text: str) -> list[int]:
-    """'1-4,8,16' -> [1, 2, 3, 4, 8, 16]."""
+    """'1-4,8,16' -> [1, 2, 3, 4, 8, 16]: counts (warps, CTAs, groups), each at least 1; a range low-high with
+    low <= high (an argparse type: a usage error otherwise)."""
     values: list[int] = []
     for part in text.split(","):
         part = part.strip()
+        if not re.fullmatch(r"(\d+(-\d+)?)?", part):
+            raise argparse.ArgumentTypeError(f"{part!r}: write counts as 1-32 or 4,8,15")
         if "-" in part:
             low, high = (int(x) for x in part.split("-"))
+            if low > high:
+                raise argparse.ArgumentTypeError(f"{part!r} is an empty range (write low-high)")
             values.extend(range(low, high + 1))
         elif part:
             values.append(int(part))
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: counts of at least 1, e.g. 1-32 or 4,8,15")
     return sorted(set(values))
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: an integer of at least 1."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: at least 1")
+    return value
 
 
 def weight_list(text: str) -> list[tuple[float, float, float]]:
@@ -466,9 +482,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--wilke-groups", type=int_list, default=[None],
                         help="viscosity only: outer species per Wilke sum, e.g. 2,4 (singe --wilke-group; "
                              "default the kernel's)")
-    parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    parser.add_argument("--jobs", type=positive_int, default=1, help="worker processes (default 1)")
     parser.add_argument("--results", help="JSON-lines results file (default <mechanism>_<kernel>_<arch>.jsonl)")
-    parser.add_argument("--states", type=int, default=32, help="random states validated per configuration")
+    parser.add_argument("--states", type=positive_int, default=32, help="random states validated per configuration")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--ptxas", action="store_true", help="compile each kernel with nvcc for registers/spills "
                         "(and the warps' paces from the SASS where nvdisasm and cuobjdump are installed)")

@@ -248,6 +248,22 @@ def test_sweep_covers_the_constant_tables_and_wilke_groups(tmp_path, capsys):
         sweep.main(SWEEP_ARGS + ["--wilke-groups", "9", "--results", str(results)])
 
 
+@pytest.mark.parametrize("arguments,message", [
+    (["--warps", "0"], "argument --warps: '0': counts of at least 1"),
+    (["--warps", "5-2"], "argument --warps: '5-2' is an empty range"),
+    (["--ctas", "x"], "argument --ctas: 'x': write counts as 1-32 or 4,8,15"),
+    (["--states", "0"], "argument --states: '0': at least 1"),
+    (["--jobs", "0"], "argument --jobs: '0': at least 1")])
+def test_sweep_refuses_an_empty_grid(arguments, message, capsys):
+    """A grid with no configuration (warps or CTAs of 0, an empty range) or no states to validate is a usage
+    error; before, the sweep ran nothing and said '0 configurations', or stopped with numpy's ValueError."""
+    from autotune import sweep
+
+    with pytest.raises(SystemExit) as stop:
+        sweep.main(["h2o2", "--kernel", "viscosity", *arguments])
+    assert stop.value.code == 2 and message in capsys.readouterr().err
+
+
 def test_sweep_records_a_wrong_configuration_with_its_repro(tmp_path, monkeypatch, capsys):
     sweep = _sweep_module()
     wrong = dataclasses.replace(KERNELS["viscosity"], tolerance=-1.0)  # every configuration now counts as wrong

@@ -3,43 +3,60 @@
 lambda = 1/2 (sum_k x_k lambda_k + 1 / sum_k x_k / lambda_k), the CHEMKIN
 mixture rule (Cantera's ``mixture-averaged-CK`` ``thermal_conductivity``),
 with lambda_k [W/m/K] = exp(fit_k(ln T)) from the species' fitted cubic in
-ln T and x_k the clamped mole fractions of the transported species.  Inputs:
+ln T and x_k the mole fractions of the transported species.  Inputs:
 temperature [K], mass fractions (species-major); output: conductivity [W/m/K].
+
+With the mole numbers m_k = Y_k/M_k and S = sum_k m_k (x_k = m_k / S), the
+rule is lambda = 1/2 (A / S + S / B), A = sum_k m_k lambda_k and
+B = sum_k m_k / lambda_k: the three sums are independent, so no warp waits
+for S before its species' terms (one barrier phase fewer than with the mole
+fractions first), and each species loads Y_k once.  The terms clamp m_k at
+``MOLES_FLOOR`` as the viscosity kernel does; Cantera clamps x_k at 1e-20
+instead, which differs only for species whose mole fraction is below 1e-20,
+whose share of either sum is below 1e-20 relative.  S is the unclamped sum,
+as Cantera's mole fractions divide by it.
 """
 
 from __future__ import annotations
 
 from singe.derived.transport import fit_transport
-from singe.kernels.ir import DataflowGraph, Imm, InstrBuilder, Operation, Reg
-from singe.kernels.transport import mixture_prologue, reduction_op
+from singe.kernels.ir import Const, DataflowGraph, Imm, InstrBuilder, Operation, Reg
+from singe.kernels.transport import MOLES_FLOOR, reduction_op, temperature_op
 from singe.mechanism import Mechanism
 
 
-def species_conductivity_op(k: int, coefficients) -> Operation:
-    """lambda_k = exp(fit_k(ln T)); the terms x_k lambda_k and x_k / lambda_k of the two means."""
+def species_conductivity_op(k: int, coefficients, weight: float) -> Operation:
+    """Species k's mole number m_k = Y_k/M_k (for S) and the terms m_k lambda_k and m_k / lambda_k of A and B,
+    lambda_k = exp(fit_k(ln T)), with m_k clamped at ``MOLES_FLOOR`` in the terms."""
     b = InstrBuilder(f"cd{k}")
+    moles = b.emit("mul", b.load("mass_fractions", k), Const(1.0 / weight), dst=f"moles{k}")
+    clamped = b.emit("max", moles, Imm(MOLES_FLOOR))
     conductivity = b.emit("exp", b.polynomial([float(c) for c in coefficients], Reg("lnT")))
-    b.emit("mul", Reg(f"x{k}"), conductivity, dst=f"arithmetic{k}")
-    b.emit("div", Reg(f"x{k}"), conductivity, dst=f"harmonic{k}")
-    return Operation(f"conductivity_{k}", "species", tuple(b.instrs), ("lnT", f"x{k}"),
-                     (f"arithmetic{k}", f"harmonic{k}"))
+    b.emit("mul", clamped, conductivity, dst=f"arithmetic{k}")
+    b.emit("div", clamped, conductivity, dst=f"harmonic{k}")
+    return Operation(f"conductivity_{k}", "species", tuple(b.instrs), ("lnT",),
+                     (f"moles{k}", f"arithmetic{k}", f"harmonic{k}"))
 
 
 def conductivity_output_op() -> Operation:
-    """lambda = 0.5 (sum x_k lambda_k + 1 / sum x_k / lambda_k), written out."""
+    """lambda = 1/2 (A / S + S / B) = 1/2 (A B + S^2) / (S B), one division; written out."""
     b = InstrBuilder("wc")
-    inverse = b.emit("rcp", Reg("harmonic_sum"))
-    total = b.emit("add", Reg("arithmetic_sum"), inverse)
+    S, A, B = Reg("total_moles"), Reg("arithmetic_sum"), Reg("harmonic_sum")
+    numerator = b.emit("fma", A, B, b.emit("mul", S, S))
+    total = b.emit("div", numerator, b.emit("mul", S, B))
     b.store("conductivity", 0, b.emit("mul", total, Imm(0.5)))
-    return Operation("write_conductivity", "output", tuple(b.instrs), ("arithmetic_sum", "harmonic_sum"), ())
+    return Operation("write_conductivity", "output", tuple(b.instrs), ("total_moles", "arithmetic_sum", "harmonic_sum"),
+                     ())
 
 
 def conductivity_graph(mech: Mechanism) -> DataflowGraph:
-    """Per-species conductivities and mean terms, two reductions, the output."""
+    """ln T, the per-species terms, three reductions (S, A, B), the output."""
     fits = fit_transport(mech)
     index = mech.transported_indices
-    ops = mixture_prologue(mech.molecular_weights[index], mean_weight=False)
-    ops += [species_conductivity_op(k, fits.conductivity[i]) for k, i in enumerate(index)]
+    weights = mech.molecular_weights[index]
+    ops = [temperature_op()]
+    ops += [species_conductivity_op(k, fits.conductivity[i], w) for k, (i, w) in enumerate(zip(index, weights))]
+    ops.append(reduction_op("moles_sum", [f"moles{k}" for k in range(len(index))], "total_moles"))
     for mean in ("arithmetic", "harmonic"):
         ops.append(reduction_op(f"{mean}_mean", [f"{mean}{k}" for k in range(len(index))], f"{mean}_sum"))
     ops.append(conductivity_output_op())

@@ -256,14 +256,18 @@ def swapped_pair(cu: str) -> int:
     return (ends or pairs)[0][0]
 
 
+MUTANT_KERNEL = "viscosity"
+"""The kernel whose broken variants the host runtime must catch (``mutants``): DME viscosity at 4 warps has named
+barriers that some warps sync on and others arrive at, one arrive directly before another barrier's sync.  (DME
+diffusion, the kernel before, computes its pairs from the mole numbers since the conductivity and diffusion
+kernels stopped waiting for their sum: one named barrier, synced by every warp.)"""
+
+
 @functools.lru_cache(maxsize=None)
 def mutants() -> dict[str, object]:
-    """The broken variants of DME's 4-warp diffusion kernel, at 2 CTAs per SM:
-    8 named barrier ids, so each named barrier is the only order between its
-    producers and consumers.  (At the 7 CTAs per SM the plan would choose,
-    2 ids are left and the full syncs that free them also order the first
-    point's values: weakening its sync would change nothing.)"""
-    kernel = generate(compile_kernel(load("dme"), "diffusion", warps=4, ctas_per_sm=2))
+    """The broken variants of DME's 4-warp ``MUTANT_KERNEL``, at 2 CTAs per SM: with 8 named barrier ids each
+    named barrier is the only order between its producers and consumers."""
+    kernel = generate(compile_kernel(load("dme"), MUTANT_KERNEL, warps=4, ctas_per_sm=2))
     calls = barrier_lines(kernel.cu)
     first_sync = next(c for c in calls if c[1] == "SYNC" and c[2] != 0)
     first_arrive = next(c for c in calls if c[1] == "ARRIVE")
@@ -359,10 +363,10 @@ def test_builds_are_warning_free(built):
 def outcome(kernel, name: str, schedule: str, seed: int) -> str:
     """'ok', 'nan', 'wrong' or the runtime's error of one run of a mutant."""
     T, P, Y = states(name)
-    c = compiled(name, "diffusion", 4)
+    c = compiled(name, MUTANT_KERNEL, 4)
     try:
         out = host.run_host(kernel, {"temperature": T, "pressure": P, "mass_fractions": Y}, STATES,
-                            schedule=schedule, seed=seed)["diffusion"]
+                            schedule=schedule, seed=seed)[MUTANT_KERNEL]
     except host.HostRuntimeError as error:
         return str(error)
     if np.isnan(out).any():
@@ -376,7 +380,8 @@ def test_deleted_barrier_is_reported(built, mutant):
     or an incomplete generation at CTA exit, named by barrier id."""
     for schedule, seed in (("deterministic", 0), ("random", 1), ("priority", 2)):
         message = outcome(mutants()[mutant], "dme", schedule, seed)
-        assert message.startswith("dme_diffusion: deadlock") or "incomplete when the CTA exits" in message, message
+        assert message.startswith(f"dme_{MUTANT_KERNEL}: deadlock") or "incomplete when the CTA exits" in message, \
+            message
         assert re.search(r"barrier \d+", message), message
 
 
@@ -391,7 +396,7 @@ def test_sync_weakened_to_arrive_is_caught(built):
 
 def test_swapped_barriers_deadlock(built):
     message = outcome(mutants()["swapped"], "dme", "deterministic", 0)
-    assert message.startswith("dme_diffusion: deadlock: no thread can proceed"), message
+    assert message.startswith(f"dme_{MUTANT_KERNEL}: deadlock: no thread can proceed"), message
     assert re.search(r"barrier \d+ \(generation \d+\): \d+ of \d+ threads arrived", message), message
     assert re.search(r"warp \d+ waits at barrier \d+", message), message
 

@@ -82,7 +82,7 @@ def test_diffusion_row_sums_are_one_shared_running_sum_each(placement, accumulat
 @pytest.mark.parametrize("weights", [(1.0, 0.5, 1.0), (1.0, 0.0, 0.0), (0.2, 1.0, 3.0)])
 def test_diffusion_columns_are_blocks_of_adjacent_columns(weights):
     """The diffusion kernel fixes its columns in blocks of adjacent columns, the larger
-    first (paper §3.3), and each species' mole fraction and output on its column's warp,
+    first (paper §3.3), and each species' mole number and output on its column's warp,
     whatever the mapper's weights."""
     options = CompileOptions(warps=10, weights=weights)
     graph = build_graph(load("dme"), "diffusion")
@@ -92,7 +92,7 @@ def test_diffusion_columns_are_blocks_of_adjacent_columns(weights):
     blocks = [[k for k in range(graph.n_species) if warp_of[f"diffusion_column_{k}"] == w] for w in range(10)]
     assert blocks == column_blocks(graph.n_species, 10) and [len(b) for b in blocks] == [3] * 10
     assert all(warp_of[f"{op}_{k}"] == warp_of[f"diffusion_column_{k}"] for k in range(graph.n_species)
-               for op in ("mole_fraction", "diffusion", "moles"))
+               for op in ("diffusion", "moles"))
 
 
 # -- the time-aware assignment of the chemistry kernel -------------------------

@@ -11,10 +11,8 @@ rule is lambda = 1/2 (A / S + S / B), A = sum_k m_k lambda_k and
 B = sum_k m_k / lambda_k: the three sums are independent, so no warp waits
 for S before its species' terms (one barrier phase fewer than with the mole
 fractions first), and each species loads Y_k once.  The terms clamp m_k at
-``MOLES_FLOOR`` as the viscosity kernel does; Cantera clamps x_k at 1e-20
-instead, which differs only for species whose mole fraction is below 1e-20,
-whose share of either sum is below 1e-20 relative.  S is the unclamped sum,
-as Cantera's mole fractions divide by it.
+``MOLES_FLOOR``; S is the unclamped sum, as Cantera's mole fractions divide
+by it.
 """
 
 from __future__ import annotations

@@ -16,7 +16,13 @@ from singe.derived.transport import fit_transport
 from singe.kernels.ir import Const, DataflowGraph, Imm, Instr, InstrBuilder, Operation, Reg, Regrouping
 from singe.mechanism import Mechanism
 
-TINY = 1e-20  # mole fraction clamp, as Cantera
+MOLES_FLOOR = 1e-100
+"""Lower bound of the mole numbers Y_k/M_k [kmol/kg] the transport kernels use in place of mole fractions
+(``viscosity_species_op``, ``diffusion_species_op``, ``conductivity.species_conductivity_op``): each kernel's
+formula is homogeneous in the mole fractions, so no warp waits for their sum; Cantera clamps the mole fractions
+at 1e-20 instead, which differs only for species below it, whose share of any sum is below 1e-20 relative.  A
+Wilke fraction's numerator and denominator (``wilke_op``) stay normal (products of two D_k above 1e-200) even
+when every species is at the floor."""
 
 
 def _op(builder: InstrBuilder, name: str, kind: str, inputs, outputs, **flags) -> Operation:
@@ -36,46 +42,6 @@ def pressure_op() -> Operation:
     b = InstrBuilder("pres")
     b.load("pressure", 0, dst="P")
     return _op(b, "pressure", "point", [], ["P"], replicated=True)
-
-
-def mixture_ops(weights: np.ndarray, mean_weight: bool) -> list[Operation]:
-    """1 / sum_j Y_j/M_j and (if ``mean_weight``) the mean molecular weight
-    sum_j Y_j / sum_j Y_j/M_j [kg/kmol] of the unclamped mixture, as
-    reductions over per-species terms (spread over the warps like any
-    reduction) and one operation finishing them."""
-    ops = []
-    for k, w in enumerate(weights):
-        b = InstrBuilder(f"mol{k}")
-        Y = b.load("mass_fractions", k, dst=f"y{k}")
-        b.emit("mul", Y, Const(1.0 / w), dst=f"moles{k}")
-        ops.append(_op(b, f"moles_{k}", "species", [], [f"y{k}", f"moles{k}"] if mean_weight else [f"moles{k}"]))
-    ops.append(reduction_op("moles_sum", [f"moles{k}" for k in range(len(weights))], "total_moles"))
-    b = InstrBuilder("mix")
-    b.emit("rcp", Reg("total_moles"), dst="inverse_moles")
-    inputs, outputs = ["total_moles"], ["inverse_moles"]
-    if mean_weight:
-        ops.append(reduction_op("mass_sum", [f"y{k}" for k in range(len(weights))], "total_mass"))
-        b.emit("mul", Reg("total_mass"), Reg("inverse_moles"), dst="mean_weight")
-        inputs.append("total_mass")
-        outputs.append("mean_weight")
-    ops.append(_op(b, "mixture", "mixture", inputs, outputs))
-    return ops
-
-
-def mole_fraction_op(k: int, weight: float) -> Operation:
-    """x_k = max((Y_k/M_k) / sum_j Y_j/M_j, 1e-20) (Y_k is loaded again: a cache hit)."""
-    b = InstrBuilder(f"mf{k}")
-    moles = b.emit("mul", b.load("mass_fractions", k), Const(1.0 / weight))
-    x = b.emit("mul", moles, Reg("inverse_moles"))
-    b.emit("max", x, Imm(TINY), dst=f"x{k}")
-    return _op(b, f"mole_fraction_{k}", "species", ["inverse_moles"], [f"x{k}"])
-
-
-def mixture_prologue(weights: np.ndarray, mean_weight: bool, point_ops=()) -> list[Operation]:
-    """What every transport kernel starts with: T and ln T, ``point_ops``, the
-    mixture sums and the clamped mole fraction x_k of every species."""
-    return [temperature_op(), *point_ops] + mixture_ops(weights, mean_weight) + \
-        [mole_fraction_op(k, w) for k, w in enumerate(weights)]
 
 
 def reduction_op(name: str, terms: list[str], output: str) -> Operation:
@@ -101,10 +67,6 @@ def reduction_op(name: str, terms: list[str], output: str) -> Operation:
 # one exp per species (r_k), per pair an FMA, a square and an FMA with the pair's constant, and the
 # inner species read as two values (p_j, q_j); every term is positive, nothing cancels.
 
-MOLES_FLOOR = 1e-100
-"""Lower bound of the mole numbers Y_k/M_k [kmol/kg] the viscosity kernel uses for mole fractions
-(``viscosity_species_op``); a fraction's numerator and denominator (``wilke_op``) stay normal
-(products of two D_k above 1e-200) even when every species is at the floor."""
 
 
 def viscosity_species_op(k: int, coefficients, weight: float) -> Operation:
@@ -114,9 +76,7 @@ def viscosity_species_op(k: int, coefficients, weight: float) -> Operation:
     Wilke's rule is homogeneous of degree 0 in the mole fractions, so mole
     numbers serve in their place without their sum (x_k / sum_j x_j is the
     mole fraction): no reduction, no reciprocal, no barrier before the
-    sums.  The clamp differs from Cantera's (mole fractions >= 1e-20) only
-    for species whose mole fraction is below 1e-20, whose share of the
-    viscosity is below 1e-20 relative either way.
+    sums (the clamp: ``MOLES_FLOOR``).
 
     r_k is one exp of the viscosity fit's cubic in ln T with its coefficients
     halved and negated and the weight folded into the constant term: the
@@ -289,14 +249,26 @@ def diffusion_column_op(c: int, rows: list[int], coefficients: np.ndarray, previ
 
 
 def diffusion_output_op(k: int, weight: float, sums: list[str]) -> Operation:
-    """D_km = (M - x_k M_k) / (M sum_{j != k} x_j / D_jk), the sum being P
-    times the column sum of k plus its row sum (``sums``: those it has)."""
+    """D_km = (M - x_k M_k) / (M sum_{j != k} x_j / D_jk) from the mole numbers (``diffusion_species_op``):
+    with S = sum_j Y_j/M_j and Y = sum_j Y_j, x_j = m_j / S and M = Y / S, so
+    D_km = S (Y - m_k M_k) / (Y P sum_{j != k} m_j / (P D_jk)), the sum being the column sum of k plus its
+    row sum (``sums``: those it has)."""
     b = InstrBuilder(f"do{k}")
     resistance = b.emit("add", Reg(sums[0]), Reg(sums[1])) if len(sums) == 2 else Reg(sums[0])
-    numerator = b.emit("fma", Reg(f"x{k}"), Const(-weight), Reg("mean_weight"))
-    denominator = b.emit("mul", b.emit("mul", Reg("mean_weight"), resistance), Reg("P"))
+    numerator = b.emit("mul", b.emit("fma", Reg(f"x{k}"), Const(-weight), Reg("total_mass")), Reg("total_moles"))
+    denominator = b.emit("mul", b.emit("mul", Reg("total_mass"), resistance), Reg("P"))
     b.store("diffusion", k, b.emit("div", numerator, denominator))
-    return _op(b, f"diffusion_{k}", "output", [f"x{k}", "mean_weight", *sums, "P"], [])
+    return _op(b, f"diffusion_{k}", "output", [f"x{k}", "total_moles", "total_mass", *sums, "P"], [])
+
+
+def diffusion_species_op(k: int, weight: float) -> Operation:
+    """Species k's mass fraction Y_k and mole number Y_k/M_k (for the sums S and Y of the output) and
+    x_k = max(Y_k/M_k, ``MOLES_FLOOR``), what the pairs read in place of the mole fraction (their sums are
+    homogeneous of degree 1 in it): no warp waits for S before them."""
+    b = InstrBuilder(f"ds{k}")
+    moles = b.emit("mul", b.load("mass_fractions", k, dst=f"y{k}"), Const(1.0 / weight), dst=f"moles{k}")
+    b.emit("max", moles, Imm(MOLES_FLOOR), dst=f"x{k}")
+    return _op(b, f"moles_{k}", "species", [], [f"y{k}", f"moles{k}", f"x{k}"])
 
 
 def diffusion_graph(mech: Mechanism) -> DataflowGraph:
@@ -309,7 +281,9 @@ def diffusion_graph(mech: Mechanism) -> DataflowGraph:
     n = len(index)
     coefficients = fits.diffusion[np.ix_(index, index)]
     columns = diffusion_columns(n)
-    ops = mixture_prologue(weights, mean_weight=True, point_ops=[pressure_op()])
+    ops = [temperature_op(), pressure_op()] + [diffusion_species_op(k, w) for k, w in enumerate(weights)]
+    ops.append(reduction_op("moles_sum", [f"moles{k}" for k in range(n)], "total_moles"))
+    ops.append(reduction_op("mass_sum", [f"y{k}" for k in range(n)], "total_mass"))
     last_row_sum: dict[int, str] = {}
     for c, rows in enumerate(columns):
         ops.append(diffusion_column_op(c, rows, coefficients[:, c], dict(last_row_sum)))
@@ -370,7 +344,7 @@ def diffusion_warps(graph: DataflowGraph, warps: int) -> dict[str, int]:
     fixed = {}
     for w, block in enumerate(column_blocks(graph.n_species, warps)):
         for k in block:
-            for name in (f"moles_{k}", f"mole_fraction_{k}", f"diffusion_column_{k}", f"diffusion_{k}"):
+            for name in (f"moles_{k}", f"diffusion_column_{k}", f"diffusion_{k}"):
                 fixed[name] = w
     return fixed
 

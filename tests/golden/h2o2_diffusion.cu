@@ -4,7 +4,7 @@
 // Launch: 3 warps (96 threads) per CTA, 2 CTAs per SM (sm_90);
 // each CTA handles 32 points at a time (one per lane) and loops over slabs of 32 points.
 // Expected: ~50 registers per thread (255 available), 8960 B shared memory,
-// 2 synchronization points on named barriers [0, 1, 2], 73 constants per warp
+// 1 synchronization points on named barriers [0, 1], 73 constants per warp
 // (3 per thread after striping, 0 of them kept in registers).
 // Species: 10, species-major arrays (stride species_stride); their rows and names: h2o2_diffusion.h
 #include "h2o2_diffusion.h"
@@ -322,6 +322,8 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
       const double t2 = t0 * SINGE_CONST(0);
       const double t3 = t2;
       r1 = t3;
+      const double t4 = singe_max(t2, 1e-100);
+      shared[(0 + 3 * warp_id)][lane] = t4;
     }
     {  // species operation
       const double t0 = __ldg(&mass_fractions[(1 + 3 * warp_id) * species_stride + point]);
@@ -330,6 +332,8 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
       const double t2 = t0 * SINGE_CONST(1);
       const double t3 = r1 + t2;
       r3 = t3;
+      const double t4 = singe_max(t2, 1e-100);
+      shared[(1 + 3 * warp_id)][lane] = t4;
     }
     if ((1u << warp_id) & 0x00000006u) {  // warps 1, 2
       {  // species operation
@@ -339,6 +343,8 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
         const double t2 = t0 * SINGE_CONST(2);
         const double t3 = r3 + t2;
         r1 = t3;
+        const double t4 = singe_max(t2, 1e-100);
+        shared[(2 + 3 * warp_id)][lane] = t4;
       }
     }
     switch (warp_id) {
@@ -346,57 +352,13 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
       {  // species operation
         const double t0 = __ldg(&mass_fractions[2 * species_stride + point]);
         const double t1 = r2 + t0;
-        shared[21][lane] = t1;
+        shared[23][lane] = t1;
         const double t2 = t0 * SINGE_KNOWN_CONST(2);
         const double t3 = r3 + t2;
-        shared[20][lane] = t3;
-      }
-      break;
-    }
-    case 1: {
-      SINGE_BAR_SYNC(1, 96);  // point 0: total_moles@w0.2, total_moles@w2.3
-      break;
-    }
-    case 2: {
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[9 * species_stride + point]);
-        const double t1 = r0 + t0;
-        shared[23][lane] = t1;
-        const double t2 = t0 * SINGE_KNOWN_CONST(3);
-        const double t3 = r1 + t2;
         shared[22][lane] = t3;
+        const double t4 = singe_max(t2, 1e-100);
+        shared[2][lane] = t4;
       }
-      break;
-    }
-    default: break;
-    }
-    if ((1u << warp_id) & 0x00000005u) {  // warps 0, 2
-      SINGE_BAR_ARRIVE(1, 96);  // point 0: total_moles@w0.2, total_moles@w2.3
-      SINGE_BAR_SYNC(2, 96);  // point 1: inverse_moles, mean_weight
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[(0 + 3 * warp_id) * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(0);
-        const double t2 = t1 * shared[24][lane];
-        const double t3 = singe_max(t2, 1e-20);
-        shared[(0 + 3 * warp_id)][lane] = t3;
-      }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[(1 + 3 * warp_id) * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(1);
-        const double t2 = t1 * shared[24][lane];
-        const double t3 = singe_max(t2, 1e-20);
-        shared[(1 + 3 * warp_id)][lane] = t3;
-      }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[(2 + 3 * warp_id) * species_stride + point]);
-        const double t1 = t0 * SINGE_CONST(2);
-        const double t2 = t1 * shared[24][lane];
-        const double t3 = singe_max(t2, 1e-20);
-        shared[(2 + 3 * warp_id)][lane] = t3;
-      }
-    }
-    switch (warp_id) {
-    case 0: {
       {  // species operation
         const double t0 = 0.0;
         shared[10][lane] = t0;
@@ -408,25 +370,27 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
       break;
     }
     case 1: {
-      {  // reduction operation
-        const double t0 = shared[20][lane] + r1;
-        const double t1 = t0 + shared[22][lane];
-        r1 = t1;
+      {  // species operation
+        const double t0 = 0.0;
+        shared[13][lane] = t0;
+        const double t1 = 0.0;
+        shared[14][lane] = t1;
+        const double t2 = 0.0;
+        shared[15][lane] = t2;
       }
-      {  // reduction operation
-        const double t0 = shared[21][lane] + r0;
-        const double t1 = t0 + shared[23][lane];
-        r0 = t1;
-      }
+      SINGE_BAR_SYNC(1, 96);  // point 0: total_moles@w0.2, total_moles@w2.3, rowsum3@zero, x3, x4, x5 (+6 more)
       break;
     }
     case 2: {
       {  // species operation
         const double t0 = __ldg(&mass_fractions[9 * species_stride + point]);
-        const double t1 = t0 * SINGE_KNOWN_CONST(3);
-        const double t2 = t1 * shared[24][lane];
-        const double t3 = singe_max(t2, 1e-20);
-        shared[9][lane] = t3;
+        const double t1 = r0 + t0;
+        shared[21][lane] = t1;
+        const double t2 = t0 * SINGE_KNOWN_CONST(3);
+        const double t3 = r1 + t2;
+        shared[20][lane] = t3;
+        const double t4 = singe_max(t2, 1e-100);
+        shared[9][lane] = t4;
       }
       {  // species operation
         const double t0 = 0.0;
@@ -442,42 +406,19 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
     }
     default: break;
     }
+    if ((1u << warp_id) & 0x00000005u) {  // warps 0, 2
+      SINGE_BAR_SYNC(1, 96);  // point 0: total_moles@w0.2, total_moles@w2.3, rowsum3@zero, x3, x4, x5 (+6 more)
+    }
     if ((1u << warp_id) & 0x00000002u) {  // warps 1
-      {  // mixture operation
-        const double t0 = 1.0 / r1;
-        shared[24][lane] = t0;
-        const double t1 = r0 * t0;
+      {  // reduction operation
+        const double t0 = shared[22][lane] + r1;
+        const double t1 = t0 + shared[20][lane];
+        shared[24][lane] = t1;
+      }
+      {  // reduction operation
+        const double t0 = shared[23][lane] + r0;
+        const double t1 = t0 + shared[21][lane];
         shared[25][lane] = t1;
-      }
-      SINGE_BAR_ARRIVE(2, 96);  // point 1: inverse_moles, mean_weight
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[3 * species_stride + point]);
-        const double t1 = t0 * SINGE_KNOWN_CONST(0);
-        const double t2 = t1 * shared[24][lane];
-        const double t3 = singe_max(t2, 1e-20);
-        shared[3][lane] = t3;
-      }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[4 * species_stride + point]);
-        const double t1 = t0 * SINGE_KNOWN_CONST(1);
-        const double t2 = t1 * shared[24][lane];
-        const double t3 = singe_max(t2, 1e-20);
-        shared[4][lane] = t3;
-      }
-      {  // species operation
-        const double t0 = __ldg(&mass_fractions[5 * species_stride + point]);
-        const double t1 = t0 * SINGE_KNOWN_CONST(2);
-        const double t2 = t1 * shared[24][lane];
-        const double t3 = singe_max(t2, 1e-20);
-        shared[5][lane] = t3;
-      }
-      {  // species operation
-        const double t0 = 0.0;
-        shared[13][lane] = t0;
-        const double t1 = 0.0;
-        shared[14][lane] = t1;
-        const double t2 = 0.0;
-        shared[15][lane] = t2;
       }
     }
     // all warps
@@ -846,30 +787,33 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
       {  // output operation
         const double t0 = r1 + shared[(10 + 3 * warp_id)][lane];
         const double t1 = fma(shared[(0 + 3 * warp_id)][lane], SINGE_CONST(68), shared[25][lane]);
-        const double t2 = shared[25][lane] * t0;
-        const double t3 = t2 * r4;
-        const double t4 = t1 / t3;
-        if (valid) diffusion[(0 + 3 * warp_id) * species_stride + point] = t4;
+        const double t2 = t1 * shared[24][lane];
+        const double t3 = shared[25][lane] * t0;
+        const double t4 = t3 * r4;
+        const double t5 = t2 / t4;
+        if (valid) diffusion[(0 + 3 * warp_id) * species_stride + point] = t5;
       }
     }
     if ((1u << warp_id) & 0x00000003u) {  // warps 0, 1
       {  // output operation
         const double t0 = r0 + shared[(11 + 2 * warp_id)][lane];
         const double t1 = fma(shared[(1 + 2 * warp_id)][lane], SINGE_CONST(69), shared[25][lane]);
-        const double t2 = shared[25][lane] * t0;
-        const double t3 = t2 * r4;
-        const double t4 = t1 / t3;
-        if (valid) diffusion[(1 + 2 * warp_id) * species_stride + point] = t4;
+        const double t2 = t1 * shared[24][lane];
+        const double t3 = shared[25][lane] * t0;
+        const double t4 = t3 * r4;
+        const double t5 = t2 / t4;
+        if (valid) diffusion[(1 + 2 * warp_id) * species_stride + point] = t5;
       }
     }
     if ((1u << warp_id) & 0x00000005u) {  // warps 0, 2
       {  // output operation
         const double t0 = r2 + shared[(singe_index[0][warp_id] + 12)][lane];
         const double t1 = fma(shared[(singe_index[0][warp_id] + 2)][lane], SINGE_CONST(70), shared[25][lane]);
-        const double t2 = shared[25][lane] * t0;
-        const double t3 = t2 * r4;
-        const double t4 = t1 / t3;
-        if (valid) diffusion[(singe_index[0][warp_id] + 2) * species_stride + point] = t4;
+        const double t2 = t1 * shared[24][lane];
+        const double t3 = shared[25][lane] * t0;
+        const double t4 = t3 * r4;
+        const double t5 = t2 / t4;
+        if (valid) diffusion[(singe_index[0][warp_id] + 2) * species_stride + point] = t5;
       }
     }
     switch (warp_id) {
@@ -877,18 +821,20 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
       {  // output operation
         const double t0 = r1 + shared[14][lane];
         const double t1 = fma(shared[4][lane], SINGE_KNOWN_CONST(70), shared[25][lane]);
-        const double t2 = shared[25][lane] * t0;
-        const double t3 = t2 * r4;
-        const double t4 = t1 / t3;
-        if (valid) diffusion[4 * species_stride + point] = t4;
+        const double t2 = t1 * shared[24][lane];
+        const double t3 = shared[25][lane] * t0;
+        const double t4 = t3 * r4;
+        const double t5 = t2 / t4;
+        if (valid) diffusion[4 * species_stride + point] = t5;
       }
       {  // output operation
         const double t0 = r2 + shared[15][lane];
         const double t1 = fma(shared[5][lane], SINGE_KNOWN_CONST(71), shared[25][lane]);
-        const double t2 = shared[25][lane] * t0;
-        const double t3 = t2 * r4;
-        const double t4 = t1 / t3;
-        if (valid) diffusion[5 * species_stride + point] = t4;
+        const double t2 = t1 * shared[24][lane];
+        const double t3 = shared[25][lane] * t0;
+        const double t4 = t3 * r4;
+        const double t5 = t2 / t4;
+        if (valid) diffusion[5 * species_stride + point] = t5;
       }
       break;
     }
@@ -896,18 +842,20 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
       {  // output operation
         const double t0 = r3 + shared[18][lane];
         const double t1 = fma(shared[8][lane], SINGE_KNOWN_CONST(71), shared[25][lane]);
-        const double t2 = shared[25][lane] * t0;
-        const double t3 = t2 * r4;
-        const double t4 = t1 / t3;
-        if (valid) diffusion[8 * species_stride + point] = t4;
+        const double t2 = t1 * shared[24][lane];
+        const double t3 = shared[25][lane] * t0;
+        const double t4 = t3 * r4;
+        const double t5 = t2 / t4;
+        if (valid) diffusion[8 * species_stride + point] = t5;
       }
       {  // output operation
         const double t0 = r0 + shared[19][lane];
         const double t1 = fma(shared[9][lane], SINGE_KNOWN_CONST(72), shared[25][lane]);
-        const double t2 = shared[25][lane] * t0;
-        const double t3 = t2 * r4;
-        const double t4 = t1 / t3;
-        if (valid) diffusion[9 * species_stride + point] = t4;
+        const double t2 = t1 * shared[24][lane];
+        const double t3 = shared[25][lane] * t0;
+        const double t4 = t3 * r4;
+        const double t5 = t2 / t4;
+        if (valid) diffusion[9 * species_stride + point] = t5;
       }
       break;
     }

@@ -41,10 +41,11 @@ def wide():
 
 def test_settling_takes_the_most_ctas_ptxas_compiles_without_spills(wide):
     settled = settle_ctas(wide, compile=fake_ptxas(spills_above=4))
-    # at 6 CTAs the kernel rescheduled is the same file as the same code (no stripes, the same schedule): one run
+    # at 6 and 5 CTAs the kernel rescheduled is the same file as the same code (no stripes, the same schedule): one
+    # run each (a kernel rescheduled differently is tried too: the companion below, at 4 CTAs and fewer)
     assert [(t.ctas, t.code) for t in settled.trials] == [(7, "chosen"), (6, "same code"), (5, "same code"),
-                                                           (5, "rescheduled"), (4, "same code")]
-    assert [t.spills for t in settled.trials] == [True] * 4 + [False]
+                                                           (4, "same code")]
+    assert [t.spills for t in settled.trials] == [True] * 3 + [False]
     assert settled.spill_free and settled.compiled.options.ctas_per_sm == 4
     plan = settled.compiled.programs.plan
     assert plan.confirmed == "sm_90" and plan.ctas_per_sm == 4 and not needs_settling(settled.compiled)
@@ -65,7 +66,8 @@ def test_settling_takes_the_most_ctas_ptxas_compiles_without_spills(wide):
 def test_settling_keeps_the_choice_and_its_warning_where_ptxas_spills_at_every_count(wide):
     """The companion: a ptxas that spills everywhere leaves the chosen kernel, and its warning, as they were."""
     settled = settle_ctas(wide, compile=fake_ptxas(spills_above=0))
-    assert [t.ctas for t in settled.trials] == [7, 6] + [c for c in range(5, 0, -1) for _ in range(2)]
+    assert [t.ctas for t in settled.trials] == [7, 6, 5] + [c for c in range(4, 0, -1) for _ in range(2)]
+    assert [t.code for t in settled.trials if t.ctas == 4] == ["same code", "rescheduled"]
     assert not settled.spill_free
     assert settled.compiled is wide and "diffusion turns over up to 14" in settled.compiled.programs.warnings[0]
     assert settled.report() == "warning: ptxas (sm_90) spills at every count from 7 CTAs per SM to 1; kept 7"
@@ -89,10 +91,11 @@ def test_only_unchecked_plans_are_settled(monkeypatch):
 
 @pytest.mark.skipif(find_nvcc() is None, reason="nvcc (CUDA toolkit) not installed")
 def test_a_copy_beyond_residency_that_spills_is_settled():
-    """gri30_ion diffusion at the defaults (sm_90): the copy at 4 CTAs per SM planned, 2 resident, where ptxas
-    spills 4 B (the copy before the slab loop, which the register plan does not count); settled, the same code
-    at 3 compiles without spills."""
-    ion = compile_kernel(singe_load(CANTERA_DATA / "gri30_ion.yaml"), "diffusion", warps=8)
+    """gri30_ion diffusion at 7 warps (sm_90): the copy at 4 CTAs per SM planned, 2 resident, where ptxas spills
+    8 B (the copy before the slab loop, which the register plan does not count); settled, the same code at 3
+    compiles without spills.  (At the defaults' 8 warps it spilled 4 B before the pairs read the mole numbers,
+    and spills at no count now.)"""
+    ion = compile_kernel(singe_load(CANTERA_DATA / "gri30_ion.yaml"), "diffusion", warps=7)
     assert ptxas_check.copies_beyond_residency(ion)
     settled = settle_if_needed(ion)
     assert [(t.ctas, bool(t.spills)) for t in settled.trials] == [(4, True), (3, False)]

@@ -68,7 +68,6 @@ def reduction_op(name: str, terms: list[str], output: str) -> Operation:
 # inner species read as two values (p_j, q_j); every term is positive, nothing cancels.
 
 
-
 def viscosity_species_op(k: int, coefficients, weight: float) -> Operation:
     """What the Wilke sums read of species k: p_k = sqrt(x_k) of its mole number
     x_k = max(Y_k/M_k, MOLES_FLOOR), r_k = 1/s_k = eta_k^(-1/2) M_k^(1/4) and q_k = p_k r_k.

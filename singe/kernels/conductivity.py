@@ -10,9 +10,9 @@ With the mole numbers m_k = Y_k/M_k and S = sum_k m_k (x_k = m_k / S), the
 rule is lambda = 1/2 (A / S + S / B), A = sum_k m_k lambda_k and
 B = sum_k m_k / lambda_k: the three sums are independent, so no warp waits
 for S before its species' terms (one barrier phase fewer than with the mole
-fractions first), and each species loads Y_k once.  The terms clamp m_k at
-``MOLES_FLOOR``; S is the unclamped sum, as Cantera's mole fractions divide
-by it.
+fractions first), and each species loads Y_k once.  m_k is clamped at
+``MOLES_FLOOR`` in the three sums alike (a negative mass fraction counts as
+0, as Cantera's ``TPY`` sets it: the rule is homogeneous of degree 0).
 """
 
 from __future__ import annotations
@@ -24,11 +24,11 @@ from singe.mechanism import Mechanism
 
 
 def species_conductivity_op(k: int, coefficients, weight: float) -> Operation:
-    """Species k's mole number m_k = Y_k/M_k (for S) and the terms m_k lambda_k and m_k / lambda_k of A and B,
-    lambda_k = exp(fit_k(ln T)), with m_k clamped at ``MOLES_FLOOR`` in the terms."""
+    """Species k's mole number m_k = max(Y_k/M_k, ``MOLES_FLOOR``) (a term of S) and its terms m_k lambda_k and
+    m_k / lambda_k of A and B, lambda_k = exp(fit_k(ln T))."""
     b = InstrBuilder(f"cd{k}")
-    moles = b.emit("mul", b.load("mass_fractions", k), Const(1.0 / weight), dst=f"moles{k}")
-    clamped = b.emit("max", moles, Imm(MOLES_FLOOR))
+    moles = b.emit("mul", b.load("mass_fractions", k), Const(1.0 / weight))
+    clamped = b.emit("max", moles, Imm(MOLES_FLOOR), dst=f"moles{k}")
     conductivity = b.emit("exp", b.polynomial([float(c) for c in coefficients], Reg("lnT")))
     b.emit("mul", clamped, conductivity, dst=f"arithmetic{k}")
     b.emit("div", clamped, conductivity, dst=f"harmonic{k}")

@@ -18,11 +18,13 @@ from singe.mechanism import Mechanism
 
 MOLES_FLOOR = 1e-100
 """Lower bound of the mole numbers Y_k/M_k [kmol/kg] the transport kernels use in place of mole fractions
-(``viscosity_species_op``, ``diffusion_species_op``, ``conductivity.species_conductivity_op``): each kernel's
-formula is homogeneous in the mole fractions, so no warp waits for their sum; Cantera clamps the mole fractions
-at 1e-20 instead, which differs only for species below it, whose share of any sum is below 1e-20 relative.  A
-Wilke fraction's numerator and denominator (``wilke_op``) stay normal (products of two D_k above 1e-200) even
-when every species is at the floor."""
+(``viscosity_species_op``, ``conductivity.species_conductivity_op``; of the mass fractions in
+``diffusion_species_op``, whose mole numbers then stay above 1e-100/M_k, normal doubles): each kernel's
+formula is homogeneous in the mole fractions, so no warp waits for their sum, and homogeneous of degree 0 in
+the mass fractions, so the clamped mole numbers also make the sums (a negative mass fraction counts as 0, as
+Cantera's ``TPY`` sets it).  Cantera clamps the mole fractions at 1e-20 instead, which differs only for species
+below it, whose share of any sum is below 1e-20 relative.  A Wilke fraction's numerator and denominator
+(``wilke_op``) stay normal (products of two D_k above 1e-200) even when every species is at the floor."""
 
 
 def _op(builder: InstrBuilder, name: str, kind: str, inputs, outputs, **flags) -> Operation:
@@ -248,8 +250,8 @@ def diffusion_column_op(c: int, rows: list[int], coefficients: np.ndarray, previ
 
 
 def diffusion_output_op(k: int, weight: float, sums: list[str]) -> Operation:
-    """D_km = (M - x_k M_k) / (M sum_{j != k} x_j / D_jk) from the mole numbers (``diffusion_species_op``):
-    with S = sum_j Y_j/M_j and Y = sum_j Y_j, x_j = m_j / S and M = Y / S, so
+    """D_km = (M - x_k M_k) / (M sum_{j != k} x_j / D_jk) from the mole numbers m_j (``diffusion_species_op``):
+    with S = sum_j m_j and Y = sum_j m_j M_j, x_j = m_j / S and M = Y / S, so
     D_km = S (Y - m_k M_k) / (Y P sum_{j != k} m_j / (P D_jk)), the sum being the column sum of k plus its
     row sum (``sums``: those it has)."""
     b = InstrBuilder(f"do{k}")
@@ -261,13 +263,13 @@ def diffusion_output_op(k: int, weight: float, sums: list[str]) -> Operation:
 
 
 def diffusion_species_op(k: int, weight: float) -> Operation:
-    """Species k's mass fraction Y_k and mole number Y_k/M_k (for the sums S and Y of the output) and
-    x_k = max(Y_k/M_k, ``MOLES_FLOOR``), what the pairs read in place of the mole fraction (their sums are
-    homogeneous of degree 1 in it): no warp waits for S before them."""
+    """Species k's mass fraction y_k = max(Y_k, ``MOLES_FLOOR``) and mole number x_k = y_k/M_k, what the pairs
+    read in place of the mole fraction (their sums are homogeneous of degree 1 in it: no warp waits for S before
+    them); the terms of the sums Y and S of the output."""
     b = InstrBuilder(f"ds{k}")
-    moles = b.emit("mul", b.load("mass_fractions", k, dst=f"y{k}"), Const(1.0 / weight), dst=f"moles{k}")
-    b.emit("max", moles, Imm(MOLES_FLOOR), dst=f"x{k}")
-    return _op(b, f"moles_{k}", "species", [], [f"y{k}", f"moles{k}", f"x{k}"])
+    clamped = b.emit("max", b.load("mass_fractions", k), Imm(MOLES_FLOOR), dst=f"y{k}")
+    b.emit("mul", clamped, Const(1.0 / weight), dst=f"x{k}")
+    return _op(b, f"moles_{k}", "species", [], [f"y{k}", f"x{k}"])
 
 
 def diffusion_graph(mech: Mechanism) -> DataflowGraph:
@@ -281,7 +283,7 @@ def diffusion_graph(mech: Mechanism) -> DataflowGraph:
     coefficients = fits.diffusion[np.ix_(index, index)]
     columns = diffusion_columns(n)
     ops = [temperature_op(), pressure_op()] + [diffusion_species_op(k, w) for k, w in enumerate(weights)]
-    ops.append(reduction_op("moles_sum", [f"moles{k}" for k in range(n)], "total_moles"))
+    ops.append(reduction_op("moles_sum", [f"x{k}" for k in range(n)], "total_moles"))
     ops.append(reduction_op("mass_sum", [f"y{k}" for k in range(n)], "total_mass"))
     last_row_sum: dict[int, str] = {}
     for c, rows in enumerate(columns):

@@ -68,15 +68,16 @@ def mole_fractions(mech: Mechanism, Y: np.ndarray):
 
     Parameters
     ----------
-    Y : (n_transported, n) mass fractions [-].
+    Y : (n_transported, n) mass fractions [-]; a negative one counts as 0, as Cantera's ``TPY`` sets it (the
+        state normalised then: every formula here is homogeneous of degree 0 in the mass fractions).
 
     Returns
     -------
     x : (n_transported, n) mole fractions [-], clamped to >= 1e-20 (not renormalised).
-    mean_weight : (n,) mean molecular weight [kg/kmol] of the unclamped mixture.
+    mean_weight : (n,) mean molecular weight [kg/kmol] of the mixture, negative mass fractions at 0.
     """
     W = _transported_weights(mech)[:, None]
-    moles = Y / W
+    moles = np.maximum(Y, 0.0) / W
     total = moles.sum(axis=0)
     x = moles / total
     mean_weight = (x * W).sum(axis=0)

@@ -317,47 +317,47 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
     // all warps
     {  // species operation
       const double t0 = __ldg(&mass_fractions[(0 + 3 * warp_id) * species_stride + point]);
-      const double t1 = t0;
-      r0 = t1;
-      const double t2 = t0 * SINGE_CONST(0);
-      const double t3 = t2;
-      r1 = t3;
-      const double t4 = singe_max(t2, 1e-100);
-      shared[(0 + 3 * warp_id)][lane] = t4;
+      const double t1 = singe_max(t0, 1e-100);
+      const double t2 = t1;
+      r0 = t2;
+      const double t3 = t1 * SINGE_CONST(0);
+      shared[(0 + 3 * warp_id)][lane] = t3;
+      const double t4 = t3;
+      r1 = t4;
     }
     {  // species operation
       const double t0 = __ldg(&mass_fractions[(1 + 3 * warp_id) * species_stride + point]);
-      const double t1 = r0 + t0;
-      r2 = t1;
-      const double t2 = t0 * SINGE_CONST(1);
-      const double t3 = r1 + t2;
-      r3 = t3;
-      const double t4 = singe_max(t2, 1e-100);
-      shared[(1 + 3 * warp_id)][lane] = t4;
+      const double t1 = singe_max(t0, 1e-100);
+      const double t2 = r0 + t1;
+      r2 = t2;
+      const double t3 = t1 * SINGE_CONST(1);
+      shared[(1 + 3 * warp_id)][lane] = t3;
+      const double t4 = r1 + t3;
+      r3 = t4;
     }
     if ((1u << warp_id) & 0x00000006u) {  // warps 1, 2
       {  // species operation
         const double t0 = __ldg(&mass_fractions[(2 + 3 * warp_id) * species_stride + point]);
-        const double t1 = r2 + t0;
-        r0 = t1;
-        const double t2 = t0 * SINGE_CONST(2);
-        const double t3 = r3 + t2;
-        r1 = t3;
-        const double t4 = singe_max(t2, 1e-100);
-        shared[(2 + 3 * warp_id)][lane] = t4;
+        const double t1 = singe_max(t0, 1e-100);
+        const double t2 = r2 + t1;
+        r0 = t2;
+        const double t3 = t1 * SINGE_CONST(2);
+        shared[(2 + 3 * warp_id)][lane] = t3;
+        const double t4 = r3 + t3;
+        r1 = t4;
       }
     }
     switch (warp_id) {
     case 0: {
       {  // species operation
         const double t0 = __ldg(&mass_fractions[2 * species_stride + point]);
-        const double t1 = r2 + t0;
-        shared[23][lane] = t1;
-        const double t2 = t0 * SINGE_KNOWN_CONST(2);
-        const double t3 = r3 + t2;
-        shared[22][lane] = t3;
-        const double t4 = singe_max(t2, 1e-100);
-        shared[2][lane] = t4;
+        const double t1 = singe_max(t0, 1e-100);
+        const double t2 = r2 + t1;
+        shared[23][lane] = t2;
+        const double t3 = t1 * SINGE_KNOWN_CONST(2);
+        shared[2][lane] = t3;
+        const double t4 = r3 + t3;
+        shared[22][lane] = t4;
       }
       {  // species operation
         const double t0 = 0.0;
@@ -384,13 +384,13 @@ h2o2_diffusion_kernel(const double *__restrict__ temperature, const double *__re
     case 2: {
       {  // species operation
         const double t0 = __ldg(&mass_fractions[9 * species_stride + point]);
-        const double t1 = r0 + t0;
-        shared[21][lane] = t1;
-        const double t2 = t0 * SINGE_KNOWN_CONST(3);
-        const double t3 = r1 + t2;
-        shared[20][lane] = t3;
-        const double t4 = singe_max(t2, 1e-100);
-        shared[9][lane] = t4;
+        const double t1 = singe_max(t0, 1e-100);
+        const double t2 = r0 + t1;
+        shared[21][lane] = t2;
+        const double t3 = t1 * SINGE_KNOWN_CONST(3);
+        shared[9][lane] = t3;
+        const double t4 = r1 + t3;
+        shared[20][lane] = t4;
       }
       {  // species operation
         const double t0 = 0.0;

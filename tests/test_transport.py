@@ -32,6 +32,8 @@ from cantera_reference import (ALL_NAMES, SHARED_NAMES, cantera_solution, chemis
 from singe.errors import MechanismSemanticError
 from singe.reference import transport as reference
 from singe.derived.transport import fit_transport
+from singe.kernels.registry import KERNELS
+from singe.validate import cantera_property
 
 FIT_TOLERANCE = 1e-8
 PROPERTY_TOLERANCE = 1e-10
@@ -209,7 +211,7 @@ def test_negative_mass_fractions_count_as_zero_as_in_cantera():
     gas = cantera_solution("dme")
     for quantity in QUANTITIES:
         kernel = compile_kernel(mech, quantity, warps=8)
-        theirs = _cantera_property(gas, mech, quantity, T, P, Y)
+        theirs = cantera_property(gas, KERNELS[quantity], mech, T, P, Y)
         for ours in (kernel.simulate(T, P, Y), kernel.run_host(T, P, Y), kernel.run_host(T, P, Y, baseline=True)):
             assert np.max(np.abs(ours / theirs - 1.0)) <= PROPERTY_TOLERANCE, quantity
 
@@ -222,27 +224,27 @@ def test_the_negative_mass_fractions_are_large_enough_to_be_seen():
     T, P, Y = negative_states(mech)
     gas = cantera_solution("dme")
     for quantity in ("diffusion", "conductivity"):
-        clipped = _cantera_property(gas, mech, quantity, T, P, Y)
-        summed = _cantera_property(gas, mech, quantity, T, P, Y, clip=False)
+        clipped = cantera_property(gas, KERNELS[quantity], mech, T, P, Y)
+        summed = cantera_property(_SummedAsGiven(gas), KERNELS[quantity], mech, T, P, Y)
         assert np.max(np.abs(summed / clipped - 1.0)) > PROPERTY_TOLERANCE, quantity
 
 
-def _cantera_property(gas, mech: singe.Mechanism, quantity: str, T, P, Y, clip: bool = True) -> np.ndarray:
-    """Cantera's ``quantity`` at each state: set by ``TPY`` (negative mass fractions at 0), or with ``clip`` False
-    by ``set_unnormalized_mass_fractions`` (as given)."""
-    transported = [gas.species_index(name) for name in mech.transported_species]
-    values = []
-    for i in range(len(T)):
-        full = np.zeros(gas.n_species)
-        full[transported] = Y[:, i]
-        if clip:
-            gas.TPY = T[i], P[i], full
-        else:
-            gas.TP = T[i], P[i]
-            gas.set_unnormalized_mass_fractions(full)
-        values.append({"viscosity": lambda: gas.viscosity, "diffusion": lambda: gas.mix_diff_coeffs[transported],
-                       "conductivity": lambda: gas.thermal_conductivity}[quantity]())
-    return np.array(values).T
+class _SummedAsGiven:
+    """A Cantera solution whose ``TPY`` keeps negative mass fractions (``set_unnormalized_mass_fractions``), for
+    ``singe.validate.cantera_property``."""
+
+    def __init__(self, gas):
+        self._gas = gas
+
+    def __getattr__(self, name):
+        return getattr(self._gas, name)
+
+    def __setattr__(self, name, value):
+        if name != "TPY":
+            return object.__setattr__(self, name, value)
+        T, P, Y = value
+        self._gas.TP = T, P
+        self._gas.set_unnormalized_mass_fractions(Y)
 
 
 def test_qssa_species_at_zero_change_nothing():

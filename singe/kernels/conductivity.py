@@ -18,8 +18,8 @@ fractions first), and each species loads Y_k once.  m_k is clamped at
 from __future__ import annotations
 
 from singe.derived.transport import fit_transport
-from singe.kernels.ir import Const, DataflowGraph, Imm, InstrBuilder, Operation, Reg
-from singe.kernels.transport import MOLES_FLOOR, reduction_op, temperature_op
+from singe.kernels.ir import DataflowGraph, Imm, InstrBuilder, Operation, Reg
+from singe.kernels.transport import mole_number, reduction_op, temperature_op
 from singe.mechanism import Mechanism
 
 
@@ -27,8 +27,7 @@ def species_conductivity_op(k: int, coefficients, weight: float) -> Operation:
     """Species k's mole number m_k = max(Y_k/M_k, ``MOLES_FLOOR``) (a term of S) and its terms m_k lambda_k and
     m_k / lambda_k of A and B, lambda_k = exp(fit_k(ln T))."""
     b = InstrBuilder(f"cd{k}")
-    moles = b.emit("mul", b.load("mass_fractions", k), Const(1.0 / weight))
-    clamped = b.emit("max", moles, Imm(MOLES_FLOOR), dst=f"moles{k}")
+    clamped = mole_number(b, k, weight, dst=f"moles{k}")
     conductivity = b.emit("exp", b.polynomial([float(c) for c in coefficients], Reg("lnT")))
     b.emit("mul", clamped, conductivity, dst=f"arithmetic{k}")
     b.emit("div", clamped, conductivity, dst=f"harmonic{k}")

@@ -46,6 +46,11 @@ def pressure_op() -> Operation:
     return _op(b, "pressure", "point", [], ["P"], replicated=True)
 
 
+def mole_number(b: InstrBuilder, k: int, weight: float, dst: str | None = None) -> Reg:
+    """Species k's mole number max(Y_k/M_k, ``MOLES_FLOOR``), as the viscosity and conductivity kernels read it."""
+    return b.emit("max", b.emit("mul", b.load("mass_fractions", k), Const(1.0 / weight)), Imm(MOLES_FLOOR), dst=dst)
+
+
 def reduction_op(name: str, terms: list[str], output: str) -> Operation:
     """output = sum of terms (associative: mapping may split it per warp)."""
     b = InstrBuilder(name)
@@ -84,8 +89,7 @@ def viscosity_species_op(k: int, coefficients, weight: float) -> Operation:
     species' only exp, as Cantera computes the Wilke ratios from per-species
     square roots (MixTransport::updateViscosity_T)."""
     b = InstrBuilder(f"vs{k}")
-    moles = b.emit("mul", b.load("mass_fractions", k), Const(1.0 / weight))
-    p = b.emit("sqrt", b.emit("max", moles, Imm(MOLES_FLOOR)), dst=f"p{k}")
+    p = b.emit("sqrt", mole_number(b, k, weight), dst=f"p{k}")
     scaled = [-0.5 * float(c) for c in coefficients]
     scaled[0] += 0.25 * math.log(weight)
     r = b.emit("exp", b.polynomial(scaled, Reg("lnT")), dst=f"r{k}")

@@ -161,7 +161,8 @@ def measure(compiled, generated, built, args, device: gpu.Device) -> dict:
     inputs, outputs = kernel.device_inputs(fields, n), kernel.device_outputs(n)
     times = time_launches(kernel, inputs, outputs, n, args.warmup, args.repeats)
     result = cupy.asnumpy(outputs[compiled.spec.output.name][:, :CHECKED])
-    error = largest_error(result, reference_values(mech, compiled.kernel, T[:CHECKED], P[:CHECKED], Y[:, :CHECKED]))
+    error = largest_error(result, reference_values(mech, compiled.kernel, T[:CHECKED], P[:CHECKED], Y[:, :CHECKED],
+                                                   compiled.options))
     median = statistics.median(times) / 1e3
     rate = n / median
     peak = fp64_peak(device)

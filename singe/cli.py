@@ -16,7 +16,7 @@ from singe.errors import OptionError, SingeInputError
 from singe.frontend import load_mechanism
 from singe.mechanism import Mechanism
 from singe.kernels.registry import KERNELS, default_kernels, kernel_spec
-from singe.options import CONSTANT_TABLES, DISPATCHES, FORMS, PLACEMENTS, CompileOptions
+from singe.options import CONSTANT_TABLES, DISPATCHES, FORMS, PLACEMENTS, PRODUCTS, CompileOptions
 from singe.targets import TARGETS
 
 DUMPS = ("graph", "mapping", "schedule")
@@ -106,6 +106,12 @@ def build_parser() -> argparse.ArgumentParser:
                         help="each slab prefetches the next slab's inputs into the L1 (one 128-byte line a lane), "
                              "so that its global loads need not wait on DRAM; not yet timed on a GPU (the table "
                              "form of chemistry does not prefetch)")
+    parser.add_argument("--products", choices=PRODUCTS, default="chemkin",
+                        help="how the chemistry kernel multiplies negative concentrations, which a solver's step "
+                             "leaves: 'chemkin' (the default) as they are, as CHEMKIN, S3D and Pele do; 'cantera' "
+                             "as Cantera does: 0 where two factors of up to three are negative (or one of more), so "
+                             "that two negative concentrations never make a positive rate (a select more a "
+                             "reaction direction).  The two agree wherever no concentration is negative")
     parser.add_argument("--baseline", action="store_true", help="also write the data-parallel kernels")
     parser.add_argument("--validate", nargs="?", const="simulator", choices=("simulator", "host"),
                         help="run the kernels on random states — their warp programs in the simulator "
@@ -146,7 +152,7 @@ def _options(args, kernel: str) -> CompileOptions:
                           dispatch=(args.viscosity_dispatch if kernel == "viscosity" else None) or "auto",
                           constant_table=args.constant_table,
                           wilke_group=args.wilke_group if kernel == "viscosity" else None,
-                          prefetch=args.prefetch)
+                          prefetch=args.prefetch, products=args.products if kernel == "chemistry" else "chemkin")
 
 
 def setmaxnreg_note(plan) -> str:
@@ -307,7 +313,8 @@ def _write_references(mech: Mechanism, args) -> None:
     from singe.statefile import write_reference_files
 
     kernels = args.kernels or default_kernels(mech)
-    for path in write_reference_files(mech, kernels, args.write_reference, args.output):
+    options = CompileOptions(products=args.products)
+    for path in write_reference_files(mech, kernels, args.write_reference, args.output, options):
         print(f"{path.name}: {'states' if path.suffix == '.dat' else 'reference'}")
 
 

@@ -133,7 +133,7 @@ def compile_kernel(mech: Mechanism, kernel: str, warps: int = 8, progress=None, 
         # the table form's register needs are fixed (the stages' CTAs per SM), and it reads its inputs phase by
         # phase: --prefetch does not apply
         config = config.planned().replace(prefetch=False)
-        tables = stages.run("tables", chemistry_tables, mech)
+        tables = stages.run("tables", chemistry_tables, mech, config.products)
         programs = stages.run("programs", table_programs, mech, config)
         return TableKernel(mech, kernel, config, None, None, programs, tables)
     if kernel == "chemistry" and progress is None and config.replace(form="unrolled") == default:

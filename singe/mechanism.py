@@ -112,6 +112,25 @@ class FalloffFunction:
     params: tuple[float, ...] = ()
 
 
+PARTNER_KINDS = ("elementary", "plog", "chebyshev")
+"""Reaction kinds without a written third body, which Cantera may read with a species one ('+ X' on both sides)."""
+
+
+def collision_partner(kind: str, reactants: Stoichiometry, products: Stoichiometry) -> str | None:
+    """The species Cantera takes for the third body of a reaction written without one, as its
+    ``Reaction::setEquation`` detects it when it reads the equation (from YAML, or from CHEMKIN through
+    ``ck2yaml``, which writes the equation as it stands): the one species on both sides, all coefficients
+    whole, three molecules on a side ('H + O2 + O2 <=> HO2 + O2', '2 H + H2 <=> 2 H2'); None otherwise
+    ('CH3O + H <=> CH2OH + H' has two molecules a side)."""
+    if kind not in PARTNER_KINDS:
+        return None
+    shared = {name for name, _ in reactants} & {name for name, _ in products}
+    sides = (reactants, products)
+    if len(shared) != 1 or any(not float(nu).is_integer() for side in sides for _, nu in side):
+        return None
+    return shared.pop() if 3 in (sum(nu for _, nu in side) for side in sides) else None
+
+
 @dataclass(frozen=True)
 class Reaction:
     """One CHEMKIN reaction as written (an explicit REV stays one reaction).
@@ -124,7 +143,13 @@ class Reaction:
     ``high`` is k_inf; for 'plog' and 'chebyshev' it is the table.
     ``reverse_rate`` is the explicit REV rate (None: from equilibrium when
     ``reversible``).  ``orders`` / ``reverse_orders`` are FORD / RORD
-    exponents replacing the stoichiometric ones.
+    exponents replacing the stoichiometric ones.  ``collision_partner``: a
+    species written on both sides that Cantera's YAML reading takes for the
+    third body (an untyped reaction with three molecules on a side, as
+    Cantera's ``Reaction::setEquation`` detects it), kept on both sides here;
+    one molecule of it on each side is the third body's concentration, outside
+    the sign guard of the concentration product
+    (``singe.derived.rates.negative_factors_allowed``).
     """
 
     index: int
@@ -143,6 +168,7 @@ class Reaction:
     orders: tuple[tuple[str, float], ...] = ()
     reverse_orders: tuple[tuple[str, float], ...] = ()
     duplicate: bool = False
+    collision_partner: str | None = None
 
     @property
     def k_high(self) -> Arrhenius | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from singe.derived.rates import PRODUCTS
 from singe.errors import OptionError
 from singe.kernels.transport import MAX_WILKE_GROUP
 from singe.targets import TARGETS, Target
@@ -51,7 +52,11 @@ class CompileOptions:
     warps, ``singe.kernels.transport.balanced_wilke_group``).  ``prefetch``: at the start of each slab, the
     warps prefetch the next slab's inputs into the L1 (``codegen.render.prefetch_plan``), so that its global
     loads hit there instead of waiting on DRAM after the end-of-slab barrier; off by default until a GPU
-    has timed it.  ``ctas_per_sm``: the occupancy target;
+    has timed it.  ``products``: how the chemistry kernel multiplies negative concentrations (a solver's step
+    leaves them): 'chemkin', as they are (CHEMKIN, S3D, Pele and the original Singe), or 'cantera', as
+    Cantera does, 0 where two factors of up to three are negative or one of more
+    (``singe.derived.rates.negative_factors_allowed``; a select more a guarded direction).  The two agree
+    wherever no concentration is negative.  ``ctas_per_sm``: the occupancy target;
     None lets ``compile_kernel`` choose it from the register plan and shared
     memory (``choose_ctas_per_sm``), and the compiled kernel's options carry the choice.
     """
@@ -68,6 +73,7 @@ class CompileOptions:
     constant_table: str = "auto"
     wilke_group: int | None = None
     prefetch: bool = False
+    products: str = "chemkin"
 
     def __post_init__(self):
         self.validate()
@@ -94,6 +100,8 @@ class CompileOptions:
         if self.wilke_group is not None and (not isinstance(self.wilke_group, int)
                                              or not 1 <= self.wilke_group <= MAX_WILKE_GROUP):
             raise OptionError(f"--wilke-group must be an integer from 1 to {MAX_WILKE_GROUP}, got {self.wilke_group!r}")
+        if self.products not in PRODUCTS:
+            raise OptionError(f"--products must be one of {', '.join(PRODUCTS)}, got {self.products!r}")
         if not isinstance(self.prefetch, bool):
             raise OptionError(f"--prefetch is on or off (a bool), got {self.prefetch!r}")
         if not isinstance(self.qssa_warps, int) or not 1 <= self.qssa_warps <= self.warps:
@@ -158,4 +166,5 @@ class CompileOptions:
                 f"{'' if self.dispatch == 'auto' else '-' + self.dispatch}"
                 f"{'' if self.constant_table == 'auto' else '-' + self.constant_table}"
                 f"{'' if self.wilke_group is None else f'-g{self.wilke_group}'}"
-                f"{'-pf' if self.prefetch else ''}")
+                f"{'-pf' if self.prefetch else ''}"
+                f"{'' if self.products == 'chemkin' else '-' + self.products}")

@@ -98,11 +98,14 @@ def needs_settling(compiled) -> bool:
     constant table beyond residency (``copies_beyond_residency``) or whose loops run once per warp
     (``WarpPrograms.loops_per_warp``: the floor was checked against ptxas for the code the warps share, and
     ptxas holds more for the warps' own partly unrolled loops; DME diffusion at 8 warps x 4 CTAs on sm_90: 12 B
-    of spill stores, none with the overlay's code), and are not yet ``confirmed``."""
+    of spill stores, none with the overlay's code) or that guards its products (``CompileOptions.products``
+    'cantera': the floor was checked without the guards' values; GRI-Mech chemistry at 8 warps x 2 CTAs on
+    sm_90: 8 B of spill stores, the plan 112 registers), and are not yet ``confirmed``."""
     plan = compiled.programs.plan
     if compiled.form == "tables" or plan is None or plan.confirmed:
         return False
-    return plan.unchecked or plan.uncertain or copies_beyond_residency(compiled) or compiled.programs.loops_per_warp
+    return (plan.unchecked or plan.uncertain or copies_beyond_residency(compiled) or compiled.programs.loops_per_warp
+            or compiled.options.products == "cantera")
 
 
 def copies_beyond_residency(compiled) -> bool:

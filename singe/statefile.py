@@ -24,20 +24,18 @@ import numpy as np
 from singe.errors import Location, Problem, SingeInputError
 from singe.mechanism import Mechanism
 
-UNITS = {"viscosity": "Pa s", "diffusion": "m^2/s", "chemistry": "kmol/m^3/s"}
 DEFAULT_SEED = 2014
 
 
-def reference_values(mech: Mechanism, kernel: str, T, P, Y) -> np.ndarray:
-    """What ``kernel`` computes at the states, (n_values, n): viscosity one
-    value per point, diffusion and chemistry one per species."""
-    from singe.reference import kinetics, transport
+def reference_values(mech: Mechanism, kernel: str, T, P, Y, options=None) -> np.ndarray:
+    """What ``kernel`` computes at the states, (n_values, n): viscosity and conductivity one value per point,
+    diffusion and chemistry one per species (its ``singe.reference`` function, ``KernelSpec.reference``, with
+    the settings of ``options`` it takes: chemistry's ``products``; None: the defaults)."""
+    from singe.kernels.registry import kernel_spec
 
-    if kernel == "viscosity":
-        return np.atleast_2d(transport.viscosity(mech, T, P, Y))
-    if kernel == "diffusion":
-        return transport.mixture_diffusion(mech, T, P, Y)
-    return kinetics.net_production_rates(mech, T, P, Y)
+    spec = kernel_spec(kernel)
+    settings = spec.reference_settings(options) if options is not None else {}
+    return np.atleast_2d(spec.reference(mech, T, P, Y, **settings))
 
 
 def draw_states(mech: Mechanism, n: int, seed: int = DEFAULT_SEED):
@@ -78,9 +76,12 @@ def read_states(path: str | os.PathLike):
 
 def write_reference(path: str | os.PathLike, mech: Mechanism, kernel: str, values: np.ndarray) -> pathlib.Path:
     """Write a reference file: ``values`` (n_values, n) of ``kernel``."""
+    from singe.kernels.registry import kernel_spec
+
     values = np.atleast_2d(values)
     what = "per point its value" if values.shape[0] == 1 else "per point the values of the species in order"
-    return _write(path, [f"singe reference of {mech.name} {kernel} [{UNITS[kernel]}] by singe.reference "
+    units = kernel_spec(kernel).output.units
+    return _write(path, [f"singe reference of {mech.name} {kernel} [{units}] by singe.reference "
                          "(chemistry: dt and diffusion_source NULL)", f"n_points n_values, then {what}"],
                   (values.shape[1], values.shape[0]), values.T)
 
@@ -115,9 +116,10 @@ def read_table(path: str | os.PathLike, extra_columns: int = 0) -> np.ndarray:
 
 
 def write_reference_files(mech: Mechanism, kernels: list[str], states: str,
-                          directory: str | os.PathLike) -> list[pathlib.Path]:
+                          directory: str | os.PathLike, options=None) -> list[pathlib.Path]:
     """``states``: a state file, or a number of random states to draw (then
-    written to ``<mech>_states.dat``); writes ``<mech>_<kernel>.ref`` per kernel."""
+    written to ``<mech>_states.dat``); writes ``<mech>_<kernel>.ref`` per kernel (``options``: the
+    ``CompileOptions`` whose reference settings apply, ``reference_values``)."""
     directory = pathlib.Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     written = []
@@ -130,6 +132,6 @@ def write_reference_files(mech: Mechanism, kernels: list[str], states: str,
             raise SingeInputError(f"{states}: {Y.shape[0]} species per point; {mech.name} has "
                                   f"{len(mech.transported_species)} transported species")
     for kernel in kernels:
-        values = reference_values(mech, kernel, T, P, Y)
+        values = reference_values(mech, kernel, T, P, Y, options)
         written.append(write_reference(directory / f"{mech.name}_{kernel}.ref", mech, kernel, values))
     return written

@@ -120,7 +120,8 @@ def validate_reference(compiled, n: int = 256, seed: int = 0, run=None) -> Valid
     worst, point = 0.0, 0
     for extra in cases:
         ours = (run or compiled.simulate)(T, P, Y, **extra)
-        error = spec.errors(ours, spec.reference(mech, T, P, Y, **extra))
+        theirs = spec.reference(mech, T, P, Y, **extra, **spec.reference_settings(compiled.options))
+        error = spec.errors(ours, theirs)
         if error.max() >= worst:
             worst, point = float(error.max()), int(np.argmax(error))
     return Validation(spec.name, n, worst, point, "singe.reference", spec.error_measure)

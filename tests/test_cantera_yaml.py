@@ -250,6 +250,39 @@ def _cantera_thermo(gas: ct.Solution, mech: singe.Mechanism, T: np.ndarray) -> d
     return {k: np.array(v).T for k, v in out.items()}
 
 
+@pytest.mark.parametrize("name", ["gri30", "alzueta", "gri30-ck2yaml"])
+def test_both_routes_take_cantera_s_collision_partners(name):
+    """A species on both sides of a reaction written without a third body, three molecules on a side ('H + O2
+    + O2 <=> HO2 + O2', 'CH2O + H <=> CO + H2 + H'), is the third body Cantera reads
+    (``Reaction.collision_partner``): singe finds the same ones in the YAML file and in its CHEMKIN form, and
+    they are Cantera's (CHEMKIN: as Cantera reads it through ck2yaml), none elsewhere ('CH3O + H <=> CH2OH +
+    H' has two molecules a side)."""
+    from_yaml, from_chemkin = both_routes(name)
+    partners = [r.collision_partner for r in from_yaml.reactions]
+    assert partners == [r.collision_partner for r in from_chemkin.reactions]
+    path, phase = {"gri30": (CANTERA_DATA / "gri30.yaml", "gri30"), "alzueta": (ALZUETA, "baseline"),
+                   "gri30-ck2yaml": (_folder() / "gri30-ck.yaml", None)}[name]
+    gas = ct.Solution(str(path), phase) if phase else ct.Solution(str(path))
+    cantera = [body.name if (body := gas.reaction(i).third_body) is not None and body.name != "M"
+               and r.kind not in ("falloff", "chemically-activated") else None
+               for i, r in enumerate(from_yaml.reactions)]
+    assert partners == cantera and sum(p is not None for p in partners) >= 4
+
+
+def test_collision_partner_follows_cantera_s_rule():
+    """Cantera's ``Reaction::setEquation``: one shared species, whole coefficients, three molecules on a side."""
+    from singe.mechanism import collision_partner
+
+    assert collision_partner("elementary", (("H", 1.0), ("O2", 2.0)), (("HO2", 1.0), ("O2", 1.0))) == "O2"
+    assert collision_partner("elementary", (("H", 2.0), ("H2", 1.0)), (("H2", 2.0),)) == "H2"
+    assert collision_partner("plog", (("CH2O", 1.0), ("H", 1.0)), (("CO", 1.0), ("H2", 1.0), ("H", 1.0))) == "H"
+    assert collision_partner("elementary", (("CH3O", 1.0), ("H", 1.0)), (("CH2OH", 1.0), ("H", 1.0))) is None
+    assert collision_partner("elementary", (("A", 1.0), ("B", 1.0), ("C", 1.0)), (("A", 1.0), ("B", 1.0),
+                                                                                    ("D", 1.0))) is None
+    assert collision_partner("elementary", (("H", 1.5), ("O2", 1.5)), (("HO2", 1.0), ("O2", 1.0))) is None
+    assert collision_partner("three-body", (("H", 1.0), ("O2", 2.0)), (("HO2", 1.0), ("O2", 1.0))) is None
+
+
 def test_nasa9_thermo_matches_cantera():
     mech, gas = _nasa9_chemkin(), _cantera_of_nasa9_file()
     assert all(isinstance(s.thermo, Nasa9) and len(s.thermo.ranges) == 3 for s in mech.species)

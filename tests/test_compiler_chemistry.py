@@ -191,3 +191,82 @@ def test_plog_and_chebyshev_mechanism_matches_cantera(plog_chebyshev):
         compiled = compile_kernel(mech, "chemistry", warps=warps)
         compiled.verify()
         assert worst_error(compiled.simulate(T, P, Y), expected) <= TOLERANCE
+
+
+def negative_states(name: str, n: int = 64, T_range=(300.0, 3000.0)):
+    """Random states with three mass fractions a point below zero (-1e-12 to -1e-3), as a solver's step can leave
+    them."""
+    mech = load(name)
+    T, P, Y = random_states(n, len(mech.transported_species), seed=21, T_range=T_range)
+    rng = np.random.default_rng(22)
+    for i in range(n):
+        Y[rng.choice(Y.shape[0], 3, replace=False), i] = -10.0 ** rng.uniform(-12, -3, 3)
+    return mech, T, P, Y
+
+
+def cantera_rates_as_given(name: str, T, P, Y):
+    """Cantera's net production rates with the mass fractions as given (``set_unnormalized_mass_fractions``, as
+    Cantera's reactors set them), negative ones included."""
+    gas = cantera_solution(name)
+    out = np.empty_like(Y)
+    for i in range(Y.shape[1]):
+        gas.TP = T[i], P[i]
+        gas.set_unnormalized_mass_fractions(Y[:, i])
+        gas.TP = T[i], P[i]
+        out[:, i] = gas.net_production_rates
+    return out
+
+
+@pytest.mark.parametrize("name", ["gri30", "h2o2"])
+def test_negative_concentrations_match_cantera_with_its_products(name):
+    """With negative concentrations Cantera's products of concentrations are 0 where two factors of up to three
+    are negative, or one of more (``negative_factors_allowed``), the collision partner of '2 H + H2 <=> 2 H2'
+    outside that guard (``Reaction.collision_partner``): with ``products='cantera'`` the reference, the
+    simulator of both forms and the emitted CUDA on the host (both forms, and the unrolled form's baseline)
+    agree with it."""
+    mech, T, P, Y = negative_states(name)
+    expected = cantera_rates_as_given(name, T, P, Y)
+    assert worst_error(net_production_rates(mech, T, P, Y, products="cantera"), expected) <= 1e-12
+    for form in ("unrolled", "tables"):
+        compiled = compile_kernel(mech, "chemistry", warps=4, form=form, products="cantera")
+        runs = [compiled.simulate(T, P, Y), compiled.run_host(T, P, Y)]
+        if form == "unrolled" and name == "h2o2":
+            runs.append(compiled.run_host(T, P, Y, baseline=True))
+        for ours in runs:
+            assert worst_error(ours, expected) <= TOLERANCE, form
+
+
+def test_chemkin_products_multiply_negative_concentrations_as_they_are():
+    """The default (``products='chemkin'``, as CHEMKIN, S3D and Pele): the kernels of both forms match the
+    reference's plain products, which differ from Cantera's at these states by more than the tolerance (the
+    companion of the test above); so does a guard that takes '2 H + H2 <=> 2 H2' for three factors, as the
+    equation stands, instead of Cantera's two and the partner."""
+    mech, T, P, Y = negative_states("h2o2")
+    plain = net_production_rates(mech, T, P, Y)
+    for form in ("unrolled", "tables"):
+        compiled = compile_kernel(mech, "chemistry", warps=4, form=form)
+        assert worst_error(compiled.simulate(T, P, Y), plain) <= TOLERANCE, form
+    expected = cantera_rates_as_given("h2o2", T, P, Y)
+    assert worst_error(plain, expected) > TOLERANCE
+    without_partner = dataclasses.replace(mech, reactions=tuple(dataclasses.replace(r, collision_partner=None)
+                                                                for r in mech.reactions))
+    assert worst_error(net_production_rates(without_partner, T, P, Y, products="cantera"), expected) > TOLERANCE
+
+
+@pytest.mark.parametrize("name", ["dme", "dodecane"])
+def test_negative_concentrations_with_qssa_and_stiffness_match_the_reference(name):
+    """QSSA species count as factors of 1 (never negative) in the guard, in the reference and the kernels.  From
+    1000 K: below, a negative concentration can all but cancel a QSSA species' consumption D_i, and the
+    linearized system's solution changes by 100 % for a change of 1e-13 in Y (QSSA n-dodecane at 301 K,
+    C6H12 at -1.6e-7: 7.2e15 kmol/m^3/s where the clipped state gives 2.1e5), which no two summation orders
+    agree on."""
+    mech, T, P, Y = negative_states(name, n=32, T_range=(1000.0, 3000.0))
+    dt, source = stiffness_inputs(T.size, Y.shape[0], seed=23)
+    for options in (dict(warps=8, qssa_warps=2), dict(warps=8, form="tables")):
+        compiled = compile_kernel(mech, "chemistry", products="cantera", **options)
+        theirs = net_production_rates(mech, T, P, Y, products="cantera")
+        assert worst_error(compiled.simulate(T, P, Y), theirs) <= TOLERANCE
+        if mech.stiff_species:
+            ours = compiled.simulate(T, P, Y, dt=dt, diffusion_source=source)
+            theirs = net_production_rates(mech, T, P, Y, dt=dt, diffusion_source=source, products="cantera")
+            assert worst_error(ours, theirs) <= TOLERANCE

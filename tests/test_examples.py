@@ -78,6 +78,40 @@ def test_write_reference_from_a_state_file(generated, tmp_path, capsys):
     assert not (tmp_path / "h2o2_states.dat").exists()
 
 
+def test_write_reference_of_conductivity(generated, tmp_path):
+    """A kernel the command compiles only on request writes its own reference (conductivity wrote the
+    chemistry kernel's production rates)."""
+    from singe.reference.transport import thermal_conductivity
+
+    assert main(["h2o2", "--kernels", "conductivity", "-o", str(tmp_path), "--write-reference",
+                 str(generated / "h2o2_states.dat")]) == 0
+    mech = singe.load_mechanism(ROOT / "mechanisms" / "h2o2" / "h2o2.inp")
+    T, P, Y = read_states(generated / "h2o2_states.dat")
+    stored = read_table(tmp_path / "h2o2_conductivity.ref")
+    assert np.array_equal(stored[:, 0], thermal_conductivity(mech, T, P, Y))
+
+
+def test_write_reference_takes_the_products_setting(generated, tmp_path):
+    """``--products cantera`` writes the chemistry reference with Cantera's sign guard: at states with negative
+    mass fractions it differs from the default's."""
+    from singe.statefile import write_states
+
+    mech = singe.load_mechanism(ROOT / "mechanisms" / "h2o2" / "h2o2.inp")
+    T, P, Y = read_states(generated / "h2o2_states.dat")
+    Y = Y.copy()
+    Y[[2, 4], :] = -1e-3  # O and OH below zero: products of two negative factors
+    states = write_states(tmp_path / "negative.dat", mech, T, P, Y)
+    written = {}
+    for products in ("chemkin", "cantera"):
+        folder = tmp_path / products
+        assert main(["h2o2", "--kernels", "chemistry", "-o", str(folder), "--products", products,
+                     "--write-reference", str(states)]) == 0
+        written[products] = read_table(folder / "h2o2_chemistry.ref")
+        assert np.array_equal(written[products].T, reference_values(
+            mech, "chemistry", T, P, Y, singe.CompileOptions(products=products))), products
+    assert not np.array_equal(written["chemkin"], written["cantera"])
+
+
 @pytest.mark.parametrize("text, line, message", [
     ("# states\n2 10\n1 2 3\n", 3, "expected 12 numbers, found 3"),
     ("2 x\n", 1, "expected numbers separated by spaces"),

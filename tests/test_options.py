@@ -17,6 +17,7 @@ from singe.targets import TARGETS
     ({"weights": (0.0, 0.0, 0.0)}, "mapping weights must be three non-negative numbers"),
     ({"placement": "everywhere"}, "--placement must be one of"),
     ({"dispatch": "jump"}, "--dispatch must be one of auto, overlay, switch"),
+    ({"products": "clipped"}, "--products must be one of chemkin, cantera"),
     ({"warps": 4, "qssa_warps": 5}, r"--qssa-warps must be from 1 to the number of warps \(4\)"),
     ({"warps": 32, "ctas_per_sm": 3}, "exceed 2048 threads per SM"),
     ({"warps": 1, "ctas_per_sm": 9}, "fewer than 2 named barriers per CTA"),
@@ -31,6 +32,7 @@ def test_key_is_stable_and_distinguishes_options():
     assert a.key() == "w8-c2-sm_90-mw1-0.5-1-auto-q1"
     assert a.replace(group_barriers=False).key() == a.key() + "-nogroup"
     assert a.replace(dispatch="switch").key() == a.key() + "-switch"
+    assert a.replace(products="cantera").key() == a.key() + "-cantera"
     assert len({a.key(), a.replace(warps=9).key(), a.replace(arch="sm_80").key()}) == 3
 
 

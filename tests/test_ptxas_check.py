@@ -103,6 +103,20 @@ def test_a_copy_beyond_residency_that_spills_is_settled():
 
 
 @pytest.mark.skipif(find_nvcc() is None, reason="nvcc (CUDA toolkit) not installed")
+def test_guarded_products_are_settled():
+    """Chemistry with Cantera's sign guard (``--products cantera``), whose floor was checked without the guards'
+    values: GRI-Mech at the defaults' 8 warps, 2 CTAs per SM planned (112 registers), spills 8 B on sm_90;
+    settled, 1 compiles without spills.  The default products are not settled (0 B at 2, 128 registers)."""
+    plain = compile_kernel(load("gri30"), "chemistry", warps=8)
+    assert not needs_settling(plain)
+    guarded = compile_kernel(load("gri30"), "chemistry", warps=8, products="cantera")
+    assert guarded.options.ctas_per_sm == 2 and needs_settling(guarded)
+    settled = settle_if_needed(guarded)
+    assert [(t.ctas, bool(t.spills)) for t in settled.trials] == [(2, True), (1, False)]
+    assert settled.compiled.options.products == "cantera"
+
+
+@pytest.mark.skipif(find_nvcc() is None, reason="nvcc (CUDA toolkit) not installed")
 def test_the_command_lets_ptxas_settle_the_ctas(tmp_path, capsys):
     """GRI-Mech diffusion at 7 warps, the table read in place: the plan chooses 4 CTAs per SM, where ptxas (sm_90)
     spills 8 B; the command takes 3, where it does not, and the written kernel compiles without spills and

@@ -22,6 +22,7 @@ from singe.codegen.interface import kernel_name
 from singe.errors import SingeInputError, SingeInternalError
 from singe.kernels import chemistry_tables as ct
 from singe.constants import C_FLOOR, D_FLOOR
+from singe.derived.rates import SIGNED_PRODUCT_FACTORS
 from singe.kernels.table_form import OUTPUTS, SlotLayout, phases, table_inputs
 from singe.programs.tables import TableLoop
 from singe.signature import Parameter, Signature
@@ -30,7 +31,7 @@ from singe.targets import TARGETS
 from singe.version import __version__
 
 COUNT_BITS = 6   # forward, reverse and net entry counts of a row, packed above the flags
-FLAG_BITS = 10
+FLAG_BITS = 11
 NUMBERS_PER_LINE = 16
 
 
@@ -93,7 +94,7 @@ def _counts(csr: ct.Csr) -> np.ndarray:
 
 
 def _row_info(tables: ct.ChemistryTables) -> np.ndarray:
-    """flags | forward count << 10 | reverse count << 16 | net count << 22."""
+    """flags | forward count << FLAG_BITS | reverse count << FLAG_BITS + 6 | net count << FLAG_BITS + 12."""
     counts = [_counts(c) for c in (tables.forward_factors, tables.reverse_factors, tables.net)]
     limit = 1 << COUNT_BITS
     for name, c in zip(("reactants", "products", "species"), counts):
@@ -259,6 +260,7 @@ def _context(compiled, name: str, shared_bytes: int) -> dict:
         workspace_bytes=programs.slot_bytes, shared_bytes=shared_bytes,
         groups={g: tables.group_rows(g) for g in ct.GROUPS}, flags=ct.FLAG_NAMES, flag_bits=FLAG_BITS,
         count_bits=COUNT_BITS, count_mask=(1 << COUNT_BITS) - 1, landau_teller=tables.landau_teller,
+        signed_product_factors=SIGNED_PRODUCT_FACTORS, sign_guard=bool(np.any(tables.flags & ct.GUARD)),
         arrays=place_arrays(table_arrays(tables) + extension_arrays(tables) + warp_arrays(tables, programs)),
         registers=max(programs.registers), n_transported=tables.n_transported, split=tables.split,
         qssa=tables.qssa is not None, n_qss=layout.n_qss, stiff=tables.stiff is not None,

@@ -28,6 +28,23 @@ from singe.memo import per_mechanism
 THIRD_BODY_KINDS = ("three-body", "falloff", "chemically-activated")
 """Reaction kinds whose rates depend on a third-body concentration [M]."""
 
+PRODUCTS = ("chemkin", "cantera")
+"""How the chemistry kernel multiplies negative concentrations (``CompileOptions.products``): as they are, or
+under Cantera's sign guard (``negative_factors_allowed``)."""
+
+SIGNED_PRODUCT_FACTORS = 3
+"""A concentration product of integer stoichiometric orders with at most this many factors (a species once per
+unit of its coefficient) keeps the sign of one negative factor; see ``negative_factors_allowed``."""
+
+
+def negative_factors_allowed(factors: int) -> int:
+    """How many negative concentrations a product of ``factors`` factors (integer stoichiometric orders, a species
+    once per unit of its coefficient) may have before it is 0, as Cantera's ``StoichManagerN`` forms it (C1, C2,
+    C3 and C_AnyN): up to ``SIGNED_PRODUCT_FACTORS`` factors, one (the rate of progress takes its sign: a species
+    driven below 0 is produced back), more factors, none (C_AnyN: C <= 0 gives 0).  So two negative factors
+    never make a positive rate of progress."""
+    return 1 if factors <= SIGNED_PRODUCT_FACTORS else 0
+
 
 @dataclass(frozen=True)
 class ArrheniusTable:
@@ -60,6 +77,22 @@ class ArrheniusTable:
         return self.A[:, None] * np.exp(exponent)
 
 
+def product_factors(orders: dict[str, float], stoich: dict[str, float],
+                    partner: str | None) -> tuple[list[str], str | None] | None:
+    """The factors of one direction's concentration product: (its species once per unit of their coefficients,
+    the third body's molecule, ``Reaction.collision_partner``, taken out of them, or None), the product of the
+    first taken to 0 by the sign guard (``negative_factors_allowed``) before the second multiplies it.  None
+    for the power form (FORD / RORD orders, fractional coefficients), whose factors C^order are 0 for C <= 0
+    (Cantera's C_AnyN)."""
+    if orders != stoich or not all(float(v).is_integer() and v > 0 for v in orders.values()):
+        return None
+    factors = [name for name, nu in orders.items() for _ in range(int(nu))]
+    if partner is None or partner not in factors:
+        return factors, None
+    factors.remove(partner)
+    return factors, partner
+
+
 @dataclass(frozen=True)
 class ConcentrationProduct:
     """How to form Π_k C_k^order_k for every reaction, one direction.
@@ -67,46 +100,62 @@ class ConcentrationProduct:
     Reactions whose exponents are the small integer stoichiometric
     coefficients use ``slots``: (depth, n_reactions) species indices, each
     species repeated by its coefficient and padded with n_species (a row of
-    ones), so the product is a few gathers and multiplies.  The others (FORD /
-    RORD orders, fractional coefficients) list their factors in
-    ``power_reaction``, ``power_species``, ``power_order``; as Cantera's
-    ``C_AnyN``, a factor with C <= 0 and a non-zero order makes the product 0.
+    ones), so the product is a few gathers and multiplies; with the sign
+    guard (``CompileOptions.products`` 'cantera') it is 0 where more of them
+    are negative than ``negative_factors_allowed`` lets (Cantera's C2, C3 and
+    C_AnyN); then ``partner`` (a collision partner's index, else n_species)
+    multiplies it.  The others (FORD / RORD orders, fractional
+    coefficients) list their factors in ``power_reaction``,
+    ``power_species``, ``power_order``; as Cantera's ``C_AnyN``, a factor
+    with C <= 0 and a non-zero order makes the product 0.
     """
 
     slots: np.ndarray
+    partner: np.ndarray
+    allowed: np.ndarray  # negative slots each reaction's product may have (``negative_factors_allowed``)
     power_reaction: np.ndarray
     power_species: np.ndarray
     power_order: np.ndarray
 
     @staticmethod
-    def of(exponents: list[dict[str, float]], stoichiometry: list[dict[str, float]],
+    def of(exponents: list[dict[str, float]], stoichiometry: list[dict[str, float]], partners: list[str | None],
            mech: Mechanism) -> "ConcentrationProduct":
         n_species = mech.n_species
         slot_lists: list[list[int]] = []
+        partner = np.full(len(exponents), n_species, dtype=np.intp)
         power: list[tuple[int, int, float]] = []
-        for j, (orders, stoich) in enumerate(zip(exponents, stoichiometry)):
-            simple = orders == stoich and all(float(v).is_integer() and v > 0 for v in orders.values())
-            if simple:
-                slot_lists.append([mech.species_index(name) for name, nu in orders.items()
-                                   for _ in range(int(nu))])
-            else:
+        for j, (orders, stoich, named) in enumerate(zip(exponents, stoichiometry, partners)):
+            split = product_factors(orders, stoich, named)
+            if split is None:
                 slot_lists.append([])
                 power.extend((j, mech.species_index(name), float(order))
                              for name, order in orders.items() if order != 0.0)
+                continue
+            factors, outside = split
+            slot_lists.append([mech.species_index(name) for name in factors])
+            if outside is not None:
+                partner[j] = mech.species_index(outside)
         depth = max((len(s) for s in slot_lists), default=0)
         slots = np.full((depth, len(slot_lists)), n_species, dtype=np.intp)
         for j, s in enumerate(slot_lists):
             slots[:len(s), j] = s
+        allowed = np.array([negative_factors_allowed(len(s)) for s in slot_lists], dtype=int)
         reaction, species, order = (zip(*power) if power else ((), (), ()))
-        return ConcentrationProduct(slots, np.array(reaction, dtype=np.intp),
+        return ConcentrationProduct(slots, partner, allowed, np.array(reaction, dtype=np.intp),
                                     np.array(species, dtype=np.intp), np.array(order, dtype=float))
 
-    def __call__(self, C: np.ndarray) -> np.ndarray:
-        """Π_k C_k^order_k, (n_reactions, n), from C (n_species, n)."""
+    def __call__(self, C: np.ndarray, guarded: bool = False) -> np.ndarray:
+        """Π_k C_k^order_k, (n_reactions, n), from C (n_species, n); with Cantera's sign guard where
+        ``guarded`` (``CompileOptions.products`` 'cantera')."""
         extended = np.concatenate([C, np.ones((1, C.shape[1]))], axis=0)
         product = np.ones((self.slots.shape[1], C.shape[1]))
+        negative = np.zeros(product.shape, dtype=int)
         for row in self.slots:
             product *= extended[row]
+            negative += extended[row] < 0.0
+        if guarded:
+            product[negative > self.allowed[:, None]] = 0.0
+        product *= extended[self.partner]
         if self.power_reaction.size:
             c = C[self.power_species]
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -212,6 +261,7 @@ def kinetics_tables(mech: Mechanism) -> KineticsTables:
     """The arrays of ``mech`` used by every function of this module (built
     once per Mechanism object)."""
     reactions = mech.reactions
+    partners = [r.collision_partner for r in reactions]
     for j, r in enumerate(reactions):
         if r.index != j:
             raise SingeInternalError(f"reaction {j} ({r.equation}) carries index {r.index}")
@@ -239,10 +289,10 @@ def kinetics_tables(mech: Mechanism) -> KineticsTables:
         explicit_reverse=ArrheniusTable.of([reactions[j].reverse_rate for j in explicit]),
         equilibrium_rows=np.array([r.index for r in reactions if r.reversible and r.reverse_rate is None],
                                   dtype=np.intp),
-        forward_product=ConcentrationProduct.of(
-            [r.reactant_orders() for r in reactions], [dict(r.reactants) for r in reactions], mech),
-        reverse_product=ConcentrationProduct.of(
-            [r.product_orders() for r in reactions], [dict(r.products) for r in reactions], mech),
+        forward_product=ConcentrationProduct.of([r.reactant_orders() for r in reactions],
+                                                [dict(r.reactants) for r in reactions], partners, mech),
+        reverse_product=ConcentrationProduct.of([r.product_orders() for r in reactions],
+                                                [dict(r.products) for r in reactions], partners, mech),
         nu_reactants=stoichiometry.reactants,
         nu_products=stoichiometry.products,
         nu_net=stoichiometry.net.T,

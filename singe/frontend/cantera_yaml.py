@@ -487,18 +487,19 @@ def _reaction(gas, i: int, source: SourceText, equation_lines, problems: Problem
         return None
     reactants = dict(reaction.reactants)
     products = dict(reaction.products)
-    third_body = None
+    third_body = partner = None
     body = reaction.third_body
     if body is not None and body.name != "M" and kind in ("elementary", "plog", "chebyshev"):
         reactants[body.name] = reactants.get(body.name, 0.0) + 1.0  # X on both sides, as CHEMKIN writes it
         products[body.name] = products.get(body.name, 0.0) + 1.0
+        partner = body.name
     elif body is not None:
         third_body = _third_body(gas, body)
         kind = "three-body" if kind == "elementary" else kind
     return Reaction(index=i, equation=reaction.equation, reactants=tuple(reactants.items()),
                     products=tuple(products.items()), reversible=reaction.reversible, kind=kind,
                     location=location, third_body=third_body, orders=tuple(reaction.orders.items()),
-                    duplicate=reaction.duplicate, **fields)
+                    duplicate=reaction.duplicate, collision_partner=partner, **fields)
 
 
 def _rate_fields(rate) -> tuple[str | None, dict]:

@@ -11,7 +11,7 @@ from singe.errors import Location, MechanismSemanticError, ProblemCollector
 from singe.frontend.equation import Equation, SpeciesMatcher, parse_equation
 from singe.frontend.source import Token, did_you_mean, is_number, to_float
 from singe.frontend.syntax import AuxItem, ReactionsSection, ReactionSyntax
-from singe.mechanism import (Arrhenius, ChebyshevRate, FalloffFunction, PlogRate, Reaction,
+from singe.mechanism import (Arrhenius, ChebyshevRate, FalloffFunction, PlogRate, Reaction, collision_partner,
                              ThirdBody)
 
 # Energy unit -> J/kmol per unit (None: already E/R in K)
@@ -246,7 +246,7 @@ class ReactionBuilder:
             reverse_rate=reverse,
             orders=tuple((n, o) for _, n, o in aux.orders),
             reverse_orders=tuple((n, o) for _, n, o in aux.reverse_orders),
-            duplicate=aux.duplicate,
+            duplicate=aux.duplicate, collision_partner=collision_partner(kind, eq.reactants, eq.products),
         )
 
     def _reverse(self, eq: Equation, aux: _AuxData, arrhenius) -> Arrhenius | None:

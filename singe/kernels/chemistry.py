@@ -58,7 +58,7 @@ import numpy as np
 
 from singe.constants import BIG_NUMBER, C_FLOOR, D_FLOOR, GAS_CONSTANT, SMALL_NUMBER
 from singe.derived.qssa import FORWARD, REVERSE, QssaSystem, build_qssa_system
-from singe.derived.rates import THIRD_BODY_KINDS, kinetics_tables
+from singe.derived.rates import THIRD_BODY_KINDS, kinetics_tables, negative_factors_allowed, product_factors
 from singe.derived.stoichiometry import reaction_stoichiometry, stiff_stoichiometry
 from singe.errors import SingeInternalError
 from singe.kernels.equilibrium import EquilibriumForms, ProductForm, equilibrium_forms
@@ -231,6 +231,7 @@ class _Plan:
     stiff_products: np.ndarray
     stiff_active: list[int]
     output_nus: list[set[float]]
+    guarded: bool = False  # Cantera's sign guard on the products (CompileOptions.products 'cantera')
     third_body: dict[int, str] = field(default_factory=dict)
     rates: list[list[str | None]] = field(default_factory=list)
     terms: list[dict[float, str]] = field(default_factory=list)
@@ -255,7 +256,7 @@ class _Plan:
         return stages
 
 
-def _plan(mech: Mechanism) -> _Plan:
+def _plan(mech: Mechanism, guarded: bool = False) -> _Plan:
     transported = {int(i): t for t, i in enumerate(mech.transported_indices)}
     qssa = build_qssa_system(mech) if mech.qss_species else None
     dropped = set(qssa.dropped) if qssa else set()
@@ -271,7 +272,7 @@ def _plan(mech: Mechanism) -> _Plan:
     nu_net = kinetics_tables(mech).nu_net
     output_nus = [{float(nu_net[i, j]) for i in transported if nu_net[i, j] != 0.0}
                   for j in range(len(mech.reactions))]
-    plan = _Plan(mech, transported, qssa, alive, scalings, nu_r, nu_p, active, output_nus)
+    plan = _Plan(mech, transported, qssa, alive, scalings, nu_r, nu_p, active, output_nus, guarded)
     plan.rates = [[None, None] for _ in mech.reactions]
     plan.terms = [{} for _ in mech.reactions]
     return plan
@@ -657,32 +658,71 @@ def _equilibrium_reverse(b: _Builder, mech: Mechanism, j: int, k_forward: Operan
     return b.emit("mul", k_forward, b.emit("min", reciprocal, Imm(BIG_NUMBER)))
 
 
-def _concentration_product(b: _Builder, plan: _Plan, orders: dict[str, float],
-                           stoich: dict[str, float]) -> Operand | None:
-    """prod_k C_k^order_k (None: empty).  Integer stoichiometric orders are
-    repeated products (QSSA species, C = 1, are left out); other orders
-    (FORD / RORD, fractional) give 0 for C <= 0, as Cantera's C_AnyN."""
-    factors: list[Operand] = []
-    simple = orders == stoich and all(float(v).is_integer() and v > 0 for v in orders.values())
-    for name, order in orders.items():
-        C = plan.concentration(name)
-        if C is None or order == 0.0:
-            continue
-        if simple:
-            factors += [C] * int(order)
-        else:
-            factors.append(b.emit("sel", C, Imm(0.0), Imm(0.0), C if order == 1.0 else _power(b, C, order)))
+def _concentration_product(b: _Builder, plan: _Plan, orders: dict[str, float], stoich: dict[str, float],
+                           partner: str | None) -> tuple[Operand | None, Operand | None]:
+    """(prod_k C_k^order_k, its sign guard) as ``singe.reference.kinetics``
+    forms them (``singe.derived.rates.product_factors``); None: an empty
+    product, no guard.  Integer stoichiometric orders are repeated products
+    times the collision partner's C, and with ``plan.guarded`` the rate of
+    progress is 0 where the guard (``_sign_guard``) is <= 0; other orders (FORD / RORD, fractional)
+    give 0 for C <= 0, as Cantera's C_AnyN.  QSSA species (C = 1) are left
+    out of the products but count as factors."""
+    split = product_factors(orders, stoich, partner)
+    guard: Operand | None = None
+    if split is None:
+        factors: list[Operand] = [b.emit("sel", C, Imm(0.0), Imm(0.0), C if order == 1.0 else _power(b, C, order))
+                                  for name, order in orders.items()
+                                  if order != 0.0 and (C := plan.concentration(name)) is not None]
+    else:
+        names, outside = split
+        concentrations = [plan.concentration(name) for name in names]
+        guard = _sign_guard(b, concentrations) if plan.guarded else None
+        factors = [C for C in concentrations + [plan.concentration(outside) if outside else None] if C is not None]
     product: Operand | None = None
     for factor in factors:
         product = factor if product is None else b.emit("mul", product, factor)
-    return product
+    return product, guard
 
 
-def _rate_of_progress(b: _Builder, k: Operand, M: Reg | None, product: Operand | None, name: str) -> str:
-    """q = (k [M]) prod_k C_k^order_k, named ``name``."""
+def _sign_guard(b: _Builder, factors: list[Reg | None]) -> Operand | None:
+    """A value <= 0 exactly where a product of ``len(factors)`` concentrations (None: a QSSA species, C = 1, never
+    negative) has more negative factors than ``negative_factors_allowed`` lets, or a factor 0 (the product is 0
+    then anyway); None where that cannot happen.  With one negative factor allowed: the repeated species if
+    there is one (two of its factors would be negative), else the larger of two factors or the middle one of
+    three; with none: the smallest factor.  Apart from the product, so the rate's select waits on it only at
+    the end of the rate's chain."""
+    present = [C for C in factors if C is not None]
+    distinct = list(dict.fromkeys(present))
+    if negative_factors_allowed(len(factors)) == 0:
+        return _extreme(b, distinct, smallest=True) if distinct else None
+    if len(distinct) < len(present):
+        return next(C for C in distinct if present.count(C) > 1)
+    if len(present) < 2:
+        return None
+    if len(present) == 2:
+        return _extreme(b, present, smallest=False)
+    a, c, d = present
+    low, high = _extreme(b, [a, c], smallest=True), _extreme(b, [a, c], smallest=False)
+    return _extreme(b, [low, _extreme(b, [high, d], smallest=True)], smallest=False)
+
+
+def _extreme(b: _Builder, values: list[Operand], smallest: bool) -> Operand:
+    """min (``smallest``) or max of ``values`` by selects."""
+    result = values[0]
+    for value in values[1:]:
+        result = b.emit("sel", result, value, result, value) if smallest else b.emit("sel", result, value, value,
+                                                                                       result)
+    return result
+
+
+def _rate_of_progress(b: _Builder, k: Operand, M: Reg | None, product: Operand | None, guard: Operand | None,
+                      name: str) -> str:
+    """q = (k [M]) prod_k C_k^order_k, 0 where ``guard`` <= 0, named ``name``."""
     if M is not None:
         k = b.emit("mul", k, M)
     q = k if product is None else b.emit("mul", k, product)
+    if guard is not None:
+        q = b.emit("sel", guard, Imm(0.0), Imm(0.0), q)
     return _named(b, q, name)
 
 
@@ -733,13 +773,13 @@ def reaction_draft(plan: _Plan, r: Reaction) -> _Draft | None:
     equilibrium = reverse_alive and r.reverse_rate is None
     k_forward = _forward_constant(b, r, M) if forward_alive or equilibrium else None
     if forward_alive:
-        product = _concentration_product(b, plan, r.reactant_orders(), dict(r.reactants))
-        plan.rates[j][FORWARD] = _rate_of_progress(b, k_forward, three_body, product, f"qf{j}")
+        forward = _concentration_product(b, plan, r.reactant_orders(), dict(r.reactants), r.collision_partner)
+        plan.rates[j][FORWARD] = _rate_of_progress(b, k_forward, three_body, *forward, f"qf{j}")
     if reverse_alive:
         k_reverse = _equilibrium_reverse(b, plan.mech, j, k_forward) if equilibrium else \
             _arrhenius(b, r.reverse_rate)
-        product = _concentration_product(b, plan, r.product_orders(), dict(r.products))
-        plan.rates[j][REVERSE] = _rate_of_progress(b, k_reverse, three_body, product, f"qr{j}")
+        reverse = _concentration_product(b, plan, r.product_orders(), dict(r.products), r.collision_partner)
+        plan.rates[j][REVERSE] = _rate_of_progress(b, k_reverse, three_body, *reverse, f"qr{j}")
     if plan.stages(j) == ["reaction"]:
         _emit_terms(b, plan, j)
     return _Draft(f"reaction_{j}", "reaction", b)
@@ -955,10 +995,11 @@ def stiffness_scale_draft(plan: _Plan, j: int) -> _Draft:
 # The graph
 # --------------------------------------------------------------------------
 
-def chemistry_graph(mech: Mechanism) -> DataflowGraph:
+def chemistry_graph(mech: Mechanism, products: str = "chemkin") -> DataflowGraph:
     """The chemistry kernel of ``mech``: rates of progress, QSSA, stiffness
-    removal and the net production rates of the transported species."""
-    plan = _plan(mech)
+    removal and the net production rates of the transported species
+    (``products``: ``CompileOptions.products``, 'cantera' for Cantera's sign guard)."""
+    plan = _plan(mech, guarded=products == "cantera")
     items: list = point_drafts(mech) + mixture_items(mech) + third_body_items(plan)
     items += gibbs_items(plan)
     items += [d for d in (reaction_draft(plan, r) for r in mech.reactions) if d is not None]

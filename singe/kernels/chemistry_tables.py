@@ -60,7 +60,7 @@ from singe.derived.qssa import build_qssa_system
 from singe.derived.stoichiometry import stiff_stoichiometry
 from singe.mechanism import Arrhenius, ChebyshevRate, Mechanism, Nasa7, PlogRate, Reaction
 from singe.memo import per_mechanism
-from singe.derived.rates import THIRD_BODY_KINDS, _sri_parameters, _troe_parameters
+from singe.derived.rates import THIRD_BODY_KINDS, _sri_parameters, _troe_parameters, product_factors
 from singe.derived.stoichiometry import reaction_stoichiometry
 
 GROUPS = ("elementary", "falloff", "plog", "chebyshev")
@@ -76,10 +76,14 @@ BASE_ONE = 32           # [M] = C_total + sum (eff - 1) C_k (else sum eff C_k)
 TROE = 64
 SRI = 128
 ACTIVATED = 256         # chemically activated: blend with k_0
+PARTNER = 512           # the last entry of each product without the power form: the collision partner's C,
+                        # outside the sign guard (Reaction.collision_partner)
+GUARD = 1024            # Cantera's sign guard on the products without the power form (CompileOptions.products)
 
 FLAG_NAMES = {"FORWARD_POWER": FORWARD_POWER, "REVERSE_POWER": REVERSE_POWER, "EQUILIBRIUM": EQUILIBRIUM,
               "EXPLICIT_REVERSE": EXPLICIT_REVERSE, "THIRD_BODY": THIRD_BODY, "BASE_ONE": BASE_ONE,
-              "TROE": TROE, "SRI": SRI, "ACTIVATED": ACTIVATED}
+              "TROE": TROE, "SRI": SRI, "ACTIVATED": ACTIVATED, "PARTNER": PARTNER,
+              "GUARD": GUARD}
 """The flags by name (the template defines the same macros)."""
 
 EFFICIENCY_BASE_MIN = 0.1  # below this, an efficiency vector is summed in full (no cancellation against C_total)
@@ -227,14 +231,17 @@ def _positions(mech: Mechanism) -> dict[str, int]:
     return {names[int(m)]: k for k, m in enumerate(species_order(mech))}
 
 
-def _factors(position: dict[str, int], orders: dict[str, float], stoich: dict[str, float]) -> tuple[list, bool]:
-    """(species, exponent) entries of one direction's concentration product, and whether it
-    takes the power form (as ``singe.reference.kinetics.ConcentrationProduct``): integer
-    stoichiometric exponents are written as repeated entries of exponent 1."""
-    simple = orders == stoich and all(float(v).is_integer() and v > 0 for v in orders.values())
-    if simple:  # C^nu as nu factors of C (nu entries of order 1)
-        return [(position[name], 1.0) for name, nu in orders.items() for _ in range(int(nu))], False
-    return [(position[name], float(order)) for name, order in orders.items() if order != 0.0], True
+def _factors(position: dict[str, int], orders: dict[str, float], stoich: dict[str, float],
+             partner: str | None) -> tuple[list, bool, bool]:
+    """(species, exponent) entries of one direction's concentration product, whether it takes the power form
+    and whether its last entry is the collision partner's, outside the sign guard (as
+    ``singe.reference.kinetics``, ``singe.derived.rates.product_factors``): integer stoichiometric exponents
+    are written as repeated entries of exponent 1."""
+    split = product_factors(orders, stoich, partner)
+    if split is None:
+        return [(position[name], float(order)) for name, order in orders.items() if order != 0.0], True, False
+    names, outside = split
+    return [(position[name], 1.0) for name in names + ([outside] if outside else [])], False, outside is not None
 
 
 def _efficiency_entries(mech: Mechanism, r: Reaction) -> tuple[list, bool]:
@@ -285,8 +292,9 @@ def _thermo_rows(mech: Mechanism):
 class _RowTables:
     """Accumulates the per-row, falloff, PLOG and Chebyshev tables."""
 
-    def __init__(self, mech: Mechanism):
+    def __init__(self, mech: Mechanism, guard: int = 0):
         self.mech = mech
+        self.guard = guard  # GUARD on every row, or 0
         self.position = _positions(mech)
         self.flags, self.forward, self.extra, self.reverse_index, self.reverse = [], [], [], [], []
         self.fwd, self.rev, self.eff, self.net = [], [], [], []
@@ -296,9 +304,10 @@ class _RowTables:
 
     def add(self, r: Reaction) -> None:
         mech, flags = self.mech, 0
-        fwd, fwd_power = _factors(self.position, r.reactant_orders(), dict(r.reactants))
-        rev, rev_power = _factors(self.position, r.product_orders(), dict(r.products))
-        flags |= FORWARD_POWER * fwd_power | REVERSE_POWER * rev_power
+        fwd, fwd_power, partner = _factors(self.position, r.reactant_orders(), dict(r.reactants),
+                                           r.collision_partner)
+        rev, rev_power, _ = _factors(self.position, r.product_orders(), dict(r.products), r.collision_partner)
+        flags |= FORWARD_POWER * fwd_power | REVERSE_POWER * rev_power | PARTNER * partner | self.guard
         self.fwd.append(fwd)
         self.rev.append(rev if r.reversible else [])
         self.net.append(_net_entries(mech, r) if r.reversible and (fwd_power or rev_power) else [])
@@ -364,12 +373,13 @@ def _species_sums(mech: Mechanism, rows: list[Reaction]) -> Csr:
 
 
 @per_mechanism
-def chemistry_tables(mech: Mechanism) -> ChemistryTables:
-    """The tables of ``mech`` (built once per mechanism), with its QSSA and stiffness tables."""
+def chemistry_tables(mech: Mechanism, products: str = "chemkin") -> ChemistryTables:
+    """The tables of ``mech`` (built once per mechanism and ``products``, ``CompileOptions.products``: 'cantera'
+    flags every row ``GUARD``), with its QSSA and stiffness tables."""
     rows = sorted(mech.reactions, key=lambda r: (GROUPS.index(_group(r)), r.index))
     counts = Counter(_group(r) for r in rows)
     group_ptr = np.cumsum([0] + [counts[g] for g in GROUPS]).astype(np.int64)
-    acc = _RowTables(mech)
+    acc = _RowTables(mech, GUARD if products == "cantera" else 0)
     for r in rows:
         acc.add(r)
     thermo_ptr, thermo_bound, thermo_coeffs, thermo_nasa9 = _thermo_rows(mech)

@@ -120,7 +120,8 @@ class KernelSpec:
     kernel fixes for some operations before the mapper places the others;
     ``regroup(graph, warp_of, warps)``: the graph regrouped once every
     operation has a warp (a ``Regrouping``: the diffusion kernel's turns).  ``graph_options``: the
-    ``CompileOptions`` fields ``builder`` takes as keywords (viscosity's ``wilke_group`` and ``warps``).
+    ``CompileOptions`` fields ``builder`` takes as keywords (viscosity's ``wilke_group`` and ``warps``);
+    ``reference_options``: those ``reference`` takes (chemistry's ``products``).
     """
 
     name: str
@@ -143,6 +144,11 @@ class KernelSpec:
     fixed_warps: Callable[[DataflowGraph, int], dict[str, int]] | None = None
     regroup: Callable[[DataflowGraph, dict[str, int], int], Regrouping] | None = None
     graph_options: tuple[str, ...] = ()
+    reference_options: tuple[str, ...] = ()
+
+    def reference_settings(self, options) -> dict:
+        """The keywords ``reference`` takes from ``options`` (``reference_options``: chemistry's ``products``)."""
+        return {name: getattr(options, name) for name in self.reference_options}
 
     @property
     def output(self) -> Field:
@@ -198,7 +204,8 @@ KERNELS: dict[str, KernelSpec] = {spec.name: spec for spec in (
                reference_kinetics.net_production_rates, 1e-9, "net production rates (QSSA, stiffness removal)",
                errors=scaled_errors, error_measure="error / max|wdot|", transport=False, qssa=True,
                auto_placement=None,  # placement as fits (store, mixed, else buffer: the paper's passes, §3.4)
-               dispatch="switch", balance="issue"),  # warps share little code: one dispatch per slab
+               dispatch="switch", balance="issue",  # warps share little code: one dispatch per slab
+               graph_options=("products",), reference_options=("products",)),
     KernelSpec("conductivity", conductivity.conductivity_graph, ("temperature", "mass_fractions"),
                ("conductivity",), reference_transport.thermal_conductivity, 1e-10,
                "mixture thermal conductivity", cantera="thermal_conductivity", default=False),

@@ -321,7 +321,7 @@ def _phase_loops(tables: ct.ChemistryTables, layout: SlotLayout, warps: int) -> 
 
 def table_programs(mech: Mechanism, options) -> WarpPrograms:
     """The warp programs of the table-form chemistry kernel of ``mech``."""
-    tables = ct.chemistry_tables(mech)
+    tables = ct.chemistry_tables(mech, options.products)
     warps = options.warps
     layout = SlotLayout(tables, warps)
     programs = []

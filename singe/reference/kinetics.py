@@ -29,7 +29,7 @@ import numpy as np
 
 from singe.constants import BIG_NUMBER, GAS_CONSTANT, SMALL_NUMBER
 from singe.derived.qssa import build_qssa_system
-from singe.derived.rates import THIRD_BODY_KINDS, FalloffTable, KineticsTables, kinetics_tables
+from singe.derived.rates import PRODUCTS, THIRD_BODY_KINDS, FalloffTable, KineticsTables, kinetics_tables
 from singe.derived.stoichiometry import STIFFNESS_FORMS
 from singe.mechanism import Arrhenius, ChebyshevRate, Mechanism, PlogRate
 from singe.reference import qssa
@@ -272,7 +272,8 @@ def _chebyshev(rate: ChebyshevRate, T: np.ndarray, log10_P: np.ndarray) -> np.nd
 # Rates of progress and production rates
 # --------------------------------------------------------------------------
 
-def rates_of_progress(mech: Mechanism, T, P, C, C_third_body=None) -> tuple[np.ndarray, np.ndarray]:
+def rates_of_progress(mech: Mechanism, T, P, C, C_third_body=None,
+                      products: str = "chemkin") -> tuple[np.ndarray, np.ndarray]:
     """Forward and reverse rates of progress (qf, qr) [kmol/m^3/s], each
     (n_reactions, n).
 
@@ -280,8 +281,12 @@ def rates_of_progress(mech: Mechanism, T, P, C, C_third_body=None) -> tuple[np.n
     q_r = k_r [M] Π_k C_k^ν''_k (RORD), [M] only for three-body reactions.
     [M] (and the falloff blending) come from ``C_third_body`` when given,
     else from C: the QSSA evaluation passes C with 1.0 for QSSA species and
-    C_third_body with 0 for them.
+    C_third_body with 0 for them.  ``products``: negative concentrations
+    multiplied as they are ('chemkin') or under Cantera's sign guard
+    ('cantera', ``singe.derived.rates.negative_factors_allowed``).
     """
+    if products not in PRODUCTS:
+        raise ValueError(f"products must be one of {PRODUCTS}, got {products!r}")
     tables = kinetics_tables(mech)
     T, P = _points(T, P)
     C = _species_array("C", C, tables.n_species, T.size, "species")
@@ -293,7 +298,8 @@ def rates_of_progress(mech: Mechanism, T, P, C, C_third_body=None) -> tuple[np.n
     rows = tables.three_body_rows
     k_forward[rows] *= M[rows]
     k_reverse[rows] *= M[rows]
-    return k_forward * tables.forward_product(C), k_reverse * tables.reverse_product(C)
+    guarded = products == "cantera"
+    return k_forward * tables.forward_product(C, guarded), k_reverse * tables.reverse_product(C, guarded)
 
 
 def production_rates(mech: Mechanism, qf, qr) -> np.ndarray:
@@ -308,7 +314,7 @@ def production_rates(mech: Mechanism, qf, qr) -> np.ndarray:
 
 
 def net_production_rates(mech: Mechanism, T, P, Y, dt=None, diffusion_source=None,
-                         stiffness: str = "simultaneous") -> np.ndarray:
+                         stiffness: str = "simultaneous", products: str = "chemkin") -> np.ndarray:
     """Net production rates of the transported species [kmol/m^3/s],
     (n_transported, n): what the chemistry kernel computes.
 
@@ -322,6 +328,8 @@ def net_production_rates(mech: Mechanism, T, P, Y, dt=None, diffusion_source=Non
         stiff-species test, zeros when omitted (only used with ``dt``).
     stiffness : 'simultaneous' (Singe's kernels) or 'sequential' (the
         Fortran original).
+    products : negative concentrations multiplied as they are ('chemkin') or
+        under Cantera's sign guard ('cantera'; ``rates_of_progress``).
 
     Without QSSA species this is rates of progress -> production rates.  With
     QSSA species the rates are evaluated with QSSA concentrations 1 (and
@@ -347,11 +355,11 @@ def net_production_rates(mech: Mechanism, T, P, Y, dt=None, diffusion_source=Non
             diffusion_source = np.zeros((n_transported, T.size))
     C = molar_concentrations(mech, T, P, Y)
     if tables.qss.size == 0:
-        qf, qr = rates_of_progress(mech, T, P, C)
+        qf, qr = rates_of_progress(mech, T, P, C, products=products)
     else:
         C_rates = C.copy()
         C_rates[tables.qss] = 1.0
-        qf, qr = rates_of_progress(mech, T, P, C_rates, C_third_body=C)
+        qf, qr = rates_of_progress(mech, T, P, C_rates, C_third_body=C, products=products)
         qf, qr = qssa.apply(build_qssa_system(mech), qf, qr)
     if dt is not None:
         qf, qr = stiffness_removal.remove_stiffness(mech, qf, qr, C, dt, diffusion_source, form=stiffness)

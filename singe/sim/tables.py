@@ -17,6 +17,7 @@ from singe.constants import BIG_NUMBER as BIG
 from singe.constants import C_FLOOR, D_FLOOR
 from singe.constants import GAS_CONSTANT, ONE_ATM
 from singe.constants import SMALL_NUMBER as SMALL
+from singe.derived.rates import negative_factors_allowed
 from singe.errors import SingeInternalError
 from singe.kernels import chemistry_tables as ct
 from singe.reference.kinetics import sri_falloff
@@ -154,16 +155,24 @@ def _chebyshev(tables, row, pt):
     return np.power(10.0, log10_k)
 
 
-def _product(csr: ct.Csr, row: int, power: bool, values):
-    product = 1.0
-    for k, order in zip(*csr.row(row)):
+def _product(csr: ct.Csr, row: int, power: bool, partner: bool, guard: bool, values):
+    """One direction's concentration product: C^order with C > 0 (power form), or a factor of C per entry,
+    with ``guard`` under the sign guard (``negative_factors_allowed``), the last entry outside it with
+    ``partner``."""
+    product, negative = 1.0, 0
+    entries = list(zip(*csr.row(row)))
+    guarded = len(entries) - (partner and not power)
+    for e, (k, order) in enumerate(entries):
         C = values[f"C{k}"]
         if power:
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                 product = product * np.where(C > 0.0, np.power(np.where(C > 0.0, C, 1.0), order), 0.0)
         else:  # a factor of C per entry (repeated species for nu > 1)
             product = product * C
-    return product
+            negative = negative + (C < 0.0) * (e < guarded)
+    if power or not guard:
+        return product
+    return np.where(negative > negative_factors_allowed(guarded), 0.0, product)
 
 
 def _reciprocal_equilibrium(tables, row, flags, values, pt):
@@ -218,10 +227,11 @@ def directions_of_progress(tables: ct.ChemistryTables, row: int, values, pt: _Po
     if flags & ct.THIRD_BODY:
         kf = kf * M
         kr = None if kr is None else kr * M
-    q = kf * _product(tables.forward_factors, row, bool(flags & ct.FORWARD_POWER), values)
+    partner, guard = bool(flags & ct.PARTNER), bool(flags & ct.GUARD)
+    q = kf * _product(tables.forward_factors, row, bool(flags & ct.FORWARD_POWER), partner, guard, values)
     if kr is None:
         return q, None
-    return q, kr * _product(tables.reverse_factors, row, bool(flags & ct.REVERSE_POWER), values)
+    return q, kr * _product(tables.reverse_factors, row, bool(flags & ct.REVERSE_POWER), partner, guard, values)
 
 
 def rates_phase(item, values, load):

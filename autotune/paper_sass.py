@@ -1,6 +1,6 @@
 """The six kernels of the paper beside the original Singe's, in SASS (issue 12's table).
 
-    python -m autotune.paper_sass [--kernels dme:viscosity,...] [--json FILE]
+    python -m autotune.paper_sass [--kernels dme:viscosity,...] [--json FILE] [--products chemkin|cantera]
 
 Per kernel at the paper's settings (``autotune.bench.PAPER_SETTINGS``): the
 lane-instructions issued per point (total, FP64, barriers), the slowest warp
@@ -20,6 +20,7 @@ import tempfile
 from autotune import sass
 from autotune.bench import PAPER_SETTINGS, mechanism_path, report
 from singe import compile_kernel, load_mechanism
+from singe.derived.rates import PRODUCTS
 from singe.codegen import generate
 from singe.codegen.nvcc import compile_cuda
 from singe.timing import issued_per_warp
@@ -45,14 +46,18 @@ ORIGINAL = {
 ARCHS = ("sm_90", "sm_80")
 
 
-def measure(mechanism: str, kernel: str) -> dict:
-    """The kernel at the paper's setting: the SASS view on sm_90, ptxas's spills on sm_80."""
+def measure(mechanism: str, kernel: str, products: str = "chemkin") -> dict:
+    """The kernel at the paper's setting: the SASS view on sm_90, ptxas's spills on sm_80 (``products``: the
+    chemistry kernel's, ``CompileOptions.products``)."""
     warps, qssa, ctas = PAPER_SETTINGS[mechanism][kernel]
     mech = load_mechanism(str(mechanism_path(mechanism)))
+    chemistry = kernel == "chemistry"
     row = {"mechanism": mechanism, "kernel": kernel,
-           "setting": f"{warps}x{ctas}" + (f"q{qssa}" if kernel == "chemistry" else "")}
+           "setting": f"{warps}x{ctas}" + (f"q{qssa}" if chemistry else "")
+           + ("" if not chemistry or products == "chemkin" else f" {products}")}
     for arch in ARCHS:
-        compiled = compile_kernel(mech, kernel, warps=warps, qssa_warps=qssa, ctas_per_sm=ctas, arch=arch)
+        compiled = compile_kernel(mech, kernel, warps=warps, qssa_warps=qssa, ctas_per_sm=ctas, arch=arch,
+                                  products=products if chemistry else "chemkin")
         generated = generate(compiled)
         with tempfile.TemporaryDirectory() as scratch:
             path = generated.write(scratch)[0]
@@ -93,6 +98,8 @@ def main(argv: list[str] | None = None) -> int:
     choices = [f"{m}:{k}" for m, ks in PAPER_SETTINGS.items() for k in ks]
     parser.add_argument("--kernels", default=",".join(choices), help="mechanism:kernel pairs, comma-separated")
     parser.add_argument("--json", help="also write the rows as JSON here")
+    parser.add_argument("--products", choices=PRODUCTS, default="chemkin",
+                        help="the chemistry kernels' products of negative concentrations (singe --products)")
     args = parser.parse_args(argv)
     unknown = [part for part in args.kernels.split(",") if part not in choices]
     if unknown:
@@ -100,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     if sass.missing_reason():
         print(f"skipped: {sass.missing_reason()}")
         return 0
-    rows = [measure(*part.split(":")) for part in args.kernels.split(",")]
+    rows = [measure(*part.split(":"), products=args.products) for part in args.kernels.split(",")]
     return report(format_rows(rows), rows, args.json)
 
 

@@ -1,7 +1,8 @@
 """Modeled speedup of the warp-specialized kernels over the data-parallel baseline.
 
     python -m autotune.speedup [--mechanisms dme,heptane] [--presets H100,A100] [--json FILE]
-        [--settings paper|defaults] [--wilke-group N] [--measured GPU_BENCH_JSON] [--plot FILE]
+        [--settings paper|defaults] [--wilke-group N] [--products chemkin|cantera] [--measured GPU_BENCH_JSON]
+        [--plot FILE]
 
 The six kernels of the paper (DME and n-heptane viscosity, diffusion,
 chemistry) at the paper's settings (``autotune.bench.PAPER_SETTINGS``), each
@@ -15,7 +16,8 @@ mechanism and kernel (conductivity too, which the paper did not measure: its
 range is '-'); a kernel the paper set no warps for, a kernel or preset that does
 not exist, is a usage error;
 ``--wilke-group N``: viscosity's Wilke group (default: the kernel's at those
-warps, ``transport.balanced_wilke_group``).  Registers are the
+warps, ``transport.balanced_wilke_group``); ``--products``: chemistry's products of negative
+concentrations (``singe --products``; 'cantera' costs a guard a reaction direction).  Registers are the
 register plan's (``--ptxas``: ptxas's for sm_90 / sm_80, one nvcc run per
 kernel and style; the n-heptane baselines take minutes; with nvdisasm and
 cuobjdump, also each warp's pace by its SASS stall counts,
@@ -39,7 +41,7 @@ import sys
 import singe
 from singe import SingeError, compile_kernel
 from singe.codegen import lay_out, table_copy_bytes
-from singe.options import CONSTANT_TABLES
+from singe.options import CONSTANT_TABLES, PRODUCTS
 from singe.timing import PRESET_OF_ARCH, PRESETS, model, model_baseline
 
 from autotune.bench import (NO_MATPLOTLIB, PAPER_SETTINGS, PAPER_SPEEDUP, kernel_names, mechanism_path, model_inputs,
@@ -55,12 +57,13 @@ def setting_options(name: str, kernel: str, setting: str) -> dict:
 
 
 def speedup_row(name: str, mech, kernel: str, preset: str, ptxas: bool, constant_table: str = "auto",
-                setting: str = "paper", wilke_group: int | None = None) -> dict:
+                setting: str = "paper", wilke_group: int | None = None, products: str = "chemkin") -> dict:
     """The modeled pair of one kernel on one preset at ``setting`` (``constant_table``: where the
     warp-specialized kernel reads its constant tables, ``CompileOptions.constant_table``; ``wilke_group``:
-    viscosity's, None for the kernel's)."""
+    viscosity's, None for the kernel's; ``products``: chemistry's, ``CompileOptions.products``)."""
     arch = PRESETS[preset].arch
-    group = {"wilke_group": wilke_group} if kernel == "viscosity" else {}
+    group = {"wilke_group": wilke_group} if kernel == "viscosity" else {"products": products} \
+        if kernel == "chemistry" else {}
     compiled = compile_kernel(mech, kernel, arch=arch, constant_table=constant_table,
                               **setting_options(name, kernel, setting), **group)
     entries, paces = model_inputs(compiled, arch) if ptxas else ((None, None), (None, None))
@@ -210,6 +213,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--settings", choices=("paper", "defaults"), default="paper",
                         help="the paper's settings, or the command's defaults (8 warps, CTAs per SM chosen)")
     parser.add_argument("--wilke-group", type=int, metavar="N", help="viscosity's outer species per Wilke sum")
+    parser.add_argument("--products", choices=PRODUCTS, default="chemkin",
+                        help="chemistry's products of negative concentrations (singe --products)")
     parser.add_argument("--measured", metavar="GPU_BENCH_JSON", help="measurements to put beside the model")
     parser.add_argument("--plot", metavar="FILE", help="draw modeled (and measured) speedups")
     args = parser.parse_args(argv)
@@ -226,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
             for kernel in kernels:
                 try:
                     rows.append(speedup_row(name, mech, kernel, preset, args.ptxas, args.constant_table,
-                                            args.settings, args.wilke_group))
+                                            args.settings, args.wilke_group, args.products))
                 except SingeError as error:  # e.g. a transport kernel of a mechanism without transport data
                     print(f"{name} {kernel} ({preset}): {str(error).splitlines()[0]}", file=sys.stderr)
     if not rows:

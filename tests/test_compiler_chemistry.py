@@ -19,7 +19,7 @@ from singe.programs import SharedLoad, WarpProgram
 from singe.sim.simulator import SimulationError
 from singe.reference.kinetics import net_production_rates
 from conftest import load
-from cantera_reference import BUNDLED_MECHANISMS, cantera_solution, random_states
+from cantera_reference import BUNDLED_MECHANISMS, CANTERA_DATA, cantera_solution, random_states
 from reaction_map import ignition_states
 from test_kinetics import FORMS_COMMON
 
@@ -270,3 +270,34 @@ def test_negative_concentrations_with_qssa_and_stiffness_match_the_reference(nam
             ours = compiled.simulate(T, P, Y, dt=dt, diffusion_source=source)
             theirs = net_production_rates(mech, T, P, Y, dt=dt, diffusion_source=source, products="cantera")
             assert worst_error(ours, theirs) <= TOLERANCE
+
+
+@pytest.mark.parametrize("file, phase", [
+    ("example_data/ammonia-CO-H2-Alzueta-2023.yaml", "baseline"),  # PLOG rows, 7 collision partners
+    ("gri30_highT.yaml", None),  # 9 collision partners
+    ("nDodecane_Reitz.yaml", "nDodecane_IG"),  # FORD orders, half the reactions irreversible
+])
+def test_cantera_products_match_cantera_on_its_bundled_mechanisms(file, phase):
+    """``products='cantera'`` against Cantera on mechanisms read from Cantera's own YAML (its partners as it
+    detects them), five mass fractions a point below zero: the reference, and the table form's simulator on
+    Alzueta's (its PLOG rows carry the partner's entry last)."""
+    path = CANTERA_DATA / file
+    mech = singe.load_mechanism(path, phase=phase) if phase else singe.load_mechanism(path)
+    gas = ct.Solution(str(path), phase) if phase else ct.Solution(str(path))
+    T, P, Y = random_states(16, len(mech.transported_species), seed=21, T_range=(800.0, 2500.0))
+    rng = np.random.default_rng(22)
+    for i in range(T.size):
+        Y[rng.choice(Y.shape[0], 5, replace=False), i] = -10.0 ** rng.uniform(-12, -3, 5)
+    index = [gas.species_index(name) for name in mech.transported_species]
+    expected = np.empty_like(Y)
+    for i in range(T.size):
+        full = np.zeros(gas.n_species)
+        full[index] = Y[:, i]
+        gas.TP = T[i], P[i]
+        gas.set_unnormalized_mass_fractions(full)
+        gas.TP = T[i], P[i]
+        expected[:, i] = gas.net_production_rates[index]
+    assert worst_error(net_production_rates(mech, T, P, Y, products="cantera"), expected) <= 1e-12
+    if phase == "baseline":
+        compiled = compile_kernel(mech, "chemistry", warps=4, form="tables", products="cantera")
+        assert worst_error(compiled.simulate(T, P, Y), expected) <= TOLERANCE

@@ -62,10 +62,9 @@ def speedup_row(name: str, mech, kernel: str, preset: str, ptxas: bool, constant
     warp-specialized kernel reads its constant tables, ``CompileOptions.constant_table``; ``wilke_group``:
     viscosity's, None for the kernel's; ``products``: chemistry's, ``CompileOptions.products``)."""
     arch = PRESETS[preset].arch
-    group = {"wilke_group": wilke_group} if kernel == "viscosity" else {"products": products} \
-        if kernel == "chemistry" else {}
+    own = {"viscosity": {"wilke_group": wilke_group}, "chemistry": {"products": products}}.get(kernel, {})
     compiled = compile_kernel(mech, kernel, arch=arch, constant_table=constant_table,
-                              **setting_options(name, kernel, setting), **group)
+                              **setting_options(name, kernel, setting), **own)
     entries, paces = model_inputs(compiled, arch) if ptxas else ((None, None), (None, None))
     ws = model(compiled, preset, ptxas=entries[0], pace=paces[0])
     copy = table_copy_bytes(lay_out(compiled.programs)) if compiled.form != "tables" else 0

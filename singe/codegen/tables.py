@@ -31,7 +31,7 @@ from singe.targets import TARGETS
 from singe.version import __version__
 
 COUNT_BITS = 6   # forward, reverse and net entry counts of a row, packed above the flags
-FLAG_BITS = 11
+FLAG_BITS = 10
 NUMBERS_PER_LINE = 16
 
 
@@ -260,7 +260,7 @@ def _context(compiled, name: str, shared_bytes: int) -> dict:
         workspace_bytes=programs.slot_bytes, shared_bytes=shared_bytes,
         groups={g: tables.group_rows(g) for g in ct.GROUPS}, flags=ct.FLAG_NAMES, flag_bits=FLAG_BITS,
         count_bits=COUNT_BITS, count_mask=(1 << COUNT_BITS) - 1, landau_teller=tables.landau_teller,
-        signed_product_factors=SIGNED_PRODUCT_FACTORS, sign_guard=bool(np.any(tables.flags & ct.GUARD)),
+        signed_product_factors=SIGNED_PRODUCT_FACTORS, sign_guard=tables.guarded,
         arrays=place_arrays(table_arrays(tables) + extension_arrays(tables) + warp_arrays(tables, programs)),
         registers=max(programs.registers), n_transported=tables.n_transported, split=tables.split,
         qssa=tables.qssa is not None, n_qss=layout.n_qss, stiff=tables.stiff is not None,

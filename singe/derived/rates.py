@@ -149,11 +149,10 @@ class ConcentrationProduct:
         ``guarded`` (``CompileOptions.products`` 'cantera')."""
         extended = np.concatenate([C, np.ones((1, C.shape[1]))], axis=0)
         product = np.ones((self.slots.shape[1], C.shape[1]))
-        negative = np.zeros(product.shape, dtype=int)
         for row in self.slots:
             product *= extended[row]
-            negative += extended[row] < 0.0
         if guarded:
+            negative = sum((extended[row] < 0.0).astype(int) for row in self.slots) + np.zeros(product.shape, dtype=int)
             product[negative > self.allowed[:, None]] = 0.0
         product *= extended[self.partner]
         if self.power_reaction.size:

@@ -51,6 +51,7 @@ r_s from the QSSA-scaled rates, dt and the diffusion source) and ``scale``
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from dataclasses import dataclass
 
@@ -78,12 +79,10 @@ SRI = 128
 ACTIVATED = 256         # chemically activated: blend with k_0
 PARTNER = 512           # the last entry of each product without the power form: the collision partner's C,
                         # outside the sign guard (Reaction.collision_partner)
-GUARD = 1024            # Cantera's sign guard on the products without the power form (CompileOptions.products)
 
 FLAG_NAMES = {"FORWARD_POWER": FORWARD_POWER, "REVERSE_POWER": REVERSE_POWER, "EQUILIBRIUM": EQUILIBRIUM,
               "EXPLICIT_REVERSE": EXPLICIT_REVERSE, "THIRD_BODY": THIRD_BODY, "BASE_ONE": BASE_ONE,
-              "TROE": TROE, "SRI": SRI, "ACTIVATED": ACTIVATED, "PARTNER": PARTNER,
-              "GUARD": GUARD}
+              "TROE": TROE, "SRI": SRI, "ACTIVATED": ACTIVATED, "PARTNER": PARTNER}
 """The flags by name (the template defines the same macros)."""
 
 EFFICIENCY_BASE_MIN = 0.1  # below this, an efficiency vector is summed in full (no cancellation against C_total)
@@ -186,6 +185,7 @@ class ChemistryTables:
     qssa: "QssaTables | None" = None
     stiff: "StiffTables | None" = None
     scale: "ScaleTables | None" = None
+    guarded: bool = False           # Cantera's sign guard on every product without the power form (--products)
 
     @property
     def split(self) -> bool:
@@ -292,9 +292,8 @@ def _thermo_rows(mech: Mechanism):
 class _RowTables:
     """Accumulates the per-row, falloff, PLOG and Chebyshev tables."""
 
-    def __init__(self, mech: Mechanism, guard: int = 0):
+    def __init__(self, mech: Mechanism):
         self.mech = mech
-        self.guard = guard  # GUARD on every row, or 0
         self.position = _positions(mech)
         self.flags, self.forward, self.extra, self.reverse_index, self.reverse = [], [], [], [], []
         self.fwd, self.rev, self.eff, self.net = [], [], [], []
@@ -307,7 +306,7 @@ class _RowTables:
         fwd, fwd_power, partner = _factors(self.position, r.reactant_orders(), dict(r.reactants),
                                            r.collision_partner)
         rev, rev_power, _ = _factors(self.position, r.product_orders(), dict(r.products), r.collision_partner)
-        flags |= FORWARD_POWER * fwd_power | REVERSE_POWER * rev_power | PARTNER * partner | self.guard
+        flags |= FORWARD_POWER * fwd_power | REVERSE_POWER * rev_power | PARTNER * partner
         self.fwd.append(fwd)
         self.rev.append(rev if r.reversible else [])
         self.net.append(_net_entries(mech, r) if r.reversible and (fwd_power or rev_power) else [])
@@ -374,12 +373,19 @@ def _species_sums(mech: Mechanism, rows: list[Reaction]) -> Csr:
 
 @per_mechanism
 def chemistry_tables(mech: Mechanism, products: str = "chemkin") -> ChemistryTables:
-    """The tables of ``mech`` (built once per mechanism and ``products``, ``CompileOptions.products``: 'cantera'
-    flags every row ``GUARD``), with its QSSA and stiffness tables."""
+    """The tables of ``mech`` with their sign guard (``ChemistryTables.guarded``: ``CompileOptions.products``
+    'cantera'), built once per mechanism."""
+    tables = _chemistry_tables(mech)
+    return dataclasses.replace(tables, guarded=True) if products == "cantera" else tables
+
+
+@per_mechanism
+def _chemistry_tables(mech: Mechanism) -> ChemistryTables:
+    """The tables of ``mech``, with its QSSA and stiffness tables."""
     rows = sorted(mech.reactions, key=lambda r: (GROUPS.index(_group(r)), r.index))
     counts = Counter(_group(r) for r in rows)
     group_ptr = np.cumsum([0] + [counts[g] for g in GROUPS]).astype(np.int64)
-    acc = _RowTables(mech, GUARD if products == "cantera" else 0)
+    acc = _RowTables(mech)
     for r in rows:
         acc.add(r)
     thermo_ptr, thermo_bound, thermo_coeffs, thermo_nasa9 = _thermo_rows(mech)

@@ -155,24 +155,24 @@ def _chebyshev(tables, row, pt):
     return np.power(10.0, log10_k)
 
 
-def _product(csr: ct.Csr, row: int, power: bool, partner: bool, guard: bool, values):
-    """One direction's concentration product: C^order with C > 0 (power form), or a factor of C per entry,
-    with ``guard`` under the sign guard (``negative_factors_allowed``), the last entry outside it with
+def _product(csr: ct.Csr, row: int, power: bool, partner: bool, guarded: bool, values):
+    """One direction's concentration product: C^order with C > 0 (power form), or a factor of C per entry;
+    ``guarded``: under the sign guard (``negative_factors_allowed``), the last entry outside it with
     ``partner``."""
-    product, negative = 1.0, 0
-    entries = list(zip(*csr.row(row)))
-    guarded = len(entries) - (partner and not power)
-    for e, (k, order) in enumerate(entries):
-        C = values[f"C{k}"]
-        if power:
-            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+    product = 1.0
+    concentrations = [(values[f"C{k}"], order) for k, order in zip(*csr.row(row))]
+    if power:
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            for C, order in concentrations:
                 product = product * np.where(C > 0.0, np.power(np.where(C > 0.0, C, 1.0), order), 0.0)
-        else:  # a factor of C per entry (repeated species for nu > 1)
-            product = product * C
-            negative = negative + (C < 0.0) * (e < guarded)
-    if power or not guard:
         return product
-    return np.where(negative > negative_factors_allowed(guarded), 0.0, product)
+    for C, _ in concentrations:  # a factor of C per entry (repeated species for nu > 1)
+        product = product * C
+    if not guarded:
+        return product
+    factors = concentrations[:len(concentrations) - partner]
+    negative = sum((C < 0.0).astype(int) for C, _ in factors)
+    return np.where(negative > negative_factors_allowed(len(factors)), 0.0, product)
 
 
 def _reciprocal_equilibrium(tables, row, flags, values, pt):
@@ -227,11 +227,12 @@ def directions_of_progress(tables: ct.ChemistryTables, row: int, values, pt: _Po
     if flags & ct.THIRD_BODY:
         kf = kf * M
         kr = None if kr is None else kr * M
-    partner, guard = bool(flags & ct.PARTNER), bool(flags & ct.GUARD)
-    q = kf * _product(tables.forward_factors, row, bool(flags & ct.FORWARD_POWER), partner, guard, values)
+    partner = bool(flags & ct.PARTNER)
+    q = kf * _product(tables.forward_factors, row, bool(flags & ct.FORWARD_POWER), partner, tables.guarded, values)
     if kr is None:
         return q, None
-    return q, kr * _product(tables.reverse_factors, row, bool(flags & ct.REVERSE_POWER), partner, guard, values)
+    return q, kr * _product(tables.reverse_factors, row, bool(flags & ct.REVERSE_POWER), partner, tables.guarded,
+                            values)
 
 
 def rates_phase(item, values, load):

@@ -664,22 +664,26 @@ PREFETCH_SLAB = {"other": 14, "branch": 3}
 line's address and its clamps, one ``CCTL.E.PF1``.  Read off the sm_90 SASS of DME viscosity at 15 warps x 3
 CTAs, whose code is otherwise the same with and without it (14 and 3 more a warp).  Where a kernel has fewer
 threads than lines (1-3 warps of a large mechanism), a lane prefetches more than one and issues more."""
-SLAB_OVERHEAD = {"other": 74, "branch": 1}
-"""Per warp per slab, besides its units: the slab loop, ``valid`` and ``point``, the
-addresses of global and shared accesses, the register moves and convergence
-barriers (BSSY/BSYNC) around the shuffles of masked blocks.  Measured: the
-least-squares intercept of the SASS count (sm_90) less the rest of this
-model over the 7 warps of the H2/O2 viscosity (4 warps) and diffusion (3)
-kernels, with the per-call counts above (the chemistry kernels have their
-own, ``WARP_SWITCH_SLAB``); checked on the DME viscosity kernel
-(tests/test_timing.py).  105 while singe_exp's and singe_log's constants were
-literals, which sm_90 set again every slab by UMOV pairs (now read from the
-constant bank, templates/common.cuh.j2)."""
-MASK_DISPATCH = {"other": 1, "branch": 1}
-"""Per warp per masked block: the warp-bit test (LOP3/ISETP) and the branch past it."""
-SWITCH_DISPATCH = {"other": 2, "branch": 2}
-"""Per warp per ``switch (warp_id)`` block: ptxas's jump-table lookup and indirect branch, and the branch out."""
-
+SLAB_OVERHEAD = {"other": 28, "branch": 1}
+"""Per warp per slab, besides its units and the dispatch blocks it passes (``MASK_DISPATCH``,
+``SWITCH_DISPATCH``): the slab loop, ``valid`` and ``point``, the addresses of global and shared accesses.
+Measured (``python -m autotune.dispatch_fit``): the least-squares fit of the SASS count (sm_90) less the rest
+of this model, each warp weighted by the inverse of its count (a relative error), on a constant, the masked
+blocks and the switch blocks of the layout, over 181 warps of 22 kernels: every transport kernel of GRI-Mech
+3.0, H2/O2, DME, n-heptane and the QSSA n-dodecane at the command's defaults (8 warps), the paper's four
+and H2/O2's at 3-4 warps: 29.1 a slab, 4.3 a masked block and 7.2 a switch block, of them 0.7, 0.8 and 2.5
+branches.  Until 2026-11-28 74 other and 1 branch a slab, 1 other and 1 branch a masked block, the slab's
+fitted on the 7 warps of the H2/O2 viscosity and diffusion kernels at 3-4 warps alone (7-9 masked blocks): a
+per-block cost charged to every slab, which put kernels of few masked blocks up to 30 % over their SASS
+(H2/O2 conductivity at the defaults; DME conductivity 18 %).  105 while singe_exp's and singe_log's
+constants were literals, which sm_90 set again every slab by UMOV pairs (now read from the constant bank,
+templates/common.cuh.j2)."""
+MASK_DISPATCH = {"other": 3, "branch": 1}
+"""Per warp per masked block: the warp-bit test (LOP3/ISETP), the branch past it, and the register moves and
+convergence barriers ptxas puts round some (BSSY/BSYNC).  Fitted with ``SLAB_OVERHEAD``."""
+SWITCH_DISPATCH = {"other": 5, "branch": 2}
+"""Per warp per ``switch (warp_id)`` block: ptxas's jump-table lookup and indirect branch, and the branch out.
+Fitted with ``SLAB_OVERHEAD`` (2 other and 2 branches before, read off one kernel)."""
 
 LOOP_TABLE_COLUMN = {"other": 3}
 """Per iteration of an emitted loop (``lowering.Loop``) and 'table' integer
@@ -698,15 +702,16 @@ one 'affine' column; per trip of two iterations 4 LDC, 13 integer
 instructions and the branch); with them the 7 warps of the H2/O2 viscosity
 and diffusion kernels are within 7.3 % of their SASS counts, and the
 held-out DME viscosity at 15 warps within 8.4 % (tests/test_timing.py)."""
-WARP_SWITCH_SLAB = {"other": 34, "branch": 5}
+WARP_SWITCH_SLAB = {"other": 18, "branch": 2}
 """``SLAB_OVERHEAD`` of the kernels dispatched by one switch outside the slab
 loop (``codegen.dispatch``: each warp dispatches once, so no per-slab
 ``SWITCH_DISPATCH``): no masked blocks, so none of their convergence
-barriers and register moves.  Measured: the mean of the SASS count (sm_90)
-less the rest of this model over the 4 warps of the H2/O2 chemistry kernel,
-with shared accesses forwarded between barriers (``issued_shared``); checked
-on the DME chemistry kernel at the paper's setting (tests/test_timing.py).
-106 while singe_exp's and singe_log's constants were literals (UMOV pairs)."""
+barriers and register moves, with shared accesses forwarded between barriers (``issued_shared``).  Measured
+as ``SLAB_OVERHEAD`` (``autotune.dispatch_fit``, sm_90): 20.0 in all over 68 warps of the chemistry kernels
+of the five mechanisms at the defaults and of H2/O2 (4 warps), DME (8) and n-heptane (16) at the paper's
+settings, 1.8 of them branches.  34 other and 5 branches until 2026-11-28, the mean over the 4 warps of the
+H2/O2 chemistry kernel alone (H2/O2's at 8 warps was 13.9 % over its SASS with it); 106 other while
+singe_exp's and singe_log's constants were literals (UMOV pairs)."""
 
 
 @dataclass(frozen=True)
@@ -715,6 +720,8 @@ class ArchCode:
 
     expansions: dict[str, Expansion]  # the warp-specialized kernels' (the baseline's: with the library's exp)
     slab_overhead: dict[str, int]  # ``SLAB_OVERHEAD``
+    mask_dispatch: dict[str, int]  # ``MASK_DISPATCH``
+    switch_dispatch: dict[str, int]  # ``SWITCH_DISPATCH``
     warp_switch_slab: dict[str, int]  # ``WARP_SWITCH_SLAB``
     uniform_constants: int | None
     """The warp-specialized constants whose table index ptxas knows (code that one warp runs: its switch
@@ -742,11 +749,16 @@ UNIFORM_CONSTANTS = 26
 two per double): the distinct known constants a warp reads less its ULDC.64 per slab, in the SASS of DME
 chemistry at the paper's setting (warps 0-3: 137 - 115, 108 - 84, 100 - 68, 103 - 76 with its LDC.64) and of
 DME viscosity at 15 warps x 3 CTAs dispatched by a switch (63 - 37, 68 - 40, 69 - 42, 69 - 42): 22-32."""
-SM80_SLAB_OVERHEAD = {"other": 61, "branch": 1}
-SM80_WARP_SWITCH_SLAB = {"other": 54, "branch": 5}
-"""``SLAB_OVERHEAD`` and ``WARP_SWITCH_SLAB`` on sm_80, fitted as on sm_90 (the mean of the SASS count less
-the rest of this model, on the same H2/O2 kernels: 13 fewer and 20 more than sm_90's).  sm_80 has no uniform
-moves (UMOV) of the constants the warps' code sets per slab: they are constant-bank operands there."""
+SM80_SLAB_OVERHEAD = {"other": 31, "branch": 2}
+SM80_MASK_DISPATCH = {"other": 3, "branch": 1}
+SM80_SWITCH_DISPATCH = {"other": 4, "branch": 4}
+SM80_WARP_SWITCH_SLAB = {"other": 36, "branch": 3}
+"""``SLAB_OVERHEAD``, ``MASK_DISPATCH``, ``SWITCH_DISPATCH`` and ``WARP_SWITCH_SLAB`` on sm_80, fitted as on
+sm_90 (``python -m autotune.dispatch_fit --arch sm_80``: the same kernels compiled for sm_80): 33.2 a slab,
+3.5 a masked block and 7.7 a switch block (1.9, 0.6 and 3.7 of them branches), 38.9 a slab of the switch
+(2.8).  sm_80 has no uniform moves (UMOV) of the constants the warps' code sets per slab: they are
+constant-bank operands there.  Until 2026-11-28 61 and 54 other (and 1 and 5 branches) a slab, the mean over
+the H2/O2 kernels at 3-4 warps alone, and sm_90's costs of the blocks."""
 LITERAL_MOVES = 2
 """sm_90's ``ArchCode.literal_moves``, read off the SASS of the paper's four transport baselines (sm_90 SASS
 walk, per point): DME viscosity issues 6,895 instructions, 1,938 of them ``UMOV``, where this model counted
@@ -757,11 +769,13 @@ literal recurs, which this count does not.  sm_80's SASS of DME viscosity: 4,977
 ARCH_CODE = {
     # sm_90: a constant at a known index is read from a uniform register (ULDC.64 once per slab), else LDC.64;
     # the baseline's literals are set in uniform registers where used
-    "sm_90": ArchCode(EXPANSIONS, SLAB_OVERHEAD, WARP_SWITCH_SLAB, UNIFORM_CONSTANTS, LITERAL_MOVES),
+    "sm_90": ArchCode(EXPANSIONS, SLAB_OVERHEAD, MASK_DISPATCH, SWITCH_DISPATCH, WARP_SWITCH_SLAB,
+                      UNIFORM_CONSTANTS, LITERAL_MOVES),
     # sm_80: a constant at a known index is a constant-bank operand of the instruction reading it (c[0x3][...]):
     # DME viscosity at 15 warps x 3 CTAs, warp 0 (its own masked block and switch case) issues no LDC or ULDC
     # where sm_90 issues 70 ULDC.64 per slab; the warps sharing code issue one LDC.64 per use on both
-    "sm_80": ArchCode(EXPANSIONS, SM80_SLAB_OVERHEAD, SM80_WARP_SWITCH_SLAB, None),
+    "sm_80": ArchCode(EXPANSIONS, SM80_SLAB_OVERHEAD, SM80_MASK_DISPATCH, SM80_SWITCH_DISPATCH,
+                      SM80_WARP_SWITCH_SLAB, None),
 }
 
 
@@ -929,7 +943,7 @@ def warp_code(programs: WarpPrograms, arch: str = "sm_90", overlaid=None) -> lis
     for name, n in (PREFETCH_SLAB.items() if programs.prefetch else ()):
         dispatch[name] = dispatch.get(name, 0) + n
     for block in () if unswitched(overlaid) else overlaid.blocks:
-        for name, n in {"mask": MASK_DISPATCH, "switch": SWITCH_DISPATCH}.get(block.kind, {}).items():
+        for name, n in {"mask": code.mask_dispatch, "switch": code.switch_dispatch}.get(block.kind, {}).items():
             dispatch[name] = dispatch.get(name, 0) + n
     tables = overlaid.constants or [[] for _ in range(programs.warps)]
     forward = unswitched(overlaid)
@@ -954,9 +968,10 @@ def static_instructions(programs: WarpPrograms, arch: str = "sm_90", overlaid=No
     times and its trip overhead once (``loop_static_savings``), every unit
     the overlay emits once for several warps (``OverlaidKernel.sharing``)
     counted once, the slab loop and dispatch (``WarpCode.dispatch``, which
-    every warp passes) once, and each warp's loads of its known constants
-    (``WarpCode.constant_loads``), and the library's slow-path call sites, which no slab
-    issues (``SLOW_PATH_SITE`` per square root, division or reciprocal).  The divergent-path
+    every warp passes) and the code outside it (``STATIC_PROLOGUE``) once,
+    each warp's loads of its known constants (``WarpCode.constant_loads``),
+    and the library's slow-path call sites, which no slab issues
+    (``SLOW_PATH_SITE`` per square root, division or reciprocal).  The divergent-path
     copies ptxas emits of the constants' shuffles (``BRA.DIV``) are not counted
     (tests/test_timing.py checks the kernels it names against nvdisasm).  ``overlaid``: the layout
     (default ``lay_out``)."""
@@ -972,6 +987,7 @@ def static_instructions(programs: WarpPrograms, arch: str = "sm_90", overlaid=No
         return size
 
     total = max((sum(n for _, n in code.dispatch) for code in codes), default=0)  # one slab loop and dispatch
+    total += STATIC_PROLOGUE if overlaid is not None else 0
     total += sum(code.constant_loads for code in codes)  # in each warp's own code
     if overlaid is not None and table_copy_bytes(overlaid):
         total += TABLE_COPY_SETUP + TABLE_COPY_STRIPE * overlaid.stripes
@@ -1006,6 +1022,12 @@ def slow_path_sites(unit, code: WarpCode) -> int:
     return sites
 
 
+STATIC_PROLOGUE = 41
+"""Static instructions of a kernel's code outside the slab loop, besides the constant table's copy: before it
+the parameters, the point count's slabs, the exit test, the warp's index and the constants ptxas keeps in
+uniform registers across the loop (``ULDC.64``), the ``EXIT`` after it.  sm_90 SASS of the viscosity kernels
+of the static check (tests/test_timing.py) and GRI-Mech's, H2/O2's and DME's at 8 warps: 23-56 before the slab
+loop, 40 on average, and one after it."""
 TABLE_COPY_STRIPE = 2
 TABLE_COPY_SETUP = 4
 """The code of the constant table's copy into shared memory, before the slab loop: per stripe an ``LDC.64`` and an

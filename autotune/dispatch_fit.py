@@ -47,14 +47,14 @@ def measure(mechanism: str, kernel: str, warps: int, qssa: int, ctas: int | None
     from autotune import sass
     from singe import compile_kernel, load_mechanism
     from singe.codegen import generate, lay_out
-    from singe.timing import issued_per_warp, warp_code
+    from singe.timing import dispatch_blocks, issued_per_warp, warp_code
 
     compiled = compile_kernel(load_mechanism(str(mechanism_path(mechanism))), kernel, warps=warps,
                               qssa_warps=qssa, ctas_per_sm=ctas, arch=arch)
     if compiled.form == "tables":
         return []
-    overlaid = lay_out(compiled.programs)
-    blocks = {kind: sum(block.kind == kind for block in overlaid.blocks) for kind in ("mask", "switch")}
+    kinds = dispatch_blocks(lay_out(compiled.programs))
+    blocks = {kind: kinds.count(kind) for kind in ("mask", "switch")}
     with tempfile.TemporaryDirectory() as scratch:
         view = sass.analyse(generate(compiled).write(scratch)[0], arch, compiled.programs.warps)
     rows = []
@@ -84,14 +84,12 @@ def fit(rows: list[dict], dispatch: str, classes: tuple[str, ...] | None = None)
 
 
 def charged_now(rows: list[dict], arch: str) -> list[int]:
-    """Per warp, the overheads the model charges it with its constants (``timing.arch_code``)."""
+    """Per warp, the overheads the model charges it with its constants (``timing.ArchCode.per_slab``)."""
     from singe.timing import arch_code
 
     code = arch_code(arch)
-    per_slab = {"overlay": (code.slab_overhead, code.mask_dispatch, code.switch_dispatch),
-                "switch": (code.warp_switch_slab, {}, {})}
-    return [sum(slab.values()) + row["mask"] * sum(mask.values()) + row["switch"] * sum(switch.values())
-            for row in rows for slab, mask, switch in [per_slab[row["dispatch"]]]]
+    return [sum(code.per_slab(row["dispatch"], ("mask",) * row["mask"] + ("switch",) * row["switch"]).values())
+            for row in rows]
 
 
 def errors(rows: list[dict], charged: np.ndarray) -> np.ndarray:

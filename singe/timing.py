@@ -181,7 +181,7 @@ import dataclasses
 import functools
 import math
 import struct
-from collections import deque
+from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import Iterable
 
@@ -734,6 +734,18 @@ class ArchCode:
     immediate (``is_immediate``): sm_90 builds it in a uniform register pair where it is used (two ``UMOV``:
     ``LITERAL_MOVES``), sm_80 reads it from the constant bank as an operand (none)."""
 
+    def per_slab(self, dispatch: str, blocks: Iterable[str] = (), prefetch: bool = False) -> dict[str, int]:
+        """What a warp issues per slab besides its units, by class: the slab's overhead for the kernel's
+        ``dispatch`` ('switch': ``warp_switch_slab``, else ``slab_overhead``), ``PREFETCH_SLAB`` with
+        ``prefetch``, and each dispatch block of the layout it passes (``blocks``: their kinds, 'mask' or
+        'switch')."""
+        counts = Counter(self.warp_switch_slab if dispatch == "switch" else self.slab_overhead)
+        if prefetch:
+            counts.update(PREFETCH_SLAB)
+        for kind in blocks:
+            counts.update({"mask": self.mask_dispatch, "switch": self.switch_dispatch}.get(kind, {}))
+        return dict(counts)
+
     @property
     def baseline_literals_in_bank(self) -> bool:
         """The baseline reads its literals from the constant bank (and stalls on its misses): none are moved."""
@@ -938,13 +950,8 @@ def warp_code(programs: WarpPrograms, arch: str = "sm_90", overlaid=None) -> lis
     table_class = "lds" if table_copy_bytes(overlaid) else source_class
     kept = min(overlaid.slots, WARP_SIZE * register_stripes(programs, overlaid))
     code = arch_code(arch)
-    slab = code.warp_switch_slab if programs.dispatch == "switch" else code.slab_overhead
-    dispatch = dict(slab)  # every warp passes every dispatch block of the layout (an unswitched one: once)
-    for name, n in (PREFETCH_SLAB.items() if programs.prefetch else ()):
-        dispatch[name] = dispatch.get(name, 0) + n
-    for block in () if unswitched(overlaid) else overlaid.blocks:
-        for name, n in {"mask": code.mask_dispatch, "switch": code.switch_dispatch}.get(block.kind, {}).items():
-            dispatch[name] = dispatch.get(name, 0) + n
+    # every warp passes every dispatch block of the layout (an unswitched one: once, outside the slab loop)
+    dispatch = code.per_slab(programs.dispatch, dispatch_blocks(overlaid), programs.prefetch)
     tables = overlaid.constants or [[] for _ in range(programs.warps)]
     forward = unswitched(overlaid)
     kept_values = [frozenset(tables[w][:kept]) for w in range(programs.warps)]
@@ -959,6 +966,12 @@ def warp_code(programs: WarpPrograms, arch: str = "sm_90", overlaid=None) -> lis
                                          if warp == w and (n := overlaid.copied_pairs(w, k))), beyond[w],
                      overlaid.loops_per_warp)
             for w in range(programs.warps)]
+
+
+def dispatch_blocks(overlaid) -> tuple[str, ...]:
+    """The kinds of the dispatch blocks a warp passes every slab in the layout ``overlaid``: none where one
+    switch outside the slab loop dispatches (``unswitched``)."""
+    return () if unswitched(overlaid) else tuple(block.kind for block in overlaid.blocks)
 
 
 def static_instructions(programs: WarpPrograms, arch: str = "sm_90", overlaid=None) -> int:

@@ -44,6 +44,7 @@ import numpy as np  # noqa: E402
 import singe  # noqa: E402
 from autotune.bench import NO_MATPLOTLIB, kernel_names, mechanism_path, paper_options, pyplot  # noqa: E402
 from singe import CompileOptions, SingeError, compile_kernel, generate, generate_baseline, gpu  # noqa: E402
+from singe.derived.rates import DEFAULT_PRODUCTS, PRODUCTS  # noqa: E402
 from singe.host import compiled_fields  # noqa: E402
 from singe.statefile import draw_states, reference_values  # noqa: E402
 from singe.timing import PRESET_OF_ARCH, PRESETS, model, model_baseline  # noqa: E402
@@ -67,13 +68,15 @@ class Config:
 
     def label(self, table: str | None = None) -> str:
         """'dme viscosity paper (15x3 copy)': the setting's shape (``SHAPE``: warps x CTAs per SM, QSSA warps for
-        chemistry, a Wilke group other than the kernel's, 'pf' for --prefetch) and, for a warp-specialized kernel,
+        chemistry, a Wilke group other than the kernel's, 'pf' for --prefetch, chemistry's products where they
+        are not the default, 'cantera') and, for a warp-specialized kernel,
         ``table``: where it reads its constant table ('copy' in shared memory, 'partial' (its first stripes copied,
         ``codegen.partial_copy``), 'cache', or 'bank' (its loops once per warp), ``TABLES``, ``table_label``)."""
         o = self.options
         shape = f"{o.warps}x{o.ctas_per_sm or 'auto'}" + (f"q{o.qssa_warps}" if self.kernel == "chemistry" else "")
         shape += f" g{o.wilke_group}" if o.wilke_group is not None else ""
         shape += " pf" if o.prefetch else ""
+        shape += f" {o.products}" if o.products != DEFAULT_PRODUCTS else ""
         return f"{self.mechanism} {self.kernel} {self.setting} ({shape}{f' {table}' if table else ''})"
 
 
@@ -223,6 +226,7 @@ ROW = re.compile(r"^(?P<mechanism>\S+) (?P<kernel>\S+) (?P<setting>\S+) \((?P<sh
                  r"(?:(?P<fp64>[\d.]+)%|n/a)\s+(?P<max_error>\S+) (?P<verdict>ok|WRONG)")
 DEVICE = re.compile(r"^device: (?P<name>.+) \((?P<arch>sm_\w+), \d+ SMs\)$")
 SHAPE = re.compile(r"(?P<warps>\d+)x(?P<ctas>\d+|auto)(?:q(?P<qssa>\d+))?(?: g(?P<group>\d+))?(?P<prefetch> pf)?"
+                   rf"(?: (?P<products>{'|'.join(p for p in PRODUCTS if p != DEFAULT_PRODUCTS)}))?"
                    r"(?: (?P<table>copy|partial|cache|bank))?$")
 TABLES = {"copy": "shared", "partial": "auto", "cache": "cache", "bank": "bank"}
 """A label's constant table (``Config.label``) -> the ``CompileOptions.constant_table`` that emits that kernel."""
@@ -253,6 +257,7 @@ def options_of_shape(shape: str, arch: str | None) -> dict | None:
                      "qssa_warps": int(found["qssa"] or 1),
                      "wilke_group": int(found["group"]) if found["group"] else None,
                      "prefetch": bool(found["prefetch"]),
+                     "products": found["products"] or DEFAULT_PRODUCTS,
                      "constant_table": TABLES[found["table"]] if found["table"] else LEGACY_TABLE}
 
 

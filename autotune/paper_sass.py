@@ -20,7 +20,7 @@ import tempfile
 from autotune import sass
 from autotune.bench import PAPER_SETTINGS, mechanism_path, report
 from singe import compile_kernel, load_mechanism
-from singe.derived.rates import PRODUCTS
+from singe.derived.rates import DEFAULT_PRODUCTS, PRODUCTS
 from singe.codegen import generate
 from singe.codegen.nvcc import compile_cuda
 from singe.timing import issued_per_warp
@@ -46,7 +46,7 @@ ORIGINAL = {
 ARCHS = ("sm_90", "sm_80")
 
 
-def measure(mechanism: str, kernel: str, products: str = "chemkin") -> dict:
+def measure(mechanism: str, kernel: str, products: str = DEFAULT_PRODUCTS) -> dict:
     """The kernel at the paper's setting: the SASS view on sm_90, ptxas's spills on sm_80 (``products``: the
     chemistry kernel's, ``CompileOptions.products``)."""
     warps, qssa, ctas = PAPER_SETTINGS[mechanism][kernel]
@@ -54,10 +54,10 @@ def measure(mechanism: str, kernel: str, products: str = "chemkin") -> dict:
     chemistry = kernel == "chemistry"
     row = {"mechanism": mechanism, "kernel": kernel,
            "setting": f"{warps}x{ctas}" + (f"q{qssa}" if chemistry else "")
-           + ("" if not chemistry or products == "chemkin" else f" {products}")}
+           + ("" if not chemistry or products == DEFAULT_PRODUCTS else f" {products}")}
     for arch in ARCHS:
         compiled = compile_kernel(mech, kernel, warps=warps, qssa_warps=qssa, ctas_per_sm=ctas, arch=arch,
-                                  products=products if chemistry else "chemkin")
+                                  products=products if chemistry else DEFAULT_PRODUCTS)
         generated = generate(compiled)
         with tempfile.TemporaryDirectory() as scratch:
             path = generated.write(scratch)[0]
@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     choices = [f"{m}:{k}" for m, ks in PAPER_SETTINGS.items() for k in ks]
     parser.add_argument("--kernels", default=",".join(choices), help="mechanism:kernel pairs, comma-separated")
     parser.add_argument("--json", help="also write the rows as JSON here")
-    parser.add_argument("--products", choices=PRODUCTS, default="chemkin",
+    parser.add_argument("--products", choices=PRODUCTS, default=DEFAULT_PRODUCTS,
                         help="the chemistry kernels' products of negative concentrations (singe --products)")
     args = parser.parse_args(argv)
     unknown = [part for part in args.kernels.split(",") if part not in choices]

@@ -41,7 +41,7 @@ import sys
 import singe
 from singe import SingeError, compile_kernel
 from singe.codegen import lay_out, table_copy_bytes
-from singe.options import CONSTANT_TABLES, PRODUCTS
+from singe.options import CONSTANT_TABLES, DEFAULT_PRODUCTS, PRODUCTS
 from singe.timing import PRESET_OF_ARCH, PRESETS, model, model_baseline
 
 from autotune.bench import (NO_MATPLOTLIB, PAPER_SETTINGS, PAPER_SPEEDUP, kernel_names, mechanism_path, model_inputs,
@@ -57,7 +57,7 @@ def setting_options(name: str, kernel: str, setting: str) -> dict:
 
 
 def speedup_row(name: str, mech, kernel: str, preset: str, ptxas: bool, constant_table: str = "auto",
-                setting: str = "paper", wilke_group: int | None = None, products: str = "chemkin") -> dict:
+                setting: str = "paper", wilke_group: int | None = None, products: str = DEFAULT_PRODUCTS) -> dict:
     """The modeled pair of one kernel on one preset at ``setting`` (``constant_table``: where the
     warp-specialized kernel reads its constant tables, ``CompileOptions.constant_table``; ``wilke_group``:
     viscosity's, None for the kernel's; ``products``: chemistry's, ``CompileOptions.products``)."""
@@ -212,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--settings", choices=("paper", "defaults"), default="paper",
                         help="the paper's settings, or the command's defaults (8 warps, CTAs per SM chosen)")
     parser.add_argument("--wilke-group", type=int, metavar="N", help="viscosity's outer species per Wilke sum")
-    parser.add_argument("--products", choices=PRODUCTS, default="chemkin",
+    parser.add_argument("--products", choices=PRODUCTS, default=DEFAULT_PRODUCTS,
                         help="chemistry's products of negative concentrations (singe --products)")
     parser.add_argument("--measured", metavar="GPU_BENCH_JSON", help="measurements to put beside the model")
     parser.add_argument("--plot", metavar="FILE", help="draw modeled (and measured) speedups")

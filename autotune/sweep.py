@@ -3,11 +3,13 @@
     python -m autotune.sweep dme.inp --kernel viscosity [--arch sm_90] [--jobs 2]
         [--warps 1-32] [--ctas 1-8] [--qssa-warps 1,2,4] [--weights "1,0.5,1;1,0,0;0.2,1,3"]
         [--placements auto,store,buffer,mixed] [--constant-tables cache,shared] [--wilke-groups 2,4]
+        [--products chemkin|cantera]
         [--results FILE] [--ptxas] [--plots DIR] [--heatmap warps,ctas_per_sm]
 
 Every configuration (warps x CTAs per SM x QSSA warps (chemistry only) x
 mapping weights x placement x constant table (kernels the overlay lays out) x
-Wilke group (viscosity)) is compiled, simulated on a few random states
+Wilke group (viscosity); chemistry's products of negative concentrations as ``--products`` says, one
+setting, since it decides what the kernel computes) is compiled, simulated on a few random states
 and compared with ``singe.reference`` (a wrong or crashing configuration is a
 failure, recorded with the ``singe`` command line that reproduces it), then
 scored by the timing model (``singe.timing``) on the preset of ``--arch``,
@@ -36,12 +38,13 @@ import numpy as np
 import singe
 from singe import KERNELS, PLACEMENTS, TARGETS, CompileOptions, OptionError, SingeError, SingeInputError, kernel_spec
 from singe.kernels.transport import MAX_WILKE_GROUP
+from singe.derived.rates import DEFAULT_PRODUCTS, PRODUCTS
 from singe.options import CONSTANT_TABLES
 
 from autotune.bench import kernel_inputs
 
 DEFAULT_WEIGHTS = "1,0.5,1;1,0,0;0.2,1,3"
-AXES = ("warps", "ctas_per_sm", "qssa_warps", "weights", "placement", "constant_table", "wilke_group")
+AXES = ("warps", "ctas_per_sm", "qssa_warps", "weights", "placement", "constant_table", "wilke_group", "products")
 
 
 # --------------------------------------------------------------------------- the grid
@@ -93,19 +96,21 @@ def default_ctas(arch: str) -> list[int]:
 
 
 def grid(kernel: str, arch: str, warps, ctas, qssa, weights, placements, tables=("auto",),
-         groups=(None,)) -> list[CompileOptions]:
+         groups=(None,), products=(DEFAULT_PRODUCTS,)) -> list[CompileOptions]:
     """Every valid ``CompileOptions`` of the sweep (combinations the options reject are not configurations).
     The constant tables (``tables``) are swept where the overlay lays the kernel out, the Wilke groups
-    (``groups``, None: the kernel's) for viscosity: elsewhere each takes its default only."""
+    (``groups``, None: the kernel's) for viscosity, the ``products`` of negative concentrations where the
+    kernel's graph takes them (chemistry): elsewhere each takes its default only."""
     spec = kernel_spec(kernel)
     tables = tables if spec.dispatch == "overlay" else ("auto",)
     groups = groups if kernel == "viscosity" else (None,)
+    products = products if "products" in spec.graph_options else (DEFAULT_PRODUCTS,)
     configurations = []
-    for w, c, q, mw, p, t, g in itertools.product(warps, ctas, qssa if spec.qssa else [1], weights, placements,
-                                                  tables, groups):
+    for w, c, q, mw, p, t, g, n in itertools.product(warps, ctas, qssa if spec.qssa else [1], weights, placements,
+                                                     tables, groups, products):
         try:
             configurations.append(CompileOptions(warps=w, ctas_per_sm=c, arch=arch, weights=mw, placement=p,
-                                                 qssa_warps=q, constant_table=t, wilke_group=g))
+                                                 qssa_warps=q, constant_table=t, wilke_group=g, products=n))
         except OptionError:
             continue
     return configurations
@@ -122,6 +127,8 @@ def command_line(mechanism: str, kernel: str, options: CompileOptions, validate:
         words += ["--constant-table", options.constant_table]
     if options.wilke_group is not None:
         words += ["--wilke-group", str(options.wilke_group)]
+    if options.products != DEFAULT_PRODUCTS:
+        words += ["--products", options.products]
     if validate:
         words.append("--validate")
     return shlex.join(words)
@@ -162,13 +169,25 @@ def relative_error(kernel: str, ours: np.ndarray, theirs: np.ndarray) -> float:
 
 
 def _init_worker(mechanism: str, kernel: str, states: int, seed: int, ptxas: bool) -> None:
-    """Load the mechanism, draw the states and their reference outputs once per process."""
+    """Load the mechanism and draw the states once per process (their reference outputs: ``expected``)."""
     mech = singe.load_mechanism(singe.resolve_mechanism(mechanism))
     T, P, Y = random_states(mech, states, seed)
     spec = kernel_spec(kernel)
     extra = stiffness_inputs(mech, states, seed) if "dt" in spec.inputs else {}
     _WORKER.update(mech=mech, mechanism=mechanism, kernel=kernel, states=(T, P, Y), extra=extra, ptxas=ptxas,
-                   expected=spec.reference(mech, T, P, Y, **extra))
+                   expected={})
+
+
+def expected(options: CompileOptions) -> np.ndarray:
+    """``singe.reference``'s outputs at the worker's states for the reference settings of ``options``
+    (``KernelSpec.reference_settings``: chemistry's products), computed once per process and settings."""
+    spec = kernel_spec(_WORKER["kernel"])
+    settings = spec.reference_settings(options)
+    key = tuple(sorted(settings.items()))
+    if key not in _WORKER["expected"]:
+        _WORKER["expected"][key] = spec.reference(_WORKER["mech"], *_WORKER["states"], **_WORKER["extra"],
+                                                  **settings)
+    return _WORKER["expected"][key]
 
 
 def evaluate(fields: dict) -> dict:
@@ -198,7 +217,7 @@ def evaluate(fields: dict) -> dict:
         return record | {"status": "wrong", "message": f"{type(error).__name__}: {error}"[:2000],
                          "repro": command_line(_WORKER["mechanism"], kernel, options, validate=True)}
     record["simulate_s"] = time.perf_counter() - start
-    error = relative_error(kernel, ours, _WORKER["expected"])
+    error = relative_error(kernel, ours, expected(options))
     record["max_relative_error"] = error
     tolerance = kernel_spec(kernel).tolerance
     if not error <= tolerance:
@@ -223,12 +242,18 @@ def programs_summary(compiled) -> dict:
             "placement_mode": compiled.mapping.mode}
 
 
-def baseline_record(mechanism: str, kernel: str, arch: str, ptxas: bool) -> dict:
-    """The data-parallel kernel modeled on the preset of ``arch`` (keyed 'baseline-ARCH')."""
+def baseline_key(arch: str, products: str = DEFAULT_PRODUCTS) -> str:
+    """The key of the baseline's record: 'baseline-ARCH', '-PRODUCTS' after it where those are not the default."""
+    return f"baseline-{arch}" + ("" if products == DEFAULT_PRODUCTS else f"-{products}")
+
+
+def baseline_record(mechanism: str, kernel: str, arch: str, ptxas: bool, products: str = DEFAULT_PRODUCTS) -> dict:
+    """The data-parallel kernel modeled on the preset of ``arch`` (``baseline_key``), with chemistry's
+    ``products``."""
     mech = _WORKER["mech"]
-    compiled = singe.compile_kernel(mech, kernel, warps=1, arch=arch, ctas_per_sm=1)
-    record = {"mechanism": mech.name, "kernel": kernel, "key": f"baseline-{arch}", "style": "baseline",
-              "options": {"arch": arch}}
+    compiled = singe.compile_kernel(mech, kernel, warps=1, arch=arch, ctas_per_sm=1, products=products)
+    record = {"mechanism": mech.name, "kernel": kernel, "key": baseline_key(arch, products), "style": "baseline",
+              "options": {"arch": arch, "products": products}}
     entry, pace = None, None
     if ptxas:
         try:
@@ -306,10 +331,11 @@ def run_sweep(configurations: list[CompileOptions], args, out: pathlib.Path,
             done[record["key"]] = record
             progress.update(record["status"] in ("wrong", "error"))
 
-        if f"baseline-{args.arch}" not in done:
-            record = baseline_record(args.mechanism, args.kernel, args.arch, args.ptxas)
-            sink.write(json.dumps(record) + "\n")
-            done[record["key"]] = record
+        for products in dict.fromkeys(c.products for c in configurations):
+            if baseline_key(args.arch, products) not in done:
+                record = baseline_record(args.mechanism, args.kernel, args.arch, args.ptxas, products)
+                sink.write(json.dumps(record) + "\n")
+                done[record["key"]] = record
         if args.jobs > 1 and len(todo) > 1:
             with concurrent.futures.ProcessPoolExecutor(
                     args.jobs, initializer=_init_worker,
@@ -320,7 +346,7 @@ def run_sweep(configurations: list[CompileOptions], args, out: pathlib.Path,
             for f in fields:
                 keep(evaluate(f))
     progress.close()
-    keys = {c.key() for c in configurations} | {f"baseline-{args.arch}"}
+    keys = {c.key() for c in configurations} | {baseline_key(args.arch, c.products) for c in configurations}
     return [r for k, r in done.items() if k in keys], len(todo)
 
 
@@ -341,8 +367,9 @@ def summary(records: list[dict], arch: str, seconds: float, evaluated: int) -> l
     lines = [f"{len(ws)} configurations ({counts}); {evaluated} evaluated in {seconds:.1f} s"]
     for r in by_status.get("wrong", []) + by_status.get("error", []):
         lines.append(f"  FAILED {r['key']}: {r['message'].splitlines()[0][:300]}\n    repro: {r['repro']}")
-    baseline = next((r for r in records if r["key"] == f"baseline-{arch}"), None)
     best = best_record(records)
+    products = best["options"].get("products", DEFAULT_PRODUCTS) if best else DEFAULT_PRODUCTS
+    baseline = next((r for r in records if r["key"] == baseline_key(arch, products)), None)
     if best:
         model = best["model"]
         lines.append(f"best: {best['points_per_second'] / 1e6:.2f} Mpoints/s modeled on {model['preset']} "
@@ -482,6 +509,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--wilke-groups", type=int_list, default=[None],
                         help="viscosity only: outer species per Wilke sum, e.g. 2,4 (singe --wilke-group; "
                              "default the kernel's)")
+    parser.add_argument("--products", choices=PRODUCTS, default=DEFAULT_PRODUCTS,
+                        help="chemistry only: its products of negative concentrations (singe --products; one "
+                             "setting, not swept: it decides what the kernel computes; default chemkin)")
     parser.add_argument("--jobs", type=positive_int, default=1, help="worker processes (default 1)")
     parser.add_argument("--results", help="JSON-lines results file (default <mechanism>_<kernel>_<arch>.jsonl)")
     parser.add_argument("--states", type=positive_int, default=32, help="random states validated per configuration")
@@ -515,7 +545,8 @@ def main(argv: list[str] | None = None) -> int:
     mech_name = _WORKER["mech"].name
     out = pathlib.Path(args.results or f"{mech_name}_{args.kernel}_{args.arch}.jsonl")
     configurations = grid(args.kernel, args.arch, args.warps, args.ctas or default_ctas(args.arch),
-                          args.qssa_warps, args.weights, args.placements, args.constant_tables, args.wilke_groups)
+                          args.qssa_warps, args.weights, args.placements, args.constant_tables, args.wilke_groups,
+                          (args.products,))
     records, evaluated = run_sweep(configurations, args, out, mech_name)
     seconds = time.perf_counter() - start
     for line in summary(records, args.arch, seconds, evaluated):

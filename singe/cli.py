@@ -16,7 +16,7 @@ from singe.errors import OptionError, SingeInputError
 from singe.frontend import load_mechanism
 from singe.mechanism import Mechanism
 from singe.kernels.registry import KERNELS, default_kernels, kernel_spec
-from singe.options import CONSTANT_TABLES, DISPATCHES, FORMS, PLACEMENTS, PRODUCTS, CompileOptions
+from singe.options import CONSTANT_TABLES, DEFAULT_PRODUCTS, DISPATCHES, FORMS, PLACEMENTS, PRODUCTS, CompileOptions
 from singe.targets import TARGETS
 
 DUMPS = ("graph", "mapping", "schedule")
@@ -106,7 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="each slab prefetches the next slab's inputs into the L1 (one 128-byte line a lane), "
                              "so that its global loads need not wait on DRAM; not yet timed on a GPU (the table "
                              "form of chemistry does not prefetch)")
-    parser.add_argument("--products", choices=PRODUCTS, default="chemkin",
+    parser.add_argument("--products", choices=PRODUCTS, default=DEFAULT_PRODUCTS,
                         help="how the chemistry kernel multiplies negative concentrations, which a solver's step "
                              "leaves: 'chemkin' (the default) as they are, as CHEMKIN, S3D and Pele do; 'cantera' "
                              "as Cantera does: 0 where two factors of up to three are negative (or one of more), so "
@@ -152,7 +152,7 @@ def _options(args, kernel: str) -> CompileOptions:
                           dispatch=(args.viscosity_dispatch if kernel == "viscosity" else None) or "auto",
                           constant_table=args.constant_table,
                           wilke_group=args.wilke_group if kernel == "viscosity" else None,
-                          prefetch=args.prefetch, products=args.products if kernel == "chemistry" else "chemkin")
+                          prefetch=args.prefetch, products=args.products if kernel == "chemistry" else DEFAULT_PRODUCTS)
 
 
 def setmaxnreg_note(plan) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from singe.derived.rates import PRODUCTS
+from singe.derived.rates import DEFAULT_PRODUCTS, PRODUCTS
 from singe.errors import OptionError
 from singe.kernels.transport import MAX_WILKE_GROUP
 from singe.targets import TARGETS, Target
@@ -73,7 +73,7 @@ class CompileOptions:
     constant_table: str = "auto"
     wilke_group: int | None = None
     prefetch: bool = False
-    products: str = "chemkin"
+    products: str = DEFAULT_PRODUCTS
 
     def __post_init__(self):
         self.validate()
@@ -167,4 +167,4 @@ class CompileOptions:
                 f"{'' if self.constant_table == 'auto' else '-' + self.constant_table}"
                 f"{'' if self.wilke_group is None else f'-g{self.wilke_group}'}"
                 f"{'-pf' if self.prefetch else ''}"
-                f"{'' if self.products == 'chemkin' else '-' + self.products}")
+                f"{'' if self.products == DEFAULT_PRODUCTS else '-' + self.products}")

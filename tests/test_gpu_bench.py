@@ -151,6 +151,10 @@ def test_labels_and_records_name_the_constant_table():
     prefetching = Config("dme", "viscosity", "sweep", CompileOptions(warps=10, ctas_per_sm=4, prefetch=True))
     assert prefetching.label("copy") == "dme viscosity sweep (10x4 pf copy)"
     assert options_of_shape("10x4 pf copy", "sm_90")["prefetch"] and not options_of_shape("10x4 copy", "sm_90")["prefetch"]
+    guarded = Config("dme", "chemistry", "sweep", CompileOptions(warps=8, ctas_per_sm=2, qssa_warps=4, products="cantera"))
+    assert guarded.label("cache") == "dme chemistry sweep (8x2q4 cantera cache)"
+    assert options_of_shape("8x2q4 cantera cache", "sm_90")["products"] == "cantera"
+    assert options_of_shape("8x2q4 cache", "sm_90")["products"] == "chemkin"
     legacy = fake_measurement(100.0)
     assert record_options(legacy).constant_table == "cache"
     assert record_options({**legacy, "options": {**legacy["options"], "constant_table": "auto"}}).constant_table == "auto"

@@ -14,6 +14,7 @@ import pytest
 
 from singe.cli import build_parser
 from singe.compiler import compile_kernel
+from singe.options import CompileOptions
 from singe.errors import SingeInternalError
 from singe.kernels.registry import KERNELS
 from singe.kernels.ir import Const, Imm, Instr, Operation, Reg
@@ -246,6 +247,40 @@ def test_sweep_covers_the_constant_tables_and_wilke_groups(tmp_path, capsys):
         sweep.main(SWEEP_ARGS + ["--constant-tables", "texture", "--results", str(results)])
     with pytest.raises(SystemExit, match="--wilke-groups must be from 1 to 8"):
         sweep.main(SWEEP_ARGS + ["--wilke-groups", "9", "--results", str(results)])
+
+
+def test_sweep_tunes_the_guarded_products(tmp_path, monkeypatch):
+    """``--products cantera``: each configuration is the guarded chemistry kernel, validated against the
+    reference with the guard at states with three negative mass fractions a point (where the two products
+    differ), and its command line, its options and the baseline's key carry it.  The companion: at those
+    states the two references differ by more than the tolerance, so a configuration checked against the other
+    one would not pass."""
+    import numpy as np
+
+    sweep = _sweep_module()
+    positive = sweep.random_states
+
+    def with_negative_fractions(mech, n, seed):
+        T, P, Y = positive(mech, n, seed)
+        rng = np.random.default_rng(22)
+        for i in range(n):
+            Y[rng.choice(Y.shape[0], 3, replace=False), i] = -10.0 ** rng.uniform(-12, -3, 3)
+        return T, P, Y
+
+    monkeypatch.setattr(sweep, "random_states", with_negative_fractions)
+    results = tmp_path / "guarded.jsonl"
+    assert sweep.main(["h2o2", "--kernel", "chemistry", "--warps", "2,4", "--ctas", "2", "--qssa-warps", "1",
+                       "--placements", "auto", "--weights", "1,0.5,1", "--products", "cantera", "--quiet",
+                       "--results", str(results)]) == 0
+    records = [json.loads(line) for line in results.read_text().splitlines()]
+    configurations = [r for r in records if r["style"] == "warp-specialized"]
+    assert len(configurations) == 2 and all(r["status"] == "ok" for r in configurations)
+    for record in configurations:
+        assert record["options"]["products"] == "cantera" and record["key"].endswith("-cantera")
+        assert build_parser().parse_args(shlex.split(record["command"])[1:]).products == "cantera"
+    assert [r["key"] for r in records if r["style"] == "baseline"] == ["baseline-sm_90-cantera"]
+    guarded, plain = (sweep.expected(CompileOptions(products=p)) for p in ("cantera", "chemkin"))
+    assert sweep.relative_error("chemistry", plain, guarded) > KERNELS["chemistry"].tolerance
 
 
 @pytest.mark.parametrize("arguments,message", [

@@ -28,9 +28,10 @@ from singe.memo import per_mechanism
 THIRD_BODY_KINDS = ("three-body", "falloff", "chemically-activated")
 """Reaction kinds whose rates depend on a third-body concentration [M]."""
 
-PRODUCTS = ("chemkin", "cantera")
-"""How the chemistry kernel multiplies negative concentrations (``CompileOptions.products``): as they are, or
-under Cantera's sign guard (``negative_factors_allowed``)."""
+DEFAULT_PRODUCTS = "chemkin"
+PRODUCTS = (DEFAULT_PRODUCTS, "cantera")
+"""How the chemistry kernel multiplies negative concentrations (``CompileOptions.products``): as they are (the
+default), or under Cantera's sign guard (``negative_factors_allowed``)."""
 
 SIGNED_PRODUCT_FACTORS = 3
 """A concentration product of integer stoichiometric orders with at most this many factors (a species once per

@@ -27,6 +27,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from singe.codegen.nvcc import PtxasEntry, compile_cuda, find_nvcc, ptxas_entry
+from singe.derived.rates import guards_products
 
 
 SPILLS_AGAINST_OCCUPANCY = "faster than the count taken in 2 of 3 kernels timed on an H200"
@@ -105,7 +106,7 @@ def needs_settling(compiled) -> bool:
     if compiled.form == "tables" or plan is None or plan.confirmed:
         return False
     return (plan.unchecked or plan.uncertain or copies_beyond_residency(compiled) or compiled.programs.loops_per_warp
-            or compiled.options.products == "cantera")
+            or guards_products(compiled.options.products))
 
 
 def copies_beyond_residency(compiled) -> bool:

@@ -22,6 +22,7 @@ from singe.programs import Arrive, Compute, FullSync, SharedLoad, SharedStore, S
 from singe.timing import (A100, H100, K20C, cta_timing, issued_per_warp, model, model_baseline, occupancy, preset_for,
                           loop_static_savings, speedup, static_instructions, warp_code, warp_steps)
 from singe.codegen import lay_out
+from autotune.dispatch_fit import DEFAULT_MECHANISMS, FIT_KERNELS
 from singe.programs.lowering import loop_summary
 from conftest import load
 
@@ -519,14 +520,11 @@ def test_the_dispatch_fit_recovers_the_overheads_of_its_warps():
     assert np.allclose(fit(rows, "switch"), [np.average(overheads, weights=weights)])
 
 
-DEFAULT_MECHANISMS = ("gri30", "h2o2", "dme", "heptane", "dodecane")
-
-
 @pytest.mark.exhaustive
 @pytest.mark.skipif(bool(_sass_tools_missing()), reason="needs nvcc, nvdisasm and cuobjdump (pip install "
                                                         "nvidia-cuda-nvdisasm nvidia-cuda-cuobjdump)")
 @pytest.mark.parametrize("arch", ["sm_90", "sm_80"])
-@pytest.mark.parametrize("kernel", ["viscosity", "diffusion", "conductivity", "chemistry"])
+@pytest.mark.parametrize("kernel", FIT_KERNELS)
 @pytest.mark.parametrize("mechanism", DEFAULT_MECHANISMS)
 def test_model_issues_what_every_kernel_issues_per_warp_at_the_defaults(mechanism, kernel, arch):
     """The per-warp check at the command's defaults (8 warps, CTAs chosen) for every kernel of the five

@@ -29,9 +29,15 @@ THIRD_BODY_KINDS = ("three-body", "falloff", "chemically-activated")
 """Reaction kinds whose rates depend on a third-body concentration [M]."""
 
 DEFAULT_PRODUCTS = "chemkin"
-PRODUCTS = (DEFAULT_PRODUCTS, "cantera")
+GUARDED_PRODUCTS = "cantera"
+PRODUCTS = (DEFAULT_PRODUCTS, GUARDED_PRODUCTS)
 """How the chemistry kernel multiplies negative concentrations (``CompileOptions.products``): as they are (the
 default), or under Cantera's sign guard (``negative_factors_allowed``)."""
+
+
+def guards_products(products: str) -> bool:
+    """Whether ``products`` (one of ``PRODUCTS``) puts the concentration products under Cantera's sign guard."""
+    return products == GUARDED_PRODUCTS
 
 SIGNED_PRODUCT_FACTORS = 3
 """A concentration product of integer stoichiometric orders with at most this many factors (a species once per

@@ -58,7 +58,8 @@ import numpy as np
 
 from singe.constants import BIG_NUMBER, C_FLOOR, D_FLOOR, GAS_CONSTANT, SMALL_NUMBER
 from singe.derived.qssa import FORWARD, REVERSE, QssaSystem, build_qssa_system
-from singe.derived.rates import THIRD_BODY_KINDS, kinetics_tables, negative_factors_allowed, product_factors
+from singe.derived.rates import (DEFAULT_PRODUCTS, THIRD_BODY_KINDS, guards_products, kinetics_tables,
+                                 negative_factors_allowed, product_factors)
 from singe.derived.stoichiometry import reaction_stoichiometry, stiff_stoichiometry
 from singe.errors import SingeInternalError
 from singe.kernels.equilibrium import EquilibriumForms, ProductForm, equilibrium_forms
@@ -995,11 +996,11 @@ def stiffness_scale_draft(plan: _Plan, j: int) -> _Draft:
 # The graph
 # --------------------------------------------------------------------------
 
-def chemistry_graph(mech: Mechanism, products: str = "chemkin") -> DataflowGraph:
+def chemistry_graph(mech: Mechanism, products: str = DEFAULT_PRODUCTS) -> DataflowGraph:
     """The chemistry kernel of ``mech``: rates of progress, QSSA, stiffness
     removal and the net production rates of the transported species
     (``products``: ``CompileOptions.products``, 'cantera' for Cantera's sign guard)."""
-    plan = _plan(mech, guarded=products == "cantera")
+    plan = _plan(mech, guarded=guards_products(products))
     items: list = point_drafts(mech) + mixture_items(mech) + third_body_items(plan)
     items += gibbs_items(plan)
     items += [d for d in (reaction_draft(plan, r) for r in mech.reactions) if d is not None]

@@ -61,7 +61,8 @@ from singe.derived.qssa import build_qssa_system
 from singe.derived.stoichiometry import stiff_stoichiometry
 from singe.mechanism import Arrhenius, ChebyshevRate, Mechanism, Nasa7, PlogRate, Reaction
 from singe.memo import per_mechanism
-from singe.derived.rates import THIRD_BODY_KINDS, _sri_parameters, _troe_parameters, product_factors
+from singe.derived.rates import (DEFAULT_PRODUCTS, THIRD_BODY_KINDS, _sri_parameters, _troe_parameters,
+                                 guards_products, product_factors)
 from singe.derived.stoichiometry import reaction_stoichiometry
 
 GROUPS = ("elementary", "falloff", "plog", "chebyshev")
@@ -372,11 +373,11 @@ def _species_sums(mech: Mechanism, rows: list[Reaction]) -> Csr:
 
 
 @per_mechanism
-def chemistry_tables(mech: Mechanism, products: str = "chemkin") -> ChemistryTables:
+def chemistry_tables(mech: Mechanism, products: str = DEFAULT_PRODUCTS) -> ChemistryTables:
     """The tables of ``mech`` with their sign guard (``ChemistryTables.guarded``: ``CompileOptions.products``
     'cantera'), built once per mechanism."""
     tables = _chemistry_tables(mech)
-    return dataclasses.replace(tables, guarded=True) if products == "cantera" else tables
+    return dataclasses.replace(tables, guarded=True) if guards_products(products) else tables
 
 
 @per_mechanism

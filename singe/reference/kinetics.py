@@ -29,7 +29,8 @@ import numpy as np
 
 from singe.constants import BIG_NUMBER, GAS_CONSTANT, SMALL_NUMBER
 from singe.derived.qssa import build_qssa_system
-from singe.derived.rates import PRODUCTS, THIRD_BODY_KINDS, FalloffTable, KineticsTables, kinetics_tables
+from singe.derived.rates import (DEFAULT_PRODUCTS, PRODUCTS, THIRD_BODY_KINDS, FalloffTable, KineticsTables,
+                                 guards_products, kinetics_tables)
 from singe.derived.stoichiometry import STIFFNESS_FORMS
 from singe.mechanism import Arrhenius, ChebyshevRate, Mechanism, PlogRate
 from singe.reference import qssa
@@ -273,7 +274,7 @@ def _chebyshev(rate: ChebyshevRate, T: np.ndarray, log10_P: np.ndarray) -> np.nd
 # --------------------------------------------------------------------------
 
 def rates_of_progress(mech: Mechanism, T, P, C, C_third_body=None,
-                      products: str = "chemkin") -> tuple[np.ndarray, np.ndarray]:
+                      products: str = DEFAULT_PRODUCTS) -> tuple[np.ndarray, np.ndarray]:
     """Forward and reverse rates of progress (qf, qr) [kmol/m^3/s], each
     (n_reactions, n).
 
@@ -298,7 +299,7 @@ def rates_of_progress(mech: Mechanism, T, P, C, C_third_body=None,
     rows = tables.three_body_rows
     k_forward[rows] *= M[rows]
     k_reverse[rows] *= M[rows]
-    guarded = products == "cantera"
+    guarded = guards_products(products)
     return k_forward * tables.forward_product(C, guarded), k_reverse * tables.reverse_product(C, guarded)
 
 
@@ -314,7 +315,7 @@ def production_rates(mech: Mechanism, qf, qr) -> np.ndarray:
 
 
 def net_production_rates(mech: Mechanism, T, P, Y, dt=None, diffusion_source=None,
-                         stiffness: str = "simultaneous", products: str = "chemkin") -> np.ndarray:
+                         stiffness: str = "simultaneous", products: str = DEFAULT_PRODUCTS) -> np.ndarray:
     """Net production rates of the transported species [kmol/m^3/s],
     (n_transported, n): what the chemistry kernel computes.
 

@@ -37,7 +37,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "mechanisms"
 
 import singe  # noqa: E402
-from singe import KERNELS, SingeError, bundled_path, compile_kernel  # noqa: E402
+from singe import KERNELS, SingeError, baseline_kernel, bundled_path, compile_kernel  # noqa: E402
 from singe.timing import (PRESETS, baseline_register_estimate, fp64_roofline, model, model_baseline,  # noqa: E402
                           register_need)
 
@@ -151,12 +151,14 @@ def sass_view(generated, arch: str, warps: int | None):
         return sass.analyse(generated.write(scratch)[0], arch, warps, data_parallel=warps is None)
 
 
-def sass_views(compiled, arch: str = PTXAS_ARCH) -> tuple:
-    """The SASS views of the warp-specialized kernel and the baseline of ``compiled`` for ``arch``."""
+def sass_views(compiled, arch: str = PTXAS_ARCH, tuned: bool = True) -> tuple:
+    """The SASS views of the warp-specialized kernel and the baseline of ``compiled`` for ``arch``: its
+    ``baseline_kernel``'s, or with ``tuned`` False the data-parallel kernel of its own graph (what the stored
+    runs measured and profiled)."""
     from singe.codegen import generate, generate_baseline
 
-    return sass_view(generate(compiled), arch, compiled.programs.warps), sass_view(generate_baseline(compiled),
-                                                                                   arch, None)
+    return sass_view(generate(compiled), arch, compiled.programs.warps), \
+        sass_view(generate_baseline(baseline_kernel(compiled) if tuned else compiled), arch, None)
 
 
 def sass_pair(views: tuple) -> dict:
@@ -169,12 +171,12 @@ def sass_pair(views: tuple) -> dict:
 
 def model_inputs(compiled, arch: str = PTXAS_ARCH, views: tuple = (None, None)) -> tuple[tuple, tuple]:
     """What the timing model takes of the compiled kernels of ``compiled`` for ``arch``, warp-specialized and
-    baseline: ((ptxas, ptxas), (paces, pace)) as ``kernel_inputs`` gives them (``views``: their SASS views where
-    already made, ``sass_views``)."""
+    baseline (``baseline_kernel``): ((ptxas, ptxas), (paces, pace)) as ``kernel_inputs`` gives them (``views``:
+    their SASS views where already made, ``sass_views``)."""
     from singe.codegen import generate, generate_baseline
 
     ws = kernel_inputs(generate(compiled), arch, compiled.programs.warps, views[0])
-    baseline = kernel_inputs(generate_baseline(compiled), arch, None, views[1])
+    baseline = kernel_inputs(generate_baseline(baseline_kernel(compiled)), arch, None, views[1])
     return (ws[0], baseline[0]), (ws[1], baseline[1])
 
 
@@ -239,7 +241,7 @@ def bench_row(name: str, mech, kernel: str, config: dict, points: int, ptxas: bo
     row["compile_s"] = time.perf_counter() - start
     row["flops_per_point"] = compiled.graph.flops
     row["registers_estimate"] = {"ws": register_need(compiled.programs),
-                                 "baseline": baseline_register_estimate(compiled.graph)}
+                                 "baseline": baseline_register_estimate(baseline_kernel(compiled).graph)}
     row["simulator_points_per_s"] = simulator_rate(compiled, points)
     entries, paces = (None, None), (None, None)
     views = sass_views(compiled) if sass else (None, None)  # compiled once for the SASS table and the model
@@ -262,7 +264,7 @@ def bench_row(name: str, mech, kernel: str, config: dict, points: int, ptxas: bo
             row["notes"].append(f"{preset}: compiled {note}")
         use, pace = (entries, paces) if arch == PTXAS_ARCH else ((None, None), (None, None))
         ws = model(compiled_here, preset, ptxas=use[0], pace=pace[0])
-        base = model_baseline(compiled_here, preset, ptxas=use[1], pace=pace[1])
+        base = model_baseline(baseline_kernel(compiled_here), preset, ptxas=use[1], pace=pace[1])
         row["model"][preset] = {"ws": ws.as_dict(), "baseline": base.as_dict(),
                                 "speedup": ws.points_per_second / base.points_per_second
                                 if base.points_per_second else None}

@@ -7,7 +7,7 @@
 A lent GPU comes for minutes, bare: no PLY, no mechanisms beside the checkout, and every nvcc run there
 costs device time.  This builds here, into ``FOLDER``:
 
-- ``cache/``: every kernel ``autotune/gpu_bench.py`` will time (both styles), compiled by nvcc into
+- ``cache/``: every kernel ``autotune/gpu_bench.py`` will time (every style), compiled by nvcc into
   singe's content-addressed build cache (``SINGE_CACHE``).  With the same nvcc there, nothing is
   compiled on the device.
 - ``shared/mechanisms/``: the shared mechanisms named (copied to ``../shared`` there).
@@ -141,7 +141,7 @@ VARIANTS = {  # name -> a singe command line (gpu_bench --sweep-best reads it), 
 
 def bench_arguments(args) -> list[str]:
     """gpu_bench's selection of the timing run, the same here (compiling) and there (timing): ``args.settings``
-    and the sweeps' best, both styles."""
+    and the sweeps' best, every style."""
     words = ["--mechanisms", args.mechanisms, "--kernels", args.kernels, "--settings", args.settings,
              "--arch", args.arch]
     for path in args.sweep_best or []:

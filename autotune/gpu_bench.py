@@ -1,11 +1,11 @@
 """The generated kernels measured on the CUDA device present (the paper's 128^3 points).
 
     python -m autotune.gpu_bench [--mechanisms dme,heptane] [--kernels viscosity,diffusion,chemistry]
-        [--settings paper,defaults] [--sweep-best FILE ...] [--styles warp-specialized,baseline]
+        [--settings paper,defaults] [--sweep-best FILE ...] [--styles warp-specialized,baseline,tuned-baseline]
         [--points 2097152] [--warmup 3] [--repeats 10] [--arch sm_90] [--compile-only] [--no-sanitizer]
         [--json gpu_bench.json] [--plot gpu_bench.png] [--define NAME=VALUE ...]
 
-For every mechanism x kernel x setting x style: generate, build with nvcc for
+For every mechanism x kernel x setting x style (``STYLES``): generate, build with nvcc for
 the device's architecture (singe.gpu; ptxas registers and spills are
 reported), run at ``--points`` points (distinct random states tiled) with
 CUDA events — ``--warmup`` launches, then the median of ``--repeats`` (>= 10)
@@ -43,7 +43,7 @@ import numpy as np  # noqa: E402
 
 import singe  # noqa: E402
 from autotune.bench import NO_MATPLOTLIB, kernel_names, mechanism_path, paper_options, pyplot  # noqa: E402
-from singe import CompileOptions, SingeError, compile_kernel, generate, generate_baseline, gpu  # noqa: E402
+from singe import CompileOptions, SingeError, baseline_kernel, compile_kernel, generate, generate_baseline, gpu  # noqa: E402
 from singe.derived.rates import DEFAULT_PRODUCTS, PRODUCTS  # noqa: E402
 from singe.host import compiled_fields  # noqa: E402
 from singe.statefile import draw_states, reference_values  # noqa: E402
@@ -53,7 +53,20 @@ PAPER_POINTS = 128 ** 3
 DISTINCT_STATES = 4096  # tiled over the points; the first ones are checked
 CHECKED = 1024
 TOLERANCE = 1e-9
-STYLES = ("warp-specialized", "baseline")
+STYLES = ("warp-specialized", "baseline", "tuned-baseline")
+"""The kernels timed of a configuration: the warp-specialized kernel; 'baseline', the data-parallel kernel of
+its graph (what every stored run before 2026-11-28 measured); 'tuned-baseline', the data-parallel kernel of its
+graph as a kernel of one thread a point is fastest (``singe.baseline_kernel``: viscosity's Wilke groups of 8),
+the one its speedup is measured against, timed only where it differs from 'baseline'."""
+
+
+def style_kernel(compiled, style: str):
+    """What ``style``'s kernel is generated from, for the compiled warp-specialized kernel ``compiled``: itself,
+    its ``baseline_kernel`` for 'tuned-baseline', None where that is the same as 'baseline'."""
+    if style != "tuned-baseline":
+        return compiled
+    tuned = baseline_kernel(compiled)
+    return None if tuned is compiled else tuned
 SETTINGS = ("paper", "defaults")
 SANITIZER_TOOLS = ("racecheck", "synccheck")
 SANITIZER_REPORT_LINES = 12  # kept of a tool's report when it finds something
@@ -111,16 +124,20 @@ def configurations(args, arch: str) -> list[Config]:
 # -- compiling -------------------------------------------------------------------------------
 
 def build_styles(config: Config, styles, arch: str, mechanisms: dict, defines=()) -> tuple[object, dict, dict]:
-    """The compiled kernel, {style: GpuBuild}, and {style: a record of the build} (``defines``: nvcc's -D)."""
+    """The compiled kernel, {style: (what it is generated from, GpuBuild)}, and {style: a record of the build}
+    (``defines``: nvcc's -D; a style with no kernel of its own, ``style_kernel``, is left out)."""
     mech = mechanisms.setdefault(config.mechanism, singe.load_mechanism(mechanism_path(config.mechanism)))
     compiled = compile_kernel(mech, config.kernel, options=config.options)
     builds, records = {}, {}
     for style in styles:
-        generated = generate(compiled) if style == "warp-specialized" else generate_baseline(compiled)
+        kernel = style_kernel(compiled, style)
+        if kernel is None:
+            continue
+        generated = generate(kernel) if style == "warp-specialized" else generate_baseline(kernel)
         start = time.perf_counter()
         built = gpu.build(generated, arch, defines=tuple(defines))
         entry = next(e for e in built.entries if generated.name in e.function)
-        builds[style] = (generated, built)
+        builds[style] = (kernel, generated, built)
         records[style] = {"registers": entry.registers, "spill_stores": entry.spill_stores,
                           "spill_loads": entry.spill_loads, "build_s": time.perf_counter() - start,
                           "table_copy_bytes": generated.info.table_copy_bytes if style == "warp-specialized" else 0,
@@ -221,7 +238,7 @@ def row_line(record: dict) -> str:
 
 
 ROW = re.compile(r"^(?P<mechanism>\S+) (?P<kernel>\S+) (?P<setting>\S+) \((?P<shape>[^)]*)\)\s+"
-                 r"(?P<style>warp-specialized|baseline)\s+(?P<registers>\d+)r\s+(?P<spill_stores>\d+)B\s+"
+                 r"(?P<style>warp-specialized|tuned-baseline|baseline)\s+(?P<registers>\d+)r\s+(?P<spill_stores>\d+)B\s+"
                  r"(?P<median_ms>[\d.]+) ms\s+(?P<mpoints_per_s>[\d.]+)\s+(?P<gflops>[\d.]+)\s+"
                  r"(?:(?P<fp64>[\d.]+)%|n/a)\s+(?P<max_error>\S+) (?P<verdict>ok|WRONG)")
 DEVICE = re.compile(r"^device: (?P<name>.+) \((?P<arch>sm_\w+), \d+ SMs\)$")
@@ -339,8 +356,9 @@ def model_comparison_lines(records: list[dict]) -> list[str]:
         entry = {k: record[k] for k in ("registers", "spill_stores", "spill_loads")}
         if entry["spill_loads"] is None:  # read from a log, which prints the stores only: loads as many
             entry["spill_loads"] = entry["spill_stores"]
+        kernel = style_kernel(compiled, record["style"])
         rule = model if record["style"] == "warp-specialized" else model_baseline
-        modeled = rule(compiled, preset, ptxas=entry).points_per_second / 1e6
+        modeled = rule(kernel, preset, ptxas=entry).points_per_second / 1e6
         measured = record["mpoints_per_s"]
         lines.append(f"  {record['label']:40} {record['style']:16} model {modeled:9.2f} measured "
                      f"{measured:9.2f} ({record['device']})  ratio {modeled / measured:.3g}")
@@ -385,15 +403,15 @@ def find_device(args) -> tuple[gpu.Device | None, str]:
 
 
 def run_config(config: Config, args, arch: str, device, mechanisms: dict) -> list[dict]:
-    compiled, builds, built_records = build_styles(config, args.styles.split(","), arch, mechanisms, args.define)
+    _, builds, built_records = build_styles(config, args.styles.split(","), arch, mechanisms, args.define)
     records = []
-    for style, (generated, built) in builds.items():
+    for style, (kernel, generated, built) in builds.items():
         record = {"label": config.label(built_records[style]["table"]), "mechanism": config.mechanism,
                   "kernel": config.kernel, "setting": config.setting, "style": style, "arch": arch,
                   "options": dataclasses.asdict(config.options), "defines": list(args.define),
                   "device": device.name if device else None, **built_records[style]}
         if device is not None:
-            record.update(measure(compiled, generated, built, args, device))
+            record.update(measure(kernel, generated, built, args, device))
             if not args.no_sanitizer and shutil.which("compute-sanitizer"):
                 record["sanitizer"] = sanitize(config, style, args.define)
         records.append(record)

@@ -248,10 +248,11 @@ def baseline_key(arch: str, products: str = DEFAULT_PRODUCTS) -> str:
 
 
 def baseline_record(mechanism: str, kernel: str, arch: str, ptxas: bool, products: str = DEFAULT_PRODUCTS) -> dict:
-    """The data-parallel kernel modeled on the preset of ``arch`` (``baseline_key``), with chemistry's
-    ``products``."""
+    """The data-parallel kernel (``singe.baseline_kernel``) modeled on the preset of ``arch`` (``baseline_key``),
+    with chemistry's ``products``."""
     mech = _WORKER["mech"]
-    compiled = singe.compile_kernel(mech, kernel, warps=1, arch=arch, ctas_per_sm=1, products=products)
+    compiled = singe.baseline_kernel(singe.compile_kernel(mech, kernel, warps=1, arch=arch, ctas_per_sm=1,
+                                                          products=products))
     record = {"mechanism": mech.name, "kernel": kernel, "key": baseline_key(arch, products), "style": "baseline",
               "options": {"arch": arch, "products": products}}
     entry, pace = None, None

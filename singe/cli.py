@@ -266,7 +266,7 @@ def _dump(compiled, what: str) -> str:
 
 def _compile_all(mech: Mechanism, args) -> None:
     from singe.codegen import generate, generate_baseline
-    from singe.compiler import compile_kernel
+    from singe.compiler import baseline_kernel, compile_kernel
 
     progress = is_large(mech) and not args.dump
     for kernel in args.kernels or default_kernels(mech):
@@ -289,7 +289,7 @@ def _compile_all(mech: Mechanism, args) -> None:
         if args.baseline and compiled.form == "tables":
             print("  no data-parallel baseline of the table form (--form unrolled --baseline writes one)")
         elif args.baseline:
-            baseline = generate_baseline(compiled)
+            baseline = generate_baseline(baseline_kernel(compiled))
             baseline.write(args.output)
             print(f"{baseline.cu_name}: data-parallel, {baseline.info.threads} threads per CTA, one point each")
         if args.fortran:

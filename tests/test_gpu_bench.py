@@ -17,7 +17,9 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.skipif(find_nvcc() is None, reason="nvcc (CUDA toolkit) not installed")
-def test_compile_only_builds_both_styles_and_says_nothing_was_timed(tmp_path):
+def test_compile_only_builds_every_style_and_says_nothing_was_timed(tmp_path):
+    """H2/O2 viscosity at the defaults: the warp-specialized kernel, the baseline of its graph (Wilke pairs) and
+    the tuned baseline (groups of 8, ``singe.baseline_kernel``), three builds."""
     results = tmp_path / "gpu_bench.json"
     done = subprocess.run([sys.executable, "-m", "autotune.gpu_bench", "--mechanisms", "h2o2", "--kernels", "viscosity",
                            "--settings", "defaults", "--compile-only", "--json", str(results)],
@@ -25,11 +27,24 @@ def test_compile_only_builds_both_styles_and_says_nothing_was_timed(tmp_path):
                           timeout=600)
     print(done.stdout)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "nothing will be timed" in done.stdout and "compiled 2 kernels; nothing was timed" in done.stdout
+    assert "nothing will be timed" in done.stdout and "compiled 3 kernels; nothing was timed" in done.stdout
     records = json.loads(results.read_text())
-    assert [r["style"] for r in records] == ["warp-specialized", "baseline"]
+    assert [r["style"] for r in records] == ["warp-specialized", "baseline", "tuned-baseline"]
     assert all(r["registers"] > 0 and "mpoints_per_s" not in r for r in records)
-    assert len(list((tmp_path / "cache" / "gpu").glob("h2o2_viscosity*.so"))) == 2
+    assert len(list((tmp_path / "cache" / "gpu").glob("h2o2_viscosity*.so"))) == 3
+
+
+def test_a_kernel_whose_baseline_is_its_own_graphs_has_no_tuned_baseline():
+    """Chemistry's baseline is the data-parallel kernel of its own graph: no 'tuned-baseline' to time; viscosity's
+    is of its graph in Wilke groups of 8."""
+    from autotune.gpu_bench import style_kernel
+    from conftest import load
+    from singe import compile_kernel
+
+    chemistry, viscosity = (compile_kernel(load("h2o2"), k, warps=4, ctas_per_sm=2) for k in ("chemistry", "viscosity"))
+    assert style_kernel(chemistry, "tuned-baseline") is None and style_kernel(chemistry, "baseline") is chemistry
+    tuned = style_kernel(viscosity, "tuned-baseline")
+    assert tuned is not None and tuned.graph is not viscosity.graph
 
 
 def test_fewer_than_ten_repeats_are_refused():

@@ -355,6 +355,19 @@ def test_baseline_kernels(built, name, kernel):
     assert normwise(ours, c.simulate(T, P, Y)) <= SIMULATOR_TOLERANCE
 
 
+@pytest.mark.parametrize("name", MECHANISMS)
+def test_tuned_viscosity_baselines(name):
+    """The baseline speedups are measured against (``singe.baseline_kernel``: Wilke groups of 8, where the kernel
+    at 4 warps sums in groups of 7 for n-heptane and 4 for DME) agrees with the reference and the simulator."""
+    T, P, Y = states(name)
+    c = compiled(name, "viscosity", 4)
+    tuned = singe.baseline_kernel(c)
+    assert tuned.graph is not c.graph
+    ours = tuned.run_host(T, P, Y)
+    assert relative(ours, expected(name, "viscosity")) <= REFERENCE_TOLERANCE
+    assert normwise(ours, c.simulate(T, P, Y)) <= SIMULATOR_TOLERANCE
+
+
 def test_builds_are_warning_free(built):
     noisy = {name: result.warnings for name, result in built.items() if result.warnings.strip()}
     assert not noisy, noisy

@@ -225,6 +225,26 @@ def test_the_default_wilke_group_gives_each_warp_one_sum():
     assert [op.name for op in defaults.graph.operations if op.name.startswith("wilke_")][-1] == "wilke_28_29"
 
 
+def test_the_baseline_sums_in_groups_of_eight_whatever_the_warps():
+    """``singe.baseline_kernel``: the data-parallel baseline of a viscosity kernel is built from its graph in Wilke
+    groups of ``MAX_WILKE_GROUP`` (DME's 30 species: 8, 8, 8, 6), whatever groups balance the warp-specialized
+    kernel's warps (pairs at the paper's 15 warps, 4 at the defaults) or the command gave; its options are the
+    kernel's.  A kernel without baseline settings (chemistry), or the table form, is its own baseline."""
+    from singe import baseline_kernel, generate_baseline
+
+    mech = load("dme")
+    for options in ({"warps": 15, "ctas_per_sm": 3}, {"warps": 8}, {"warps": 8, "wilke_group": 3}):
+        compiled = compile_kernel(mech, "viscosity", **options)
+        tuned = baseline_kernel(compiled)
+        groups = [op.name for op in tuned.graph.operations if op.name.startswith("wilke_")]
+        assert groups == ["wilke_" + "_".join(map(str, range(k, min(k + 8, 30)))) for k in (0, 8, 16, 24)]
+        assert tuned.options is compiled.options and tuned.mechanism is mech
+        assert len([op for op in compiled.graph.operations if op.name.startswith("wilke_")]) != 4  # companion
+    assert "wilke_24_25_26_27_28_29" in generate_baseline(tuned).cu
+    chemistry = compile_kernel(load("h2o2"), "chemistry", warps=4, ctas_per_sm=2)
+    assert baseline_kernel(chemistry) is chemistry
+
+
 def test_the_wilke_group_is_an_option():
     """--wilke-group N: runs of N outer species per Wilke operation, for any mechanism size."""
     from singe.kernels import build_graph

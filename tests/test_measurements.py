@@ -84,6 +84,21 @@ def test_the_model_is_printed_beside_a_measured_pair():
     assert line[-2:] == ["2.00", "1.00"]  # model / measured: the WS and baseline throughputs
 
 
+def test_a_measured_baseline_of_the_kernels_own_graph_is_modeled_as_such():
+    """Run 2 timed DME viscosity's baseline in the kernel's Wilke pairs; the modeled row's baseline is the tuned one
+    (groups of 8, ``singe.baseline_kernel``).  The model beside the measurement is the baseline of the kernel's own
+    graph (``own_graph_baseline``), and a line gives the speedup against the tuned one."""
+    pairs = measured_pairs(str(RUNS / "run2_paper.json"))
+    row = {"mechanism": "dme", "kernel": "viscosity", "preset": "H100", "speedup": 0.5,
+           "ws": {"points_per_second": 2 * 1070.6e6}, "baseline": {"points_per_second": 4281.2e6},
+           "own_graph_baseline": {"points_per_second": 2432.7e6}}
+    *_, line, note = measured_lines([row], pairs, "cache")
+    assert line.split()[4:8] == ["1070.6", "2432.7", "0.44", "0.88"] and line.split()[-2:] == ["2.00", "1.00"]
+    assert "kernel's graph" in note and note.rstrip(")").endswith("the model gives 0.50")
+    without = measured_lines([{k: v for k, v in row.items() if k != "own_graph_baseline"}], pairs, "cache")[-1]
+    assert without.split()[7] == "0.50" and without.split()[-1] == "1.76"  # the tuned one, measured against the other
+
+
 def test_a_measured_kernel_with_another_copy_of_its_table_is_named():
     """n-heptane diffusion at the paper's 13x3 was measured reading its constant table in place (0 B copied);
     the model now lays it out with the partial copy (43,264 B): the comparison says they are not the same

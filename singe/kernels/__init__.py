@@ -24,6 +24,20 @@ def build_graph(mech: Mechanism, kernel: str, options=None) -> DataflowGraph:
     return _graph(mech, kernel, settings)
 
 
+def build_baseline_graph(mech: Mechanism, kernel: str, options=None) -> DataflowGraph:
+    """The dataflow graph the data-parallel baseline of ``kernel`` is generated from: the kernel's graph at
+    ``options`` with the settings of its ``KernelSpec.baseline_settings`` in place of those fields (where it has
+    none, ``build_graph``'s)."""
+    from singe.kernels.registry import kernel_spec
+
+    spec = kernel_spec(kernel)
+    if spec.baseline_settings is None:
+        return build_graph(mech, kernel, options)
+    own = dict(spec.baseline_settings(mech))
+    settings = tuple((name, own.get(name, getattr(options, name, None))) for name in spec.graph_options)
+    return _graph(mech, kernel, settings)
+
+
 @per_mechanism
 def _graph(mech: Mechanism, kernel: str, settings: tuple) -> DataflowGraph:
     """``build_graph`` of the builder's ``settings`` ((field, value) pairs; () for its defaults)."""
@@ -31,4 +45,4 @@ def _graph(mech: Mechanism, kernel: str, settings: tuple) -> DataflowGraph:
 
     return kernel_spec(kernel).build(mech, **dict(settings))
 
-__all__ = ["build_graph", "DataflowGraph"]
+__all__ = ["build_baseline_graph", "build_graph", "DataflowGraph"]

@@ -121,7 +121,10 @@ class KernelSpec:
     ``regroup(graph, warp_of, warps)``: the graph regrouped once every
     operation has a warp (a ``Regrouping``: the diffusion kernel's turns).  ``graph_options``: the
     ``CompileOptions`` fields ``builder`` takes as keywords (viscosity's ``wilke_group`` and ``warps``);
-    ``reference_options``: those ``reference`` takes (chemistry's ``products``).
+    ``reference_options``: those ``reference`` takes (chemistry's ``products``).  ``baseline_settings(mech)``:
+    the values of ``graph_options`` the data-parallel baseline's graph is built with, where they are not the
+    warp-specialized kernel's (viscosity's Wilke groups, ``transport.baseline_viscosity_settings``; None: the
+    kernel's own graph).
     """
 
     name: str
@@ -145,6 +148,7 @@ class KernelSpec:
     regroup: Callable[[DataflowGraph, dict[str, int], int], Regrouping] | None = None
     graph_options: tuple[str, ...] = ()
     reference_options: tuple[str, ...] = ()
+    baseline_settings: Callable[[Mechanism], dict] | None = None
 
     def reference_settings(self, options) -> dict:
         """The keywords ``reference`` takes from ``options`` (``reference_options``: chemistry's ``products``)."""
@@ -194,7 +198,8 @@ KERNELS: dict[str, KernelSpec] = {spec.name: spec for spec in (
     KernelSpec("viscosity", transport.viscosity_graph, ("temperature", "mass_fractions"), ("viscosity",),
                reference_transport.viscosity, 1e-10, "mixture viscosity (Wilke)", cantera="viscosity",
                # the switch: each warp's constants at indices ptxas knows (no LDC.64), 5x the code (DME 15x3)
-               other_dispatch="switch", graph_options=("wilke_group", "warps")),
+               other_dispatch="switch", graph_options=("wilke_group", "warps"),
+               baseline_settings=transport.baseline_viscosity_settings),
     KernelSpec("diffusion", transport.diffusion_graph, ("temperature", "pressure", "mass_fractions"),
                ("diffusion",), reference_transport.mixture_diffusion, 1e-10,
                "mixture-averaged diffusion coefficients", cantera="mix_diff_coeffs",

@@ -137,6 +137,22 @@ def wilke_groups(n: int, size: int | None = None, warps: int | None = None) -> l
     return [tuple(range(k, min(k + size, n))) for k in range(0, n, size)]
 
 
+def baseline_viscosity_settings(mech: Mechanism) -> dict:
+    """The viscosity graph's settings for the data-parallel baseline: Wilke groups of ``MAX_WILKE_GROUP``, the
+    largest a group's one fraction is built for (its denominator is the product of the group's sums).  The
+    warp-specialized kernel's groups are chosen to balance its warps (``balanced_wilke_group``), which a kernel
+    of one thread a point has no use for; a larger group issues fewer instructions (one division a group, the
+    inner species' p_j and q_j used once for the group's sums).
+
+    Modeled (ptxas and the SASS paces, Mpoints/s, H100 / A100 preset), the baseline in groups of 2, 4 and 8:
+    DME 3,965 / 1,253, 4,081 / 1,267 and 4,175 / 1,275 (FP64-bound: 95 % and 100 % of the roofline in groups
+    of 8); n-heptane, which spills at 255 registers in every grouping, 607 / 99.5 in the paper's groups of 4
+    and 615 / 100.2 in groups of 8.  One group of every species would model 1.4 % faster for DME and 0.8 % for
+    n-heptane, but its fraction's denominator would be the product of 30 or 52 sums, which can leave the
+    double's range."""
+    return {"wilke_group": MAX_WILKE_GROUP, "warps": None}
+
+
 def wilke_factor(weight_k: float, weight_j: float) -> float:
     """d_kj = 1 / sqrt(8 (1 + M_k/M_j)), the constant of the pair (k, j)."""
     return 1.0 / math.sqrt(8.0 * (1.0 + weight_k / weight_j))

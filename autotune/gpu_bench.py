@@ -43,7 +43,8 @@ import numpy as np  # noqa: E402
 
 import singe  # noqa: E402
 from autotune.bench import NO_MATPLOTLIB, kernel_names, mechanism_path, paper_options, pyplot  # noqa: E402
-from singe import CompileOptions, SingeError, baseline_kernel, compile_kernel, generate, generate_baseline, gpu  # noqa: E402
+from singe import (CompileOptions, SingeError, baseline_kernel, compile_kernel, generate,  # noqa: E402
+                   generate_baseline, gpu)
 from singe.derived.rates import DEFAULT_PRODUCTS, PRODUCTS  # noqa: E402
 from singe.host import compiled_fields  # noqa: E402
 from singe.statefile import draw_states, reference_values  # noqa: E402
@@ -56,8 +57,8 @@ TOLERANCE = 1e-9
 STYLES = ("warp-specialized", "baseline", "tuned-baseline")
 """The kernels timed of a configuration: the warp-specialized kernel; 'baseline', the data-parallel kernel of
 its graph (what every stored run before 2026-11-28 measured); 'tuned-baseline', the data-parallel kernel of its
-graph as a kernel of one thread a point is fastest (``singe.baseline_kernel``: viscosity's Wilke groups of 8),
-the one its speedup is measured against, timed only where it differs from 'baseline'."""
+graph built the way a kernel of one thread a point runs fastest (``singe.baseline_kernel``: viscosity's Wilke
+groups of 8), the one its speedup is measured against, timed only where it differs from 'baseline'."""
 
 
 def style_kernel(compiled, style: str):
@@ -238,7 +239,8 @@ def row_line(record: dict) -> str:
 
 
 ROW = re.compile(r"^(?P<mechanism>\S+) (?P<kernel>\S+) (?P<setting>\S+) \((?P<shape>[^)]*)\)\s+"
-                 r"(?P<style>warp-specialized|tuned-baseline|baseline)\s+(?P<registers>\d+)r\s+(?P<spill_stores>\d+)B\s+"
+                 r"(?P<style>warp-specialized|tuned-baseline|baseline)\s+"
+                 r"(?P<registers>\d+)r\s+(?P<spill_stores>\d+)B\s+"
                  r"(?P<median_ms>[\d.]+) ms\s+(?P<mpoints_per_s>[\d.]+)\s+(?P<gflops>[\d.]+)\s+"
                  r"(?:(?P<fp64>[\d.]+)%|n/a)\s+(?P<max_error>\S+) (?P<verdict>ok|WRONG)")
 DEVICE = re.compile(r"^device: (?P<name>.+) \((?P<arch>sm_\w+), \d+ SMs\)$")

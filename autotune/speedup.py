@@ -8,7 +8,7 @@ The six kernels of the paper (DME and n-heptane viscosity, diffusion,
 chemistry) at the paper's settings (``autotune.bench.PAPER_SETTINGS``), each
 compiled for the preset's arch: the timing model's throughput of the
 warp-specialized kernel and of the data-parallel baseline (the same math, the same
-algebraic savings, its graph as a data-parallel kernel is fastest: ``singe.baseline_kernel``; viscosity's
+algebraic savings, its graph built the way a data-parallel kernel runs fastest: ``singe.baseline_kernel``; viscosity's
 Wilke sums in groups of 8 whatever the warp-specialized kernel's),
 their ratio, the FP64 roofline of the graph's FLOPs and what bounds each
 kernel, beside the paper's measured speedup ranges.  ``--settings defaults``:
@@ -163,9 +163,9 @@ def measured_lines(rows: list[dict], pairs: dict, table: str = "auto") -> list[s
                      f"{speedup:6.2f} {paper_range(kernel):>10} {ws / pair['warp-specialized']:13.2f} "
                      f"{modeled_base / pair[against]:15.2f}")
         if own:
-            lines.append(f"  (the measured {mechanism} {kernel} baseline is the data-parallel kernel of the warp-specialized "
-                         f"kernel's graph, and so is the modeled one beside it; against the tuned baseline, "
-                         f"singe.baseline_kernel's, the model gives {row['speedup']:.2f})")
+            lines.append(f"  (the measured {mechanism} {kernel} baseline is the data-parallel kernel of the "
+                         f"warp-specialized kernel's graph, and so is the modeled one beside it; against the tuned "
+                         f"baseline, singe.baseline_kernel's, the model gives {row['speedup']:.2f})")
         copy = row.get("table_copy_bytes")
         if copy is not None and pair.get("table_copy_bytes", copy) != copy:
             lines.append(f"  (the measured {mechanism} {kernel} copied {pair['table_copy_bytes']} B of its constant "

@@ -87,7 +87,8 @@ class CompiledKernel:
     def run_host(self, T, P, Y, dt=None, diffusion_source=None, **options) -> np.ndarray:
         """The emitted CUDA kernel compiled for and run on the CPU (singe.host):
         the same outputs and shapes as ``simulate``.  ``options``: baseline
-        (the data-parallel kernel instead), schedule ('deterministic',
+        (the data-parallel kernel of this graph instead; ``baseline_kernel(self).run_host``
+        runs the one speedups are measured against), schedule ('deterministic',
         'random' or 'priority'), seed, max_ctas, same_site (see
         ``singe.host.HostKernel.run``); raises ``singe.host.HostRuntimeError``
         on a deadlock or a misused barrier or shuffle."""
@@ -143,9 +144,9 @@ class BaselineKernel:
 
 
 def baseline_kernel(compiled) -> "CompiledKernel | BaselineKernel":
-    """The data-parallel baseline to compare ``compiled`` with: its graph built as a kernel of one thread a point
-    is fastest (``KernelSpec.baseline_settings``: viscosity's Wilke groups of 8, not the groups that balance the
-    warps), the same math and the same algebraic savings.  ``compiled`` itself where the kernel's own graph is
+    """The data-parallel baseline to compare ``compiled`` with: the same math and the same algebraic savings, its
+    graph built the way a kernel of one thread a point runs fastest (``KernelSpec.baseline_settings``: viscosity's
+    Wilke groups of 8, not the groups that balance the warps).  ``compiled`` itself where the kernel's own graph is
     the baseline's, or where there is no graph (the table form, which has no baseline)."""
     if compiled.spec.baseline_settings is None or compiled.form == "tables":
         return compiled

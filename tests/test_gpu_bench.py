@@ -94,13 +94,15 @@ def test_a_log_gives_back_the_rows_it_printed():
     device of the ``device:`` line above them; untimed rows and other lines are not rows."""
     from autotune.gpu_bench import records_from_log, row_line
 
-    rows = [timed(1095.32), {**timed(2443.28, fp64=None, verdict=False), "style": "baseline"}]
+    rows = [timed(1095.32), {**timed(2443.28, fp64=None, verdict=False), "style": "baseline"},
+            {**timed(2601.5), "style": "tuned-baseline"}]
     untimed = {k: v for k, v in timed(1.0).items() if k not in ("mpoints_per_s", "median_ms")}
     log = "\n".join(["device: NVIDIA H200 (sm_90, 132 SMs)", "configuration  style", *map(row_line, rows),
                      row_line(untimed), "    racecheck: Error: Race reported"])
     read = records_from_log(log)
     assert [(r["style"], r["mpoints_per_s"], r["fp64_fraction"], r["correct"]) for r in read] == [
-        ("warp-specialized", 1095.32, 0.192, True), ("baseline", 2443.28, None, False)]
+        ("warp-specialized", 1095.32, 0.192, True), ("baseline", 2443.28, None, False),
+        ("tuned-baseline", 2601.5, 0.192, True)]
     assert {r["device"] for r in read} == {"NVIDIA H200"} and read[0]["label"] == rows[0]["label"]
     assert (read[0]["mechanism"], read[0]["kernel"], read[0]["setting"]) == ("h2o2", "viscosity", "defaults")
 

@@ -99,6 +99,22 @@ def test_a_measured_baseline_of_the_kernels_own_graph_is_modeled_as_such():
     assert without.split()[7] == "0.50" and without.split()[-1] == "1.76"  # the tuned one, measured against the other
 
 
+def test_a_measured_pair_is_against_the_tuned_baseline_where_it_was_timed():
+    """``paper_pairs``: a run that timed both baselines gives the speedup against 'tuned-baseline'; one that timed
+    only the kernel's own graph's (every stored run), against 'baseline'."""
+    from autotune.speedup import measured_baseline
+
+    def record(style, mpoints):
+        return {"setting": "paper", "mechanism": "dme", "kernel": "viscosity", "device": "a GPU", "arch": "sm_90",
+                "style": style, "mpoints_per_s": mpoints}
+
+    both = paper_pairs([record("warp-specialized", 1000.0), record("baseline", 2000.0),
+                        record("tuned-baseline", 2500.0)])
+    own = paper_pairs([record("warp-specialized", 1000.0), record("baseline", 2000.0)])
+    assert both["dme", "viscosity"]["speedup"] == 0.4 and measured_baseline(both["dme", "viscosity"]) == "tuned-baseline"
+    assert own["dme", "viscosity"]["speedup"] == 0.5 and measured_baseline(own["dme", "viscosity"]) == "baseline"
+
+
 def test_a_measured_kernel_with_another_copy_of_its_table_is_named():
     """n-heptane diffusion at the paper's 13x3 was measured reading its constant table in place (0 B copied);
     the model now lays it out with the partial copy (43,264 B): the comparison says they are not the same

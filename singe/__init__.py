@@ -20,7 +20,8 @@ from singe import host, reference, timing, validate
 from singe.bundled import bundled_names, bundled_path, resolve_mechanism
 from singe.codegen import GeneratedKernel, generate, generate_baseline
 from singe.codegen.nvcc import compile_cuda
-from singe.compiler import BaselineKernel, CompiledKernel, baseline_kernel, compile_kernel
+from singe.baseline import BaselineKernel, baseline_kernel
+from singe.compiler import CompiledKernel, compile_kernel
 from singe.errors import OptionError, SingeError, SingeInputError, SingeInternalError
 from singe.frontend import load_mechanism
 from singe.kernels import build_graph

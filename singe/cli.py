@@ -266,7 +266,8 @@ def _dump(compiled, what: str) -> str:
 
 def _compile_all(mech: Mechanism, args) -> None:
     from singe.codegen import generate, generate_baseline
-    from singe.compiler import baseline_kernel, compile_kernel
+    from singe.baseline import baseline_kernel
+    from singe.compiler import compile_kernel
 
     progress = is_large(mech) and not args.dump
     for kernel in args.kernels or default_kernels(mech):

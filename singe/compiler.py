@@ -19,7 +19,7 @@ import numpy as np
 
 from singe.codegen import copied_shared_bytes, layout_with, least_table_copy_bytes
 from singe.frontend.kernel_inputs import check_transport_kernel
-from singe.kernels import build_baseline_graph, build_graph
+from singe.kernels import build_graph
 from singe.kernels.chemistry_tables import ChemistryTables, chemistry_tables
 from singe.kernels.ir import DataflowGraph
 from singe.kernels.table_form import choose_form, table_programs
@@ -87,7 +87,7 @@ class CompiledKernel:
     def run_host(self, T, P, Y, dt=None, diffusion_source=None, **options) -> np.ndarray:
         """The emitted CUDA kernel compiled for and run on the CPU (singe.host):
         the same outputs and shapes as ``simulate``.  ``options``: baseline
-        (the data-parallel kernel of this graph instead; ``baseline_kernel(self).run_host``
+        (the data-parallel kernel of this graph instead; ``singe.baseline_kernel(self).run_host``
         runs the one speedups are measured against), schedule ('deterministic',
         'random' or 'priority'), seed, max_ctas, same_site (see
         ``singe.host.HostKernel.run``); raises ``singe.host.HostRuntimeError``
@@ -118,40 +118,6 @@ class CompiledKernel:
                 f"{len(self.graph.operations)} operations, {len(programs.sync_points)} sync points on "
                 f"{len(programs.barrier_ids)} barrier ids (limit {programs.barrier_limit}), "
                 f"{programs.shared_bytes} B shared, {programs.plan}")
-
-
-@dataclass(frozen=True)
-class BaselineKernel:
-    """What the data-parallel baseline of a compiled kernel is generated and modeled from (``baseline_kernel``):
-    its mechanism, kernel and options (the warp-specialized kernel's: arch, products) and its own graph."""
-
-    mechanism: Mechanism
-    kernel: str
-    options: CompileOptions
-    graph: DataflowGraph
-
-    form = "unrolled"
-
-    @property
-    def spec(self) -> KernelSpec:
-        return kernel_spec(self.kernel)
-
-    def run_host(self, T, P, Y, dt=None, diffusion_source=None, **options) -> np.ndarray:
-        """The baseline compiled for and run on the CPU (``CompiledKernel.run_host`` with baseline=True)."""
-        from singe.host import run_compiled
-
-        return run_compiled(self, T, P, Y, dt, diffusion_source, baseline=True, **options)
-
-
-def baseline_kernel(compiled) -> "CompiledKernel | BaselineKernel":
-    """The data-parallel baseline to compare ``compiled`` with: the same math and the same algebraic savings, its
-    graph built the way a kernel of one thread a point runs fastest (``KernelSpec.baseline_settings``: viscosity's
-    Wilke groups of 8, not the groups that balance the warps).  ``compiled`` itself where the kernel's own graph is
-    the baseline's, or where there is no graph (the table form, which has no baseline)."""
-    if compiled.spec.baseline_settings is None or compiled.form == "tables":
-        return compiled
-    graph = build_baseline_graph(compiled.mechanism, compiled.kernel, compiled.options)
-    return BaselineKernel(compiled.mechanism, compiled.kernel, compiled.options, graph)
 
 
 def compile_kernel(mech: Mechanism, kernel: str, warps: int = 8, progress=None, **options) -> CompiledKernel:

@@ -1761,7 +1761,7 @@ def model_baseline(compiled, preset: "str | Preset | None" = None, ptxas=None, s
 
 def speedup(compiled, preset: "str | Preset | None" = None, ptxas=None, baseline_ptxas=None) -> float:
     """Modeled warp-specialized over baseline throughput on ``preset`` (the baseline: ``singe.baseline_kernel``)."""
-    from singe.compiler import baseline_kernel
+    from singe.baseline import baseline_kernel
 
     base = model_baseline(baseline_kernel(compiled), preset, baseline_ptxas).points_per_second
     return model(compiled, preset, ptxas).points_per_second / base if base else math.inf

@@ -13,7 +13,8 @@ import tempfile
 import pytest
 
 from singe.cli import build_parser
-from singe.compiler import baseline_kernel, compile_kernel
+from singe.baseline import baseline_kernel
+from singe.compiler import compile_kernel
 from singe.options import CompileOptions
 from singe.errors import SingeInternalError
 from singe.kernels.registry import KERNELS

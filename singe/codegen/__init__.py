@@ -459,7 +459,7 @@ def _baseline_lines(graph: DataflowGraph) -> list[str]:
 
 def generate_baseline(compiled) -> GeneratedKernel:
     """The data-parallel kernel of ``compiled``'s graph (the paper's comparison): one thread a point.  The
-    baseline a warp-specialized kernel is compared with is that of ``singe.compiler.baseline_kernel(compiled)``,
+    baseline a warp-specialized kernel is compared with is that of ``singe.baseline.baseline_kernel(compiled)``,
     its graph built the way a data-parallel kernel runs fastest (viscosity's Wilke groups)."""
     if compiled.form == "tables":
         raise SingeInputError(f"{compiled.mechanism.name}: the table form of the chemistry kernel has no "

@@ -25,7 +25,8 @@ costs device time.  This builds here, into ``FOLDER``:
 - ``variants/``: command lines of configurations beyond the paper's and the defaults, timed with them
   (``VARIANTS``: GRI-Mech diffusion and viscosity at the defaults; viscosity at 8 warps in Wilke pairs, the
   former defaults; DME viscosity at 10x4 and 6 warps, its fastest settings measured, and at 10x4 and 5x6 with
-  ``--constant-table bank``; ``--prefetch`` on DME
+  ``--constant-table bank``, at 5x8 with the bank in groups of 6 and with ``--replicate-ln-t`` there and at 10x4
+  with the bank; ``--prefetch`` on DME
   viscosity, n-heptane diffusion and DME chemistry; DME and n-heptane chemistry with ``--products cantera``;
   n-heptane diffusion at 13x3 reading the table in place, the partial copy's control).
 - ``session.sh``: what every script on the device does first (the wheels, the build cache, the mechanisms, the
@@ -117,6 +118,16 @@ VARIANTS = {  # name -> a singe command line (gpu_bench --sweep-best reads it), 
     # 3,778, its best setting; the sm_90 walk issues 7,925 and 6,556 (copy) instructions a point at 10x4.
     "dme_viscosity_10x4_bank": "singe dme.inp --kernels viscosity --warps 10 --ctas-per-sm 4 --constant-table bank",
     "dme_viscosity_5x6_bank": "singe dme.inp --kernels viscosity --warps 5 --ctas-per-sm 6 --constant-table bank",
+    # --replicate-ln-t (2026-11-28, untimed): every warp computes ln T, a sync point less a slab.  The model (H100
+    # preset, ptxas and the paces) puts the best setting of the sweeps, 5x8 with the bank in groups of 6, at 3,875
+    # Mpoints/s with ln T shared and 4,018 replicated (barrier waits 4.3 % -> 0.8 % of the slab), 10x4 with the
+    # bank at 3,679 and 3,971; the tuned baseline at 4,175.  ptxas spills 4 B at 5x8 with ln T replicated (sm_90).
+    "dme_viscosity_5x8_bank_g6": "singe dme.inp --kernels viscosity --warps 5 --ctas-per-sm 8 --constant-table bank "
+                                 "--wilke-group 6",
+    "dme_viscosity_5x8_bank_g6_lnt": "singe dme.inp --kernels viscosity --warps 5 --ctas-per-sm 8 --constant-table "
+                                     "bank --wilke-group 6 --replicate-ln-t",
+    "dme_viscosity_10x4_bank_lnt": "singe dme.inp --kernels viscosity --warps 10 --ctas-per-sm 4 --constant-table bank "
+                                   "--replicate-ln-t",
     "dme_viscosity_10x4_prefetch": "singe dme.inp --kernels viscosity --warps 10 --ctas-per-sm 4 --prefetch",
     "dme_viscosity_15x3_prefetch": "singe dme.inp --kernels viscosity --warps 15 --ctas-per-sm 3 --prefetch",
     "heptane_diffusion_13x3_prefetch": "singe heptane.inp --kernels diffusion --warps 13 --ctas-per-sm 3 --prefetch",

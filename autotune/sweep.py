@@ -3,14 +3,15 @@
     python -m autotune.sweep dme.inp --kernel viscosity [--arch sm_90] [--jobs 2]
         [--warps 1-32] [--ctas 1-8] [--qssa-warps 1,2,4] [--weights "1,0.5,1;1,0,0;0.2,1,3"]
         [--placements auto,store,buffer,mixed] [--constant-tables cache,shared] [--wilke-groups 2,4]
+        [--ln-t shared,replicated]
         [--products chemkin|cantera]
         [--results FILE] [--ptxas] [--plots DIR] [--heatmap warps,ctas_per_sm]
 
 Every configuration (warps x CTAs per SM x QSSA warps (chemistry only) x
 mapping weights x placement x constant table (kernels the overlay lays out) x
-Wilke group (viscosity); chemistry's products of negative concentrations as ``--products`` says, one
-setting, since it decides what the kernel computes) is compiled, simulated on a few random states
-and compared with ``singe.reference`` (a wrong or crashing configuration is a
+Wilke group x ln T shared or replicated (viscosity, ``--ln-t``); chemistry's products of negative
+concentrations as ``--products`` says, one setting, since it decides what the kernel computes) is compiled,
+simulated on a few random states and compared with ``singe.reference`` (a wrong or crashing configuration is a
 failure, recorded with the ``singe`` command line that reproduces it), then
 scored by the timing model (``singe.timing``) on the preset of ``--arch``,
 with ptxas's registers and spills when ``--ptxas`` is given (nvcc takes
@@ -44,7 +45,10 @@ from singe.options import CONSTANT_TABLES
 from autotune.bench import kernel_inputs
 
 DEFAULT_WEIGHTS = "1,0.5,1;1,0,0;0.2,1,3"
-AXES = ("warps", "ctas_per_sm", "qssa_warps", "weights", "placement", "constant_table", "wilke_group", "products")
+AXES = ("warps", "ctas_per_sm", "qssa_warps", "weights", "placement", "constant_table", "wilke_group", "replicate_ln_t",
+        "products")
+LN_T = {"shared": False, "replicated": True}
+"""``--ln-t``'s words -> ``CompileOptions.replicate_ln_t``."""
 
 
 # --------------------------------------------------------------------------- the grid
@@ -96,21 +100,24 @@ def default_ctas(arch: str) -> list[int]:
 
 
 def grid(kernel: str, arch: str, warps, ctas, qssa, weights, placements, tables=("auto",),
-         groups=(None,), products=(DEFAULT_PRODUCTS,)) -> list[CompileOptions]:
+         groups=(None,), products=(DEFAULT_PRODUCTS,), ln_t=(False,)) -> list[CompileOptions]:
     """Every valid ``CompileOptions`` of the sweep (combinations the options reject are not configurations).
     The constant tables (``tables``) are swept where the overlay lays the kernel out, the Wilke groups
-    (``groups``, None: the kernel's) for viscosity, the ``products`` of negative concentrations where the
-    kernel's graph takes them (chemistry): elsewhere each takes its default only."""
+    (``groups``, None: the kernel's) and ln T shared or replicated (``ln_t``, ``replicate_ln_t``) for viscosity,
+    the ``products`` of negative concentrations where the kernel's graph takes them (chemistry): elsewhere each
+    takes its default only."""
     spec = kernel_spec(kernel)
     tables = tables if spec.dispatch == "overlay" else ("auto",)
     groups = groups if kernel == "viscosity" else (None,)
+    ln_t = ln_t if "replicate_ln_t" in spec.graph_options else (False,)
     products = products if "products" in spec.graph_options else (DEFAULT_PRODUCTS,)
     configurations = []
-    for w, c, q, mw, p, t, g, n in itertools.product(warps, ctas, qssa if spec.qssa else [1], weights, placements,
-                                                     tables, groups, products):
+    for w, c, q, mw, p, t, g, r, n in itertools.product(warps, ctas, qssa if spec.qssa else [1], weights,
+                                                        placements, tables, groups, ln_t, products):
         try:
             configurations.append(CompileOptions(warps=w, ctas_per_sm=c, arch=arch, weights=mw, placement=p,
-                                                 qssa_warps=q, constant_table=t, wilke_group=g, products=n))
+                                                 qssa_warps=q, constant_table=t, wilke_group=g, replicate_ln_t=r,
+                                                 products=n))
         except OptionError:
             continue
     return configurations
@@ -127,6 +134,8 @@ def command_line(mechanism: str, kernel: str, options: CompileOptions, validate:
         words += ["--constant-table", options.constant_table]
     if options.wilke_group is not None:
         words += ["--wilke-group", str(options.wilke_group)]
+    if options.replicate_ln_t:
+        words.append("--replicate-ln-t")
     if options.products != DEFAULT_PRODUCTS:
         words += ["--products", options.products]
     if validate:
@@ -390,7 +399,7 @@ def _axis_value(record: dict, axis: str):
     return "default" if value is None else value
 
 
-_TEXT_AXES = ("weights", "placement", "constant_table", "wilke_group")  # sorted as text on a heat map
+_TEXT_AXES = ("weights", "placement", "constant_table", "wilke_group", "replicate_ln_t")  # sorted as text on a heat map
 
 
 def plot_warps(records: list[dict], path: pathlib.Path, title: str) -> None:
@@ -510,6 +519,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--wilke-groups", type=int_list, default=[None],
                         help="viscosity only: outer species per Wilke sum, e.g. 2,4 (singe --wilke-group; "
                              "default the kernel's)")
+    parser.add_argument("--ln-t", type=lambda t: [v for v in t.split(",") if v], default=["shared"],
+                        help="viscosity only: ln T shared by one warp, replicated in every warp, or both, e.g. "
+                             "shared,replicated (singe --replicate-ln-t; default shared)")
     parser.add_argument("--products", choices=PRODUCTS, default=DEFAULT_PRODUCTS,
                         help="chemistry only: its products of negative concentrations (singe --products; one "
                              "setting, not swept: it decides what the kernel computes; default chemkin)")
@@ -538,6 +550,9 @@ def main(argv: list[str] | None = None) -> int:
                          f"(choose from {', '.join(CONSTANT_TABLES)})")
     if any(not 1 <= g <= MAX_WILKE_GROUP for g in args.wilke_groups if g is not None):
         raise SystemExit(f"sweep: --wilke-groups must be from 1 to {MAX_WILKE_GROUP}")
+    unknown = [v for v in args.ln_t if v not in LN_T]
+    if unknown:
+        raise SystemExit(f"sweep: --ln-t: unknown {', '.join(unknown)} (choose from {', '.join(LN_T)})")
     start = time.perf_counter()
     try:
         _init_worker(args.mechanism, args.kernel, args.states, args.seed, args.ptxas)
@@ -547,7 +562,7 @@ def main(argv: list[str] | None = None) -> int:
     out = pathlib.Path(args.results or f"{mech_name}_{args.kernel}_{args.arch}.jsonl")
     configurations = grid(args.kernel, args.arch, args.warps, args.ctas or default_ctas(args.arch),
                           args.qssa_warps, args.weights, args.placements, args.constant_tables, args.wilke_groups,
-                          (args.products,))
+                          (args.products,), [LN_T[v] for v in args.ln_t])
     records, evaluated = run_sweep(configurations, args, out, mech_name)
     seconds = time.perf_counter() - start
     for line in summary(records, args.arch, seconds, evaluated):

@@ -102,6 +102,11 @@ def build_parser() -> argparse.ArgumentParser:
                              "species' two values once per N sums (default: one sum a warp, the species over the "
                              "warps rounded up, e.g. 7 for 52 species at 8 warps; two sums a warp where that is "
                              "above 8; 2 where it is below 3; more: fewer shared-memory loads, more registers)")
+    parser.add_argument("--replicate-ln-t", action="store_true",
+                        help="every warp of the viscosity kernel computes ln T itself, instead of one warp sharing "
+                             "it through shared memory: a sync point less a slab, a log more a warp (DME at 5 warps "
+                             "x 8 CTAs with --constant-table bank: modeled 0.93 -> 0.96 of the baseline on the H100 "
+                             "preset; untimed on a GPU)")
     parser.add_argument("--prefetch", action="store_true",
                         help="each slab prefetches the next slab's inputs into the L1 (one 128-byte line a lane), "
                              "so that its global loads need not wait on DRAM; not yet timed on a GPU (the table "
@@ -152,6 +157,7 @@ def _options(args, kernel: str) -> CompileOptions:
                           dispatch=(args.viscosity_dispatch if kernel == "viscosity" else None) or "auto",
                           constant_table=args.constant_table,
                           wilke_group=args.wilke_group if kernel == "viscosity" else None,
+                          replicate_ln_t=args.replicate_ln_t and kernel == "viscosity",
                           prefetch=args.prefetch, products=args.products if kernel == "chemistry" else DEFAULT_PRODUCTS)
 
 

@@ -49,7 +49,10 @@ class CompileOptions:
     bank by ``ULDC.64`` at a uniform index, off the load queue, the loops partly unrolled
     (``codegen.overlay.OverlaidKernel.loops_per_warp``); the tables must fit the constant bank.
     ``wilke_group``: outer species per Wilke sum of the viscosity kernel (None: the kernel's at these
-    warps, ``singe.kernels.transport.balanced_wilke_group``).  ``prefetch``: at the start of each slab, the
+    warps, ``singe.kernels.transport.balanced_wilke_group``).  ``replicate_ln_t``: every warp of the viscosity
+    kernel computes ln T itself, where by default one warp computes it and shares it through shared memory (a
+    sync point a slab, which every other warp waits at; the other transport kernels always replicate it).
+    ``prefetch``: at the start of each slab, the
     warps prefetch the next slab's inputs into the L1 (``codegen.render.prefetch_plan``), so that its global
     loads hit there instead of waiting on DRAM after the end-of-slab barrier; off by default until a GPU
     has timed it.  ``products``: how the chemistry kernel multiplies negative concentrations (a solver's step
@@ -72,6 +75,7 @@ class CompileOptions:
     dispatch: str = "auto"
     constant_table: str = "auto"
     wilke_group: int | None = None
+    replicate_ln_t: bool = False
     prefetch: bool = False
     products: str = DEFAULT_PRODUCTS
 
@@ -104,6 +108,8 @@ class CompileOptions:
             raise OptionError(f"--products must be one of {', '.join(PRODUCTS)}, got {self.products!r}")
         if not isinstance(self.prefetch, bool):
             raise OptionError(f"--prefetch is on or off (a bool), got {self.prefetch!r}")
+        if not isinstance(self.replicate_ln_t, bool):
+            raise OptionError(f"--replicate-ln-t is on or off (a bool), got {self.replicate_ln_t!r}")
         if not isinstance(self.qssa_warps, int) or not 1 <= self.qssa_warps <= self.warps:
             raise OptionError(f"--qssa-warps must be from 1 to the number of warps ({self.warps}), "
                               f"got {self.qssa_warps!r}")
@@ -166,5 +172,6 @@ class CompileOptions:
                 f"{'' if self.dispatch == 'auto' else '-' + self.dispatch}"
                 f"{'' if self.constant_table == 'auto' else '-' + self.constant_table}"
                 f"{'' if self.wilke_group is None else f'-g{self.wilke_group}'}"
+                f"{'-lnt' if self.replicate_ln_t else ''}"
                 f"{'-pf' if self.prefetch else ''}"
                 f"{'' if self.products == DEFAULT_PRODUCTS else '-' + self.products}")

@@ -198,7 +198,7 @@ KERNELS: dict[str, KernelSpec] = {spec.name: spec for spec in (
     KernelSpec("viscosity", transport.viscosity_graph, ("temperature", "mass_fractions"), ("viscosity",),
                reference_transport.viscosity, 1e-10, "mixture viscosity (Wilke)", cantera="viscosity",
                # the switch: each warp's constants at indices ptxas knows (no LDC.64), 5x the code (DME 15x3)
-               other_dispatch="switch", graph_options=("wilke_group", "warps"),
+               other_dispatch="switch", graph_options=("wilke_group", "warps", "replicate_ln_t"),
                baseline_settings=transport.baseline_viscosity_settings),
     KernelSpec("diffusion", transport.diffusion_graph, ("temperature", "pressure", "mass_fractions"),
                ("diffusion",), reference_transport.mixture_diffusion, 1e-10,

@@ -150,7 +150,7 @@ def baseline_viscosity_settings(mech: Mechanism) -> dict:
     and 615 / 100.2 in groups of 8.  One group of every species would model 1.4 % faster for DME and 0.8 % for
     n-heptane, but its fraction's denominator would be the product of 30 or 52 sums, which can leave the
     double's range."""
-    return {"wilke_group": MAX_WILKE_GROUP, "warps": None}
+    return {"wilke_group": MAX_WILKE_GROUP, "warps": None, "replicate_ln_t": False}  # ln T: once a thread either way
 
 
 def wilke_factor(weight_k: float, weight_j: float) -> float:
@@ -191,17 +191,18 @@ def wilke_op(ks, weights: np.ndarray) -> Operation:
     return _op(b, f"wilke_{'_'.join(map(str, ks))}", "species", inputs, [wilke_term_name(ks)])
 
 
-def viscosity_graph(mech: Mechanism, wilke_group: int | None = None, warps: int | None = None) -> DataflowGraph:
-    """ln T (one warp, shared), per species p_k, q_k, r_k (``viscosity_species_op``), one Wilke
-    operation per group of outer species (``wilke_groups``: ``wilke_group`` species, or as ``warps`` warps per
-    CTA balance them), a reduction of their terms, the write."""
+def viscosity_graph(mech: Mechanism, wilke_group: int | None = None, warps: int | None = None,
+                    replicate_ln_t: bool = False) -> DataflowGraph:
+    """ln T (one warp, shared; every warp its own with ``replicate_ln_t``), per species p_k, q_k, r_k
+    (``viscosity_species_op``), one Wilke operation per group of outer species (``wilke_groups``: ``wilke_group``
+    species, or as ``warps`` warps per CTA balance them), a reduction of their terms, the write."""
     fits = fit_transport(mech)
     index = mech.transported_indices
     weights = mech.molecular_weights[index]
     species = [viscosity_species_op(k, fits.viscosity[i], w) for k, (i, w) in enumerate(zip(index, weights))]
     # the last species first: the scheduler's ties follow graph order, so the warp computing ln T (the
     # first, mapping's tie) shares it before computing its own species, which come last
-    ops = [temperature_op(replicated=False)] + species[::-1]
+    ops = [temperature_op(replicated=replicate_ln_t)] + species[::-1]
     groups = wilke_groups(len(index), wilke_group, warps)
     ops += [wilke_op(ks, weights) for ks in groups]
     ops.append(reduction_op("viscosity_sum", [wilke_term_name(ks) for ks in groups], "mixture_viscosity"))

@@ -52,10 +52,9 @@ class CompileOptions:
     warps, ``singe.kernels.transport.balanced_wilke_group``).  ``replicate_ln_t``: every warp of the viscosity
     kernel computes ln T itself, where by default one warp computes it and shares it through shared memory (a
     sync point a slab, which every other warp waits at; the other transport kernels always replicate it).
-    ``prefetch``: at the start of each slab, the
-    warps prefetch the next slab's inputs into the L1 (``codegen.render.prefetch_plan``), so that its global
-    loads hit there instead of waiting on DRAM after the end-of-slab barrier; off by default until a GPU
-    has timed it.  ``products``: how the chemistry kernel multiplies negative concentrations (a solver's step
+    ``prefetch``: at the start of each slab, the warps prefetch the next slab's inputs into the L1
+    (``codegen.render.prefetch_plan``), so that its global loads hit there instead of waiting on DRAM after
+    the end-of-slab barrier; off by default until a GPU has timed it.  ``products``: how the chemistry kernel multiplies negative concentrations (a solver's step
     leaves them): 'chemkin', as they are (CHEMKIN, S3D, Pele and the original Singe), or 'cantera', as
     Cantera does, 0 where two factors of up to three are negative or one of more
     (``singe.derived.rates.negative_factors_allowed``; a select more a guarded direction).  The two agree

@@ -26,9 +26,9 @@ costs device time.  This builds here, into ``FOLDER``:
   (``VARIANTS``: GRI-Mech diffusion and viscosity at the defaults; viscosity at 8 warps in Wilke pairs, the
   former defaults; DME viscosity at 10x4 and 6 warps, its fastest settings measured, and at 10x4 and 5x6 with
   ``--constant-table bank``, at 5x8 with the bank in groups of 6 and with ``--replicate-ln-t`` there and at 10x4
-  with the bank; ``--prefetch`` on DME
-  viscosity, n-heptane diffusion and DME chemistry; DME and n-heptane chemistry with ``--products cantera``;
-  n-heptane diffusion at 13x3 reading the table in place, the partial copy's control).
+  with the bank; ``--prefetch`` on DME viscosity, n-heptane diffusion and DME chemistry; DME and n-heptane
+  chemistry with ``--products cantera``; n-heptane diffusion at 13x3 reading the table in place, the partial
+  copy's control).
 - ``session.sh``: what every script on the device does first (the wheels, the build cache, the mechanisms, the
   step mark); ``run.sh`` sources it, and a script written for one question should too.
 - ``run.sh``: the session, in order of worth, each step under its own time limit, output in ``$OUT``:

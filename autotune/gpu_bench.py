@@ -60,6 +60,10 @@ its graph (what every stored run before 2026-11-28 measured); 'tuned-baseline', 
 graph built the way a kernel of one thread a point runs fastest (``singe.baseline_kernel``: viscosity's Wilke
 groups of 8), the one its speedup is measured against, timed only where it differs from 'baseline'."""
 
+SETTINGS = ("paper", "defaults")
+SANITIZER_TOOLS = ("racecheck", "synccheck")
+SANITIZER_REPORT_LINES = 12  # kept of a tool's report when it finds something
+
 
 def style_kernel(compiled, style: str):
     """What ``style``'s kernel is generated from, for the compiled warp-specialized kernel ``compiled``: itself,
@@ -68,9 +72,6 @@ def style_kernel(compiled, style: str):
         return compiled
     tuned = baseline_kernel(compiled)
     return None if tuned is compiled else tuned
-SETTINGS = ("paper", "defaults")
-SANITIZER_TOOLS = ("racecheck", "synccheck")
-SANITIZER_REPORT_LINES = 12  # kept of a tool's report when it finds something
 
 
 @dataclasses.dataclass
@@ -125,9 +126,9 @@ def configurations(args, arch: str) -> list[Config]:
 
 # -- compiling -------------------------------------------------------------------------------
 
-def build_styles(config: Config, styles, arch: str, mechanisms: dict, defines=()) -> tuple[object, dict, dict]:
-    """The compiled kernel, {style: (what it is generated from, GpuBuild)}, and {style: a record of the build}
-    (``defines``: nvcc's -D; a style with no kernel of its own, ``style_kernel``, is left out)."""
+def build_styles(config: Config, styles, arch: str, mechanisms: dict, defines=()) -> tuple[dict, dict]:
+    """{style: (what it is generated from, its ``GeneratedKernel``, its GpuBuild)} and {style: a record of the
+    build} (``defines``: nvcc's -D; a style with no kernel of its own, ``style_kernel``, is left out)."""
     mech = mechanisms.setdefault(config.mechanism, singe.load_mechanism(mechanism_path(config.mechanism)))
     compiled = compile_kernel(mech, config.kernel, options=config.options)
     builds, records = {}, {}
@@ -144,7 +145,7 @@ def build_styles(config: Config, styles, arch: str, mechanisms: dict, defines=()
                           "spill_loads": entry.spill_loads, "build_s": time.perf_counter() - start,
                           "table_copy_bytes": generated.info.table_copy_bytes if style == "warp-specialized" else 0,
                           "table": table_label(generated.info) if style == "warp-specialized" else None}
-    return compiled, builds, records
+    return builds, records
 
 
 # -- measuring -------------------------------------------------------------------------------
@@ -407,7 +408,7 @@ def find_device(args) -> tuple[gpu.Device | None, str]:
 
 
 def run_config(config: Config, args, arch: str, device, mechanisms: dict) -> list[dict]:
-    _, builds, built_records = build_styles(config, args.styles.split(","), arch, mechanisms, args.define)
+    builds, built_records = build_styles(config, args.styles.split(","), arch, mechanisms, args.define)
     records = []
     for style, (kernel, generated, built) in builds.items():
         record = {"label": config.label(built_records[style]["table"]), "mechanism": config.mechanism,

@@ -19,7 +19,7 @@ import tempfile
 
 from autotune import sass
 from autotune.bench import PAPER_SETTINGS, mechanism_path, report
-from singe import compile_kernel, load_mechanism
+from singe import compile_kernel, kernel_spec, load_mechanism
 from singe.derived.rates import DEFAULT_PRODUCTS, PRODUCTS
 from singe.codegen import generate
 from singe.codegen.nvcc import compile_cuda
@@ -57,7 +57,7 @@ def measure(mechanism: str, kernel: str, products: str = DEFAULT_PRODUCTS) -> di
            + ("" if not chemistry or products == DEFAULT_PRODUCTS else f" {products}")}
     for arch in ARCHS:
         compiled = compile_kernel(mech, kernel, warps=warps, qssa_warps=qssa, ctas_per_sm=ctas, arch=arch,
-                                  products=products if chemistry else DEFAULT_PRODUCTS)
+                                  **kernel_spec(kernel).graph_settings(products=products))
         generated = generate(compiled)
         with tempfile.TemporaryDirectory() as scratch:
             path = generated.write(scratch)[0]

@@ -40,7 +40,7 @@ import pathlib
 import sys
 
 import singe
-from singe import SingeError, baseline_kernel, compile_kernel
+from singe import SingeError, baseline_kernel, compile_kernel, kernel_spec
 from singe.codegen import lay_out, table_copy_bytes
 from singe.options import CONSTANT_TABLES, DEFAULT_PRODUCTS, PRODUCTS
 from singe.timing import PRESET_OF_ARCH, PRESETS, model, model_baseline
@@ -63,20 +63,21 @@ def speedup_row(name: str, mech, kernel: str, preset: str, ptxas: bool, constant
     warp-specialized kernel reads its constant tables, ``CompileOptions.constant_table``; ``wilke_group``:
     viscosity's, None for the kernel's; ``products``: chemistry's, ``CompileOptions.products``)."""
     arch = PRESETS[preset].arch
-    own = {"viscosity": {"wilke_group": wilke_group}, "chemistry": {"products": products}}.get(kernel, {})
+    own = kernel_spec(kernel).graph_settings(wilke_group=wilke_group, products=products)
     compiled = compile_kernel(mech, kernel, arch=arch, constant_table=constant_table,
                               **setting_options(name, kernel, setting), **own)
     entries, paces = model_inputs(compiled, arch) if ptxas else ((None, None), (None, None))
     ws = model(compiled, preset, ptxas=entries[0], pace=paces[0])
     copy = table_copy_bytes(lay_out(compiled.programs)) if compiled.form != "tables" else 0
-    base = model_baseline(baseline_kernel(compiled), preset, ptxas=entries[1], pace=paces[1])
+    tuned = baseline_kernel(compiled)
+    base = model_baseline(tuned, preset, ptxas=entries[1], pace=paces[1])
     options = compiled.options
     row = {"mechanism": name, "kernel": kernel, "preset": preset, "setting": setting, "warps": options.warps,
            "qssa_warps": options.qssa_warps, "ctas_per_sm": options.ctas_per_sm, "wilke_group": options.wilke_group,
            "ws": ws.as_dict(), "baseline": base.as_dict(),
            "speedup": ws.points_per_second / base.points_per_second if base.points_per_second else None,
            "roofline": ws.roofline, "registers_from": ws.registers_from, "table_copy_bytes": copy}
-    if baseline_kernel(compiled) is not compiled:  # the kernel's own graph too: what the stored runs measured
+    if tuned is not compiled:  # the kernel's own graph too: what the stored runs measured
         entry, pace = kernel_inputs(singe.generate_baseline(compiled), arch, None) if ptxas else (None, None)
         row["own_graph_baseline"] = model_baseline(compiled, preset, ptxas=entry, pace=pace).as_dict()
     return row

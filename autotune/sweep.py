@@ -108,7 +108,7 @@ def grid(kernel: str, arch: str, warps, ctas, qssa, weights, placements, tables=
     takes its default only."""
     spec = kernel_spec(kernel)
     tables = tables if spec.dispatch == "overlay" else ("auto",)
-    groups = groups if kernel == "viscosity" else (None,)
+    groups = groups if "wilke_group" in spec.graph_options else (None,)
     ln_t = ln_t if "replicate_ln_t" in spec.graph_options else (False,)
     products = products if "products" in spec.graph_options else (DEFAULT_PRODUCTS,)
     configurations = []

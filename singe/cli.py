@@ -156,9 +156,10 @@ def _options(args, kernel: str) -> CompileOptions:
                           form=args.form if kernel == "chemistry" else "auto",
                           dispatch=(args.viscosity_dispatch if kernel == "viscosity" else None) or "auto",
                           constant_table=args.constant_table,
-                          wilke_group=args.wilke_group if kernel == "viscosity" else None,
-                          replicate_ln_t=args.replicate_ln_t and kernel == "viscosity",
-                          prefetch=args.prefetch, products=args.products if kernel == "chemistry" else DEFAULT_PRODUCTS)
+                          prefetch=args.prefetch,
+                          **kernel_spec(kernel).graph_settings(wilke_group=args.wilke_group,
+                                                               replicate_ln_t=args.replicate_ln_t,
+                                                               products=args.products))
 
 
 def setmaxnreg_note(plan) -> str:

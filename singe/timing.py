@@ -187,6 +187,7 @@ from typing import Iterable
 
 from singe.codegen import (BASELINE_THREADS, constants_in_bank, emitted_plan, int_table_bytes, kernel_shared_bytes,
                             lay_out, register_stripes, table_copy_bytes)
+from singe.baseline import baseline_kernel
 from singe.codegen.dispatch import unswitched
 from singe.errors import SingeInternalError
 from singe.kernels.ir import OPCODES, Const, DataflowGraph, Reg
@@ -1761,8 +1762,6 @@ def model_baseline(compiled, preset: "str | Preset | None" = None, ptxas=None, s
 
 def speedup(compiled, preset: "str | Preset | None" = None, ptxas=None, baseline_ptxas=None) -> float:
     """Modeled warp-specialized over baseline throughput on ``preset`` (the baseline: ``singe.baseline_kernel``)."""
-    from singe.baseline import baseline_kernel
-
     base = model_baseline(baseline_kernel(compiled), preset, baseline_ptxas).points_per_second
     return model(compiled, preset, ptxas).points_per_second / base if base else math.inf
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from singe.kernels.registry import relative_errors
+from singe.kernels.registry import kernel_spec, relative_errors
 
 
 def test_relative_errors_are_zero_where_both_values_are_zero():
@@ -20,3 +20,12 @@ def test_relative_errors_flag_a_value_against_a_zero_reference():
     ours[0, 0] = 1.5
     errors = relative_errors(ours, theirs)
     assert errors[0] == 0.5 and np.isinf(errors[1])
+
+
+def test_a_kernel_takes_only_the_settings_its_graph_does():
+    """``KernelSpec.graph_settings``: viscosity takes a Wilke group and ln T's replication, chemistry its products,
+    diffusion none of them (what the command line gives each kernel of one set of options)."""
+    given = {"wilke_group": 4, "replicate_ln_t": True, "products": "cantera"}
+    assert kernel_spec("viscosity").graph_settings(**given) == {"wilke_group": 4, "replicate_ln_t": True}
+    assert kernel_spec("chemistry").graph_settings(**given) == {"products": "cantera"}
+    assert kernel_spec("diffusion").graph_settings(**given) == {}

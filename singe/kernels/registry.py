@@ -150,6 +150,12 @@ class KernelSpec:
     reference_options: tuple[str, ...] = ()
     baseline_settings: Callable[[Mechanism], dict] | None = None
 
+    def graph_settings(self, **values) -> dict:
+        """Those of ``values`` (``CompileOptions`` fields) that this kernel's graph takes (``graph_options``):
+        what the command line, the sweep and the scripts give a kernel of their settings, the others left at
+        their defaults."""
+        return {name: value for name, value in values.items() if name in self.graph_options}
+
     def reference_settings(self, options) -> dict:
         """The keywords ``reference`` takes from ``options`` (``reference_options``: chemistry's ``products``)."""
         return {name: getattr(options, name) for name in self.reference_options}

@@ -5,7 +5,10 @@
 
 Per kernel: compile time, simulator throughput, the timing model's throughput
 of the warp-specialized kernel and of the data-parallel baseline on K20c,
-A100 and H100 (each compiled for that preset's arch) and the modeled speedup;
+A100 and H100 (each compiled for that preset's arch) and the modeled speedup
+(the baseline of the kernel's form, ``singe.baseline_kernel``: its SASS beside
+the kernel's; ``autotune.speedup`` compares with the fastest baseline of every
+form, ``singe.fastest_baseline``);
 with ``--ptxas`` the registers and spills nvcc reports for both styles
 (sm_90; nvcc takes 10-100 s per kernel, and the H100 model then uses them,
 with each warp's pace by its SASS stall counts where nvdisasm and cuobjdump

@@ -83,11 +83,17 @@ NCU_METRICS = ("smsp__inst_executed.sum", "smsp__sass_thread_inst_executed_op_df
 # The variants (eight: the constant table through the constant cache, four Wilke sums a group, fewer warps) took 35 s
 # from the sanitizer's 100 and 10 from ncu's of the variants; DME diffusion at 3 warps (spills against occupancy,
 # answered in three kernels on the H200) left them.
-LIMITS = {"timing": 220, "variants": 95, "sanitizer": 65, "probe": 30, "mio": 10, "fetch": 15, "local": 15, "ncu": 60, "ncu_variants": 30,
-          "ncu_source": 30}
+# The symmetric form's baseline (its own step: the variants time warp-specialized kernels only) took 15 s of the
+# variants' profile (2026-11-28, untimed).
+LIMITS = {"timing": 220, "variants": 95, "symmetric_baseline": 15, "sanitizer": 65, "probe": 30, "mio": 10, "fetch": 15,
+          "local": 15, "ncu": 60, "ncu_variants": 15, "ncu_source": 30}
 NCU_SOURCE = ("dme", "viscosity,chemistry")  # (mechanisms, kernels) whose stalls ncu gives per SASS instruction
 STEP_MARK = "== "  # run.sh's step() prints "== HH:MM:SS name" before each step
 RACE_MODES = ("arrive", "sync", "none", "chain", "war", "many", "slabs")  # of the racecheck probe (named_barrier_race.cu)
+SYMMETRIC_BASELINE = "dme_viscosity_6x4_lnt_sym"
+"""The variant whose tuned baseline (``gpu_bench`` style 'tuned-baseline': the symmetric form's triangle,
+``singe.baseline_kernel``) the kit times: the paper's settings time the row form's only, and every symmetric
+variant has the same baseline."""
 VARIANTS = {  # name -> a singe command line (gpu_bench --sweep-best reads it), timed warp-specialized, in this order
     # GRI-Mech diffusion at the defaults (the copy at 4 CTAs planned, 2 resident: 190.5-192.0 Mpoints/s on the H200;
     # planned at 2 and 3 it ran at 142.0-143.0 and 153.2, docs/measurements/2026-11-27-h200-stripes).
@@ -128,6 +134,14 @@ VARIANTS = {  # name -> a singe command line (gpu_bench --sweep-best reads it), 
                                      "bank --wilke-group 6 --replicate-ln-t",
     "dme_viscosity_10x4_bank_lnt": "singe dme.inp --kernels viscosity --warps 10 --ctas-per-sm 4 --constant-table bank "
                                    "--replicate-ln-t",
+    # --wilke-symmetric (2026-11-28, untimed): each unordered pair's factor once, added into both species' sums; its
+    # tuned baseline is the symmetric triangle, which the model puts above the row form's (H100 preset 4,397 against
+    # 4,175 Mpoints/s; A100 1,503 against 1,275).  The sweeps' best settings: 8x4 with the bank on the H100 preset
+    # (3,751), 6x4 on the A100's (1,383, against the row form's best 1,249), both with ln T replicated.
+    "dme_viscosity_8x4_bank_lnt_sym": "singe dme.inp --kernels viscosity --warps 8 --ctas-per-sm 4 --constant-table "
+                                      "bank --replicate-ln-t --wilke-symmetric",
+    "dme_viscosity_6x4_lnt_sym": "singe dme.inp --kernels viscosity --warps 6 --ctas-per-sm 4 --replicate-ln-t "
+                                 "--wilke-symmetric",
     "dme_viscosity_10x4_prefetch": "singe dme.inp --kernels viscosity --warps 10 --ctas-per-sm 4 --prefetch",
     "dme_viscosity_15x3_prefetch": "singe dme.inp --kernels viscosity --warps 15 --ctas-per-sm 3 --prefetch",
     "heptane_diffusion_13x3_prefetch": "singe heptane.inp --kernels diffusion --warps 13 --ctas-per-sm 3 --prefetch",
@@ -166,6 +180,15 @@ def variants_arguments(args, variants: list) -> list[str]:
     run times each one at the paper's settings."""
     return ["--settings", "", "--arch", args.arch, "--styles", "warp-specialized",
             *[word for path in variants for word in ("--sweep-best", str(path))]]
+
+
+def symmetric_baseline_arguments(args, variants: list) -> list[str]:
+    """gpu_bench's selection of the symmetric form's baseline: the tuned baseline of ``SYMMETRIC_BASELINE`` (of
+    ``variants``, as each side names them)."""
+    path = next((p for p in variants if pathlib.Path(p).stem == SYMMETRIC_BASELINE), None)
+    if path is None:
+        raise ValueError(f"the kit's variants have no {SYMMETRIC_BASELINE}: write_variants writes it")
+    return ["--settings", "", "--arch", args.arch, "--styles", "tuned-baseline", "--sweep-best", str(path)]
 
 
 def gpu_bench(words: list[str]) -> str:
@@ -257,6 +280,7 @@ def run_script(folder: pathlib.Path, args, variants: list[pathlib.Path] = ()) ->
     bench = gpu_bench(bench_arguments(args))
     paper = gpu_bench(paper_arguments(args, args.mechanisms, args.kernels))
     variants_bench = gpu_bench(variants_arguments(args, [kit_path(v) for v in variants]))
+    symmetric = gpu_bench(symmetric_baseline_arguments(args, [kit_path(v) for v in variants]))
     metrics = ",".join(NCU_METRICS)
     return "\n".join([
         "#!/bin/bash",
@@ -269,6 +293,9 @@ def run_script(folder: pathlib.Path, args, variants: list[pathlib.Path] = ()) ->
         "step 'timing: the variants, warp-specialized'",
         f"timeout {LIMITS['variants']} {variants_bench} --points {args.points} --no-sanitizer "
         '--json "$OUT/variants.json" --plot ""',
+        "step 'timing: the baseline of the symmetric form'",
+        f"timeout {LIMITS['symmetric_baseline']} {symmetric} --points {args.points} --no-sanitizer "
+        '--json "$OUT/symmetric_baseline.json" --plot ""',
         "step 'compute-sanitizer, warp-specialized kernels, paper settings'",
         f"timeout {LIMITS['sanitizer']} {paper} --points {SANITIZER_POINTS} "
         '--json "$OUT/sanitizer.json" --plot ""',

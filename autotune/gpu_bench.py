@@ -83,7 +83,8 @@ class Config:
 
     def label(self, table: str | None = None) -> str:
         """'dme viscosity paper (15x3 copy)': the setting's shape (``SHAPE``: warps x CTAs per SM, QSSA warps for
-        chemistry, a Wilke group other than the kernel's, 'lnT' for --replicate-ln-t, 'pf' for --prefetch,
+        chemistry, a Wilke group other than the kernel's, 'lnT' for --replicate-ln-t, 'sym' for --wilke-symmetric,
+        'pf' for --prefetch,
         chemistry's products where they are not the default, 'cantera') and, for a warp-specialized kernel,
         ``table``: where it reads its constant table ('copy' in shared memory, 'partial' (its first stripes copied,
         ``codegen.partial_copy``), 'cache', or 'bank' (its loops once per warp), ``TABLES``, ``table_label``)."""
@@ -91,6 +92,7 @@ class Config:
         shape = f"{o.warps}x{o.ctas_per_sm or 'auto'}" + (f"q{o.qssa_warps}" if self.kernel == "chemistry" else "")
         shape += f" g{o.wilke_group}" if o.wilke_group is not None else ""
         shape += " lnT" if o.replicate_ln_t else ""
+        shape += " sym" if o.wilke_symmetric else ""
         shape += " pf" if o.prefetch else ""
         shape += f" {o.products}" if o.products != DEFAULT_PRODUCTS else ""
         return f"{self.mechanism} {self.kernel} {self.setting} ({shape}{f' {table}' if table else ''})"
@@ -247,7 +249,7 @@ ROW = re.compile(r"^(?P<mechanism>\S+) (?P<kernel>\S+) (?P<setting>\S+) \((?P<sh
                  r"(?:(?P<fp64>[\d.]+)%|n/a)\s+(?P<max_error>\S+) (?P<verdict>ok|WRONG)")
 DEVICE = re.compile(r"^device: (?P<name>.+) \((?P<arch>sm_\w+), \d+ SMs\)$")
 SHAPE = re.compile(r"(?P<warps>\d+)x(?P<ctas>\d+|auto)(?:q(?P<qssa>\d+))?(?: g(?P<group>\d+))?(?P<ln_t> lnT)?"
-                   r"(?P<prefetch> pf)?"
+                   r"(?P<symmetric> sym)?(?P<prefetch> pf)?"
                    rf"(?: (?P<products>{'|'.join(p for p in PRODUCTS if p != DEFAULT_PRODUCTS)}))?"
                    r"(?: (?P<table>copy|partial|cache|bank))?$")
 TABLES = {"copy": "shared", "partial": "auto", "cache": "cache", "bank": "bank"}
@@ -278,7 +280,8 @@ def options_of_shape(shape: str, arch: str | None) -> dict | None:
     return fields | {"warps": int(found["warps"]), "ctas_per_sm": None if found["ctas"] == "auto" else int(found["ctas"]),
                      "qssa_warps": int(found["qssa"] or 1),
                      "wilke_group": int(found["group"]) if found["group"] else None,
-                     "replicate_ln_t": bool(found["ln_t"]), "prefetch": bool(found["prefetch"]),
+                     "replicate_ln_t": bool(found["ln_t"]), "wilke_symmetric": bool(found["symmetric"]),
+                     "prefetch": bool(found["prefetch"]),
                      "products": found["products"] or DEFAULT_PRODUCTS,
                      "constant_table": TABLES[found["table"]] if found["table"] else LEGACY_TABLE}
 

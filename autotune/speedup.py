@@ -1,7 +1,8 @@
 """Modeled speedup of the warp-specialized kernels over the data-parallel baseline.
 
     python -m autotune.speedup [--mechanisms dme,heptane] [--presets H100,A100] [--json FILE]
-        [--settings paper|defaults] [--wilke-group N] [--products chemkin|cantera] [--measured GPU_BENCH_JSON]
+        [--settings paper|defaults] [--wilke-group N | --wilke-symmetric] [--products chemkin|cantera]
+        [--measured GPU_BENCH_JSON]
         [--plot FILE]
 
 The six kernels of the paper (DME and n-heptane viscosity, diffusion,
@@ -9,7 +10,8 @@ chemistry) at the paper's settings (``autotune.bench.PAPER_SETTINGS``), each
 compiled for the preset's arch: the timing model's throughput of the
 warp-specialized kernel and of the data-parallel baseline (the same math, the same
 algebraic savings, its graph built the way a data-parallel kernel runs fastest: ``singe.baseline_kernel``; viscosity's
-Wilke sums in groups of 8 whatever the warp-specialized kernel's),
+Wilke sums in groups of 8 whatever the warp-specialized kernel's; where the kernel's math has forms, the fastest
+baseline of any form, ``singe.fastest_baseline``: viscosity's row and symmetric forms),
 their ratio, the FP64 roofline of the graph's FLOPs and what bounds each
 kernel, beside the paper's measured speedup ranges.  ``--settings defaults``:
 at the command's defaults instead (8 warps, the CTAs per SM chosen), for any
@@ -40,7 +42,7 @@ import pathlib
 import sys
 
 import singe
-from singe import SingeError, baseline_kernel, compile_kernel, kernel_spec
+from singe import SingeError, baseline_kernel, compile_kernel, fastest_baseline, kernel_spec
 from singe.codegen import lay_out, table_copy_bytes
 from singe.options import CONSTANT_TABLES, DEFAULT_PRODUCTS, PRODUCTS
 from singe.timing import PRESET_OF_ARCH, PRESETS, model, model_baseline
@@ -58,22 +60,35 @@ def setting_options(name: str, kernel: str, setting: str) -> dict:
 
 
 def speedup_row(name: str, mech, kernel: str, preset: str, ptxas: bool, constant_table: str = "auto",
-                setting: str = "paper", wilke_group: int | None = None, products: str = DEFAULT_PRODUCTS) -> dict:
+                setting: str = "paper", wilke_group: int | None = None, products: str = DEFAULT_PRODUCTS,
+                wilke_symmetric: bool = False) -> dict:
     """The modeled pair of one kernel on one preset at ``setting`` (``constant_table``: where the
     warp-specialized kernel reads its constant tables, ``CompileOptions.constant_table``; ``wilke_group``:
-    viscosity's, None for the kernel's; ``products``: chemistry's, ``CompileOptions.products``)."""
+    viscosity's, None for the kernel's; ``products``: chemistry's, ``CompileOptions.products``; ``wilke_symmetric``:
+    viscosity's symmetric form).  The baseline is the fastest of the kernel's forms (``singe.fastest_baseline``)."""
     arch = PRESETS[preset].arch
-    own = kernel_spec(kernel).graph_settings(wilke_group=wilke_group, products=products)
+    own = kernel_spec(kernel).graph_settings(wilke_group=wilke_group, products=products,
+                                             wilke_symmetric=wilke_symmetric)
     compiled = compile_kernel(mech, kernel, arch=arch, constant_table=constant_table,
                               **setting_options(name, kernel, setting), **own)
     entries, paces = model_inputs(compiled, arch) if ptxas else ((None, None), (None, None))
     ws = model(compiled, preset, ptxas=entries[0], pace=paces[0])
     copy = table_copy_bytes(lay_out(compiled.programs)) if compiled.form != "tables" else 0
     tuned = baseline_kernel(compiled)
-    base = model_baseline(tuned, preset, ptxas=entries[1], pace=paces[1])
+
+    def baseline_model(baseline):
+        if baseline is tuned:
+            return model_baseline(baseline, preset, ptxas=entries[1], pace=paces[1])
+        entry, pace = kernel_inputs(singe.generate_baseline(baseline), arch, None) if ptxas else (None, None)
+        return model_baseline(baseline, preset, ptxas=entry, pace=pace)
+
+    form, baselines = fastest_baseline(compiled, baseline_model)
+    base = baselines[form][1]
     options = compiled.options
     row = {"mechanism": name, "kernel": kernel, "preset": preset, "setting": setting, "warps": options.warps,
            "qssa_warps": options.qssa_warps, "ctas_per_sm": options.ctas_per_sm, "wilke_group": options.wilke_group,
+           "form": kernel_spec(kernel).form_of(options), "baseline_form": form,
+           "baseline_forms": {f: result.points_per_second for f, (_, result) in baselines.items()},
            "ws": ws.as_dict(), "baseline": base.as_dict(),
            "speedup": ws.points_per_second / base.points_per_second if base.points_per_second else None,
            "roofline": ws.roofline, "registers_from": ws.registers_from, "table_copy_bytes": copy}
@@ -91,17 +106,19 @@ def setting_words(rows: list[dict]) -> str:
 def format_rows(rows: list[dict]) -> list[str]:
     head = (f"{'preset':6} {'mechanism':9} {'kernel':12} {'setting':>9} {'WS Mpt/s':>9} {'base Mpt/s':>10} "
             f"{'speedup':>7} {'paper':>10} {'FP64 roof':>9} {'WS/roof':>7} {'base/roof':>9}  "
-            f"{'WS bound':26} {'baseline bound':22}")
+            f"{'WS bound':26} {'baseline (its form): bound':28}")
     lines = [f"Modeled throughput, warp-specialized (WS) over the data-parallel baseline, at {setting_words(rows)}; "
-             "FP64 roofline by the graph's FLOPs [Mpoints/s]", head, "-" * len(head)]
+             "FP64 roofline by the WS graph's FLOPs [Mpoints/s]; the baseline is the fastest of the kernel's forms "
+             "(viscosity: rows, symmetric; a setting ending in s: WS in the symmetric form)", head, "-" * len(head)]
     for r in rows:
         setting = f"{r['warps']}x{r['ctas_per_sm']}" + (f"q{r['qssa_warps']}" if r["kernel"] == "chemistry" else "") \
-            + (f"g{r['wilke_group']}" if r.get("wilke_group") else "")
+            + (f"g{r['wilke_group']}" if r.get("wilke_group") else "") + ("s" if r.get("form") == "symmetric" else "")
+        bound = (f"{r['baseline_form']}: " if r.get("baseline_form") else "") + r["baseline"]["bottleneck"]
         ws, base, roof = r["ws"]["points_per_second"], r["baseline"]["points_per_second"], r["roofline"]
         lines.append(f"{r['preset']:6} {r['mechanism']:9} {r['kernel']:12} {setting:>9} {ws / 1e6:9.1f} "
                      f"{base / 1e6:10.1f} {r['speedup'] or float('nan'):7.2f} {paper_range(r['kernel']):>10} "
                      f"{roof / 1e6:9.1f} {ws / roof:7.0%} {base / roof:9.0%}  {r['ws']['bottleneck']:26.26} "
-                     f"{r['baseline']['bottleneck']:22.22}")
+                     f"{bound:28.28}")
     return lines
 
 
@@ -166,7 +183,8 @@ def measured_lines(rows: list[dict], pairs: dict, table: str = "auto") -> list[s
         if own:
             lines.append(f"  (the measured {mechanism} {kernel} baseline is the data-parallel kernel of the "
                          f"warp-specialized kernel's graph, and so is the modeled one beside it; against the tuned "
-                         f"baseline, singe.baseline_kernel's, the model gives {row['speedup']:.2f})")
+                         f"baseline, the fastest of its forms (singe.fastest_baseline: "
+                         f"{row.get('baseline_form') or 'its one form'}), the model gives {row['speedup']:.2f})")
         copy = row.get("table_copy_bytes")
         if copy is not None and pair.get("table_copy_bytes", copy) != copy:
             lines.append(f"  (the measured {mechanism} {kernel} copied {pair['table_copy_bytes']} B of its constant "
@@ -236,6 +254,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--wilke-group", type=int, metavar="N", help="viscosity's outer species per Wilke sum")
     parser.add_argument("--products", choices=PRODUCTS, default=DEFAULT_PRODUCTS,
                         help="chemistry's products of negative concentrations (singe --products)")
+    parser.add_argument("--wilke-symmetric", action="store_true",
+                        help="viscosity in its symmetric form (singe --wilke-symmetric)")
     parser.add_argument("--measured", metavar="GPU_BENCH_JSON", help="measurements to put beside the model")
     parser.add_argument("--plot", metavar="FILE", help="draw modeled (and measured) speedups")
     args = parser.parse_args(argv)
@@ -252,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
             for kernel in kernels:
                 try:
                     rows.append(speedup_row(name, mech, kernel, preset, args.ptxas, args.constant_table,
-                                            args.settings, args.wilke_group, args.products))
+                                            args.settings, args.wilke_group, args.products, args.wilke_symmetric))
                 except SingeError as error:  # e.g. a transport kernel of a mechanism without transport data
                     print(f"{name} {kernel} ({preset}): {str(error).splitlines()[0]}", file=sys.stderr)
     if not rows:

@@ -3,13 +3,14 @@
     python -m autotune.sweep dme.inp --kernel viscosity [--arch sm_90] [--jobs 2]
         [--warps 1-32] [--ctas 1-8] [--qssa-warps 1,2,4] [--weights "1,0.5,1;1,0,0;0.2,1,3"]
         [--placements auto,store,buffer,mixed] [--constant-tables cache,shared] [--wilke-groups 2,4]
-        [--ln-t shared,replicated]
+        [--ln-t shared,replicated] [--wilke-forms rows,symmetric]
         [--products chemkin|cantera]
         [--results FILE] [--ptxas] [--plots DIR] [--heatmap warps,ctas_per_sm]
 
 Every configuration (warps x CTAs per SM x QSSA warps (chemistry only) x
 mapping weights x placement x constant table (kernels the overlay lays out) x
-Wilke group x ln T shared or replicated (viscosity, ``--ln-t``); chemistry's products of negative
+Wilke group x ln T shared or replicated x row or symmetric form (viscosity, ``--ln-t``, ``--wilke-forms``; the
+symmetric form has no Wilke groups); chemistry's products of negative
 concentrations as ``--products`` says, one setting, since it decides what the kernel computes) is compiled,
 simulated on a few random states and compared with ``singe.reference`` (a wrong or crashing configuration is a
 failure, recorded with the ``singe`` command line that reproduces it), then
@@ -46,9 +47,11 @@ from autotune.bench import kernel_inputs
 
 DEFAULT_WEIGHTS = "1,0.5,1;1,0,0;0.2,1,3"
 AXES = ("warps", "ctas_per_sm", "qssa_warps", "weights", "placement", "constant_table", "wilke_group", "replicate_ln_t",
-        "products")
+        "wilke_symmetric", "products")
 LN_T = {"shared": False, "replicated": True}
 """``--ln-t``'s words -> ``CompileOptions.replicate_ln_t``."""
+WILKE_FORMS = {"rows": False, "symmetric": True}
+"""``--wilke-forms``' words -> ``CompileOptions.wilke_symmetric``."""
 
 
 # --------------------------------------------------------------------------- the grid
@@ -100,27 +103,29 @@ def default_ctas(arch: str) -> list[int]:
 
 
 def grid(kernel: str, arch: str, warps, ctas, qssa, weights, placements, tables=("auto",),
-         groups=(None,), products=(DEFAULT_PRODUCTS,), ln_t=(False,)) -> list[CompileOptions]:
+         groups=(None,), products=(DEFAULT_PRODUCTS,), ln_t=(False,), forms=(False,)) -> list[CompileOptions]:
     """Every valid ``CompileOptions`` of the sweep (combinations the options reject are not configurations).
     The constant tables (``tables``) are swept where the overlay lays the kernel out, the Wilke groups
-    (``groups``, None: the kernel's) and ln T shared or replicated (``ln_t``, ``replicate_ln_t``) for viscosity,
+    (``groups``, None: the kernel's), ln T shared or replicated (``ln_t``, ``replicate_ln_t``) and the row or pair
+    form (``forms``, ``wilke_symmetric``: the symmetric form without groups) for viscosity,
     the ``products`` of negative concentrations where the kernel's graph takes them (chemistry): elsewhere each
     takes its default only."""
     spec = kernel_spec(kernel)
     tables = tables if spec.dispatch == "overlay" else ("auto",)
     groups = groups if "wilke_group" in spec.graph_options else (None,)
     ln_t = ln_t if "replicate_ln_t" in spec.graph_options else (False,)
+    forms = forms if "wilke_symmetric" in spec.graph_options else (False,)
     products = products if "products" in spec.graph_options else (DEFAULT_PRODUCTS,)
     configurations = []
-    for w, c, q, mw, p, t, g, r, n in itertools.product(warps, ctas, qssa if spec.qssa else [1], weights,
-                                                        placements, tables, groups, ln_t, products):
+    for w, c, q, mw, p, t, g, r, f, n in itertools.product(warps, ctas, qssa if spec.qssa else [1], weights,
+                                                           placements, tables, groups, ln_t, forms, products):
         try:
             configurations.append(CompileOptions(warps=w, ctas_per_sm=c, arch=arch, weights=mw, placement=p,
-                                                 qssa_warps=q, constant_table=t, wilke_group=g, replicate_ln_t=r,
-                                                 products=n))
+                                                 qssa_warps=q, constant_table=t, wilke_group=None if f else g,
+                                                 replicate_ln_t=r, wilke_symmetric=f, products=n))
         except OptionError:
             continue
-    return configurations
+    return list(dict.fromkeys(configurations))  # the symmetric form once for every group
 
 
 def command_line(mechanism: str, kernel: str, options: CompileOptions, validate: bool = False) -> str:
@@ -136,6 +141,8 @@ def command_line(mechanism: str, kernel: str, options: CompileOptions, validate:
         words += ["--wilke-group", str(options.wilke_group)]
     if options.replicate_ln_t:
         words.append("--replicate-ln-t")
+    if options.wilke_symmetric:
+        words.append("--wilke-symmetric")
     if options.products != DEFAULT_PRODUCTS:
         words += ["--products", options.products]
     if validate:
@@ -257,21 +264,31 @@ def baseline_key(arch: str, products: str = DEFAULT_PRODUCTS) -> str:
 
 
 def baseline_record(mechanism: str, kernel: str, arch: str, ptxas: bool, products: str = DEFAULT_PRODUCTS) -> dict:
-    """The data-parallel kernel (``singe.baseline_kernel``) modeled on the preset of ``arch`` (``baseline_key``),
-    with chemistry's ``products``."""
+    """The data-parallel kernel modeled on the preset of ``arch`` (``baseline_key``), with chemistry's
+    ``products``: the fastest of the kernel's forms (``singe.fastest_baseline``; viscosity's row and symmetric forms),
+    its form and every form's throughput in the record."""
     mech = _WORKER["mech"]
-    compiled = singe.baseline_kernel(singe.compile_kernel(mech, kernel, warps=1, arch=arch, ctas_per_sm=1,
-                                                          products=products))
+    compiled = singe.compile_kernel(mech, kernel, warps=1, arch=arch, ctas_per_sm=1, products=products)
     record = {"mechanism": mech.name, "kernel": kernel, "key": baseline_key(arch, products), "style": "baseline",
               "options": {"arch": arch, "products": products}}
-    entry, pace = None, None
-    if ptxas:
-        try:
-            entry, pace = kernel_inputs(singe.generate_baseline(compiled), arch, None)
-            record["ptxas"] = entry
-        except Exception as error:  # noqa: BLE001
-            record["ptxas_error"] = str(error).splitlines()[0][:300]
-    timing = singe.timing.model_baseline(compiled, arch, ptxas=entry, pace=pace)
+    entries = {}
+
+    def modeled(baseline):
+        entry, pace = None, None
+        if ptxas:
+            try:
+                entry, pace = kernel_inputs(singe.generate_baseline(baseline), arch, None)
+                entries[id(baseline)] = entry
+            except Exception as error:  # noqa: BLE001
+                record["ptxas_error"] = str(error).splitlines()[0][:300]
+        return singe.timing.model_baseline(baseline, arch, ptxas=entry, pace=pace)
+
+    form, baselines = singe.fastest_baseline(compiled, modeled)
+    chosen, timing = baselines[form]
+    if id(chosen) in entries:
+        record["ptxas"] = entries[id(chosen)]
+    if len(baselines) > 1:
+        record |= {"form": form, "forms": {f: result.points_per_second for f, (_, result) in baselines.items()}}
     return record | {"status": "ok", "model": timing.as_dict(), "points_per_second": timing.points_per_second}
 
 
@@ -386,7 +403,9 @@ def summary(records: list[dict], arch: str, seconds: float, evaluated: int) -> l
                      f"({model['ctas_per_sm']} CTAs/SM, {model['registers']} registers, bottleneck "
                      f"{model['bottleneck']})")
         if baseline and baseline["points_per_second"]:
-            lines.append(f"baseline: {baseline['points_per_second'] / 1e6:.2f} Mpoints/s modeled; speedup "
+            forms = ", ".join(f"{f} {v / 1e6:.2f}" for f, v in baseline.get("forms", {}).items())
+            form = f" (the {baseline['form']} form, the fastest of {forms})" if forms else ""
+            lines.append(f"baseline: {baseline['points_per_second'] / 1e6:.2f} Mpoints/s modeled{form}; speedup "
                          f"{best['points_per_second'] / baseline['points_per_second']:.2f}x")
         lines.append(best["command"])
     return lines
@@ -399,7 +418,8 @@ def _axis_value(record: dict, axis: str):
     return "default" if value is None else value
 
 
-_TEXT_AXES = ("weights", "placement", "constant_table", "wilke_group", "replicate_ln_t")  # sorted as text on a heat map
+_TEXT_AXES = ("weights", "placement", "constant_table", "wilke_group", "replicate_ln_t",
+              "wilke_symmetric")  # sorted as text on a heat map
 
 
 def plot_warps(records: list[dict], path: pathlib.Path, title: str) -> None:
@@ -522,6 +542,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--ln-t", type=lambda t: [v for v in t.split(",") if v], default=["shared"],
                         help="viscosity only: ln T shared by one warp, replicated in every warp, or both, e.g. "
                              "shared,replicated (singe --replicate-ln-t; default shared)")
+    parser.add_argument("--wilke-forms", type=lambda t: [v for v in t.split(",") if v], default=["rows"],
+                        help="viscosity only: its row form, its symmetric form, or both, e.g. rows,symmetric "
+                             "(singe --wilke-symmetric; default rows)")
     parser.add_argument("--products", choices=PRODUCTS, default=DEFAULT_PRODUCTS,
                         help="chemistry only: its products of negative concentrations (singe --products; one "
                              "setting, not swept: it decides what the kernel computes; default chemkin)")
@@ -553,6 +576,10 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [v for v in args.ln_t if v not in LN_T]
     if unknown:
         raise SystemExit(f"sweep: --ln-t: unknown {', '.join(unknown)} (choose from {', '.join(LN_T)})")
+    unknown = [v for v in args.wilke_forms if v not in WILKE_FORMS]
+    if unknown:
+        raise SystemExit(f"sweep: --wilke-forms: unknown {', '.join(unknown)} "
+                         f"(choose from {', '.join(WILKE_FORMS)})")
     start = time.perf_counter()
     try:
         _init_worker(args.mechanism, args.kernel, args.states, args.seed, args.ptxas)
@@ -562,7 +589,7 @@ def main(argv: list[str] | None = None) -> int:
     out = pathlib.Path(args.results or f"{mech_name}_{args.kernel}_{args.arch}.jsonl")
     configurations = grid(args.kernel, args.arch, args.warps, args.ctas or default_ctas(args.arch),
                           args.qssa_warps, args.weights, args.placements, args.constant_tables, args.wilke_groups,
-                          (args.products,), [LN_T[v] for v in args.ln_t])
+                          (args.products,), [LN_T[v] for v in args.ln_t], [WILKE_FORMS[v] for v in args.wilke_forms])
     records, evaluated = run_sweep(configurations, args, out, mech_name)
     seconds = time.perf_counter() - start
     for line in summary(records, args.arch, seconds, evaluated):

@@ -20,7 +20,7 @@ from singe import host, reference, timing, validate
 from singe.bundled import bundled_names, bundled_path, resolve_mechanism
 from singe.codegen import GeneratedKernel, generate, generate_baseline
 from singe.codegen.nvcc import compile_cuda
-from singe.baseline import BaselineKernel, baseline_kernel
+from singe.baseline import BaselineKernel, baseline_kernel, baseline_kernels, fastest_baseline
 from singe.compiler import CompiledKernel, compile_kernel
 from singe.errors import OptionError, SingeError, SingeInputError, SingeInternalError
 from singe.frontend import load_mechanism
@@ -32,7 +32,8 @@ from singe.ptxas_check import settle_if_needed
 from singe.targets import TARGETS, Target
 from singe.version import __version__
 
-__all__ = ["load_mechanism", "compile_kernel", "baseline_kernel", "BaselineKernel", "generate", "generate_baseline",
+__all__ = ["load_mechanism", "compile_kernel", "baseline_kernel", "baseline_kernels", "fastest_baseline",
+           "BaselineKernel", "generate", "generate_baseline",
            "CompileOptions", "CompiledKernel",
            "GeneratedKernel", "KERNELS", "KernelSpec", "kernel_spec", "Mechanism", "PLACEMENTS", "TARGETS", "Target",
            "compile_cuda", "settle_if_needed", "bundled_names", "bundled_path", "resolve_mechanism", "build_graph", "host", "reference", "timing", "validate", "OptionError", "SingeError",

@@ -53,4 +53,30 @@ def baseline_kernel(compiled):
     return BaselineKernel(compiled.mechanism, compiled.kernel, compiled.options, graph)
 
 
-__all__ = ["BaselineKernel", "baseline_kernel"]
+def baseline_kernels(compiled) -> dict[str, object]:
+    """The data-parallel baselines of ``compiled`` in every form of the kernel's math (``KernelSpec.baseline_forms``:
+    viscosity's row and symmetric forms), by form name, its own form's (``baseline_kernel``) first; where the kernel
+    has one form, {form or '': ``baseline_kernel(compiled)``}.  A script that reports a speedup compares with the
+    fastest of them: a data-parallel kernel would be written in whichever form runs faster."""
+    spec = compiled.spec
+    own = spec.form_of(compiled.options)
+    found = {own or "": baseline_kernel(compiled)}
+    if compiled.form == "tables" or own is None:
+        return found
+    for name, values in spec.baseline_forms.items():
+        if name != own:
+            options = compiled.options.replace(**values)
+            found[name] = BaselineKernel(compiled.mechanism, compiled.kernel, options,
+                                         build_baseline_graph(compiled.mechanism, compiled.kernel, options))
+    return found
+
+
+def fastest_baseline(compiled, throughput) -> tuple[str, dict[str, tuple]]:
+    """The fastest of ``baseline_kernels(compiled)`` by ``throughput(baseline)``, a result with
+    ``points_per_second`` (``singe.timing.model_baseline``'s): (its form, {form: (baseline, result)} for every
+    form), the kernel's own form on a tie."""
+    results = {form: (kernel, throughput(kernel)) for form, kernel in baseline_kernels(compiled).items()}
+    return max(results, key=lambda f: results[f][1].points_per_second), results
+
+
+__all__ = ["BaselineKernel", "baseline_kernel", "baseline_kernels", "fastest_baseline"]

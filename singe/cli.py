@@ -107,6 +107,11 @@ def build_parser() -> argparse.ArgumentParser:
                              "it through shared memory: a sync point less a slab, a log more a warp (DME at 5 warps "
                              "x 8 CTAs with --constant-table bank: modeled 0.93 -> 0.96 of the baseline on the H100 "
                              "preset; untimed on a GPU)")
+    parser.add_argument("--wilke-symmetric", action="store_true",
+                        help="the viscosity kernel's symmetric form: each unordered pair's symmetric factor computed "
+                             "once and added into both species' sums, each warp a band of adjacent columns (2.5 FP64 "
+                             "instructions an ordered pair against 3, no square roots; untimed on a GPU); no "
+                             "--wilke-group with it")
     parser.add_argument("--prefetch", action="store_true",
                         help="each slab prefetches the next slab's inputs into the L1 (one 128-byte line a lane), "
                              "so that its global loads need not wait on DRAM; not yet timed on a GPU (the table "
@@ -159,6 +164,7 @@ def _options(args, kernel: str) -> CompileOptions:
                           prefetch=args.prefetch,
                           **kernel_spec(kernel).graph_settings(wilke_group=args.wilke_group,
                                                                replicate_ln_t=args.replicate_ln_t,
+                                                               wilke_symmetric=args.wilke_symmetric,
                                                                products=args.products))
 
 

@@ -52,6 +52,9 @@ class CompileOptions:
     warps, ``singe.kernels.transport.balanced_wilke_group``).  ``replicate_ln_t``: every warp of the viscosity
     kernel computes ln T itself, where by default one warp computes it and shares it through shared memory (a
     sync point a slab, which every other warp waits at; the other transport kernels always replicate it).
+    ``wilke_symmetric``: the viscosity kernel's symmetric form (``transport.viscosity_symmetric_graph``): each
+    unordered pair's symmetric factor computed once and added into both species' sums, where the row form
+    computes each ordered pair, in Wilke groups (``wilke_group``, which the symmetric form has none of).
     ``prefetch``: at the start of each slab, the warps prefetch the next slab's inputs into the L1
     (``codegen.render.prefetch_plan``), so that its global loads hit there instead of waiting on DRAM after
     the end-of-slab barrier; off by default until a GPU has timed it.  ``products``: how the chemistry kernel multiplies negative concentrations (a solver's step
@@ -75,6 +78,7 @@ class CompileOptions:
     constant_table: str = "auto"
     wilke_group: int | None = None
     replicate_ln_t: bool = False
+    wilke_symmetric: bool = False
     prefetch: bool = False
     products: str = DEFAULT_PRODUCTS
 
@@ -107,6 +111,11 @@ class CompileOptions:
             raise OptionError(f"--products must be one of {', '.join(PRODUCTS)}, got {self.products!r}")
         if not isinstance(self.prefetch, bool):
             raise OptionError(f"--prefetch is on or off (a bool), got {self.prefetch!r}")
+        if not isinstance(self.wilke_symmetric, bool):
+            raise OptionError(f"--wilke-symmetric is on or off (a bool), got {self.wilke_symmetric!r}")
+        if self.wilke_symmetric and self.wilke_group is not None:
+            raise OptionError("--wilke-group and --wilke-symmetric exclude each other: the symmetric form has no "
+                              "Wilke groups")
         if not isinstance(self.replicate_ln_t, bool):
             raise OptionError(f"--replicate-ln-t is on or off (a bool), got {self.replicate_ln_t!r}")
         if not isinstance(self.qssa_warps, int) or not 1 <= self.qssa_warps <= self.warps:
@@ -172,5 +181,6 @@ class CompileOptions:
                 f"{'' if self.constant_table == 'auto' else '-' + self.constant_table}"
                 f"{'' if self.wilke_group is None else f'-g{self.wilke_group}'}"
                 f"{'-lnt' if self.replicate_ln_t else ''}"
+                f"{'-sym' if self.wilke_symmetric else ''}"
                 f"{'-pf' if self.prefetch else ''}"
                 f"{'' if self.products == DEFAULT_PRODUCTS else '-' + self.products}")

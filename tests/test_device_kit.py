@@ -17,7 +17,7 @@ def test_the_session_fits_one_device_call_in_order_of_worth(tmp_path):
     variants = device_kit.write_variants(folder)
     script = device_kit.run_script(folder, args, variants)
     steps = [line.split("'")[1] for line in script.splitlines() if line.startswith("step '")]
-    assert steps == ["timing", "timing: the variants, warp-specialized",
+    assert steps == ["timing", "timing: the variants, warp-specialized", "timing: the baseline of the symmetric form",
                      "compute-sanitizer, warp-specialized kernels, paper settings",
                      "racecheck probe: named barriers",
                      "load probe: LDS.64, LDC.64, constant-bank operands; latency of dependent loads",
@@ -33,6 +33,10 @@ def test_the_session_fits_one_device_call_in_order_of_worth(tmp_path):
     assert variants.count("--sweep-best") == len(device_kit.VARIANTS) and "--styles warp-specialized" in variants
     assert "--settings paper,defaults" in timing and "--settings paper " in sanitizer
     assert (folder / "variants" / "dme_viscosity_8_pairs.txt").read_text().endswith("--warps 8 --wilke-group 2\n")
+    symmetric = script.split("step 'timing: the baseline of the symmetric form'")[1].split("step '")[0]
+    assert "--styles tuned-baseline" in symmetric and symmetric.count("--sweep-best") == 1
+    assert f"{device_kit.SYMMETRIC_BASELINE}.txt" in symmetric and "--wilke-symmetric" in \
+        (folder / "variants" / f"{device_kit.SYMMETRIC_BASELINE}.txt").read_text()
     assert "SINGE_GRID_LIMIT" not in script  # every step launches the persistent grid
     profiled = script.split("of the variants'")[1].split("step '")[0]
     assert profiled.count("--sweep-best") == len(device_kit.VARIANTS) and "--settings ''" in profiled

@@ -13,7 +13,7 @@ and one entry in ``KERNELS``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
@@ -124,7 +124,10 @@ class KernelSpec:
     ``reference_options``: those ``reference`` takes (chemistry's ``products``).  ``baseline_settings(mech)``:
     the values of ``graph_options`` the data-parallel baseline's graph is built with, where they are not the
     warp-specialized kernel's (viscosity's Wilke groups, ``transport.baseline_viscosity_settings``; None: the
-    kernel's own graph).
+    kernel's own graph).  ``baseline_forms``: the forms of the kernel's math, by name, as values of
+    ``graph_options`` (viscosity's row and symmetric forms, ``wilke_symmetric``): a kernel's data-parallel
+    baseline has its form, and the scripts that report speedups compare with the fastest baseline of every form
+    (``singe.baseline.baseline_kernels``).
     """
 
     name: str
@@ -149,6 +152,12 @@ class KernelSpec:
     graph_options: tuple[str, ...] = ()
     reference_options: tuple[str, ...] = ()
     baseline_settings: Callable[[Mechanism], dict] | None = None
+    baseline_forms: dict[str, dict] = field(default_factory=dict)
+
+    def form_of(self, options) -> str | None:
+        """The name of the form (``baseline_forms``) ``options`` compile this kernel in; None without forms."""
+        return next((name for name, values in self.baseline_forms.items()
+                     if all(getattr(options, k) == v for k, v in values.items())), None)
 
     def graph_settings(self, **values) -> dict:
         """Those of ``values`` (``CompileOptions`` fields) that this kernel's graph takes (``graph_options``):
@@ -204,8 +213,11 @@ KERNELS: dict[str, KernelSpec] = {spec.name: spec for spec in (
     KernelSpec("viscosity", transport.viscosity_graph, ("temperature", "mass_fractions"), ("viscosity",),
                reference_transport.viscosity, 1e-10, "mixture viscosity (Wilke)", cantera="viscosity",
                # the switch: each warp's constants at indices ptxas knows (no LDC.64), 5x the code (DME 15x3)
-               other_dispatch="switch", graph_options=("wilke_group", "warps", "replicate_ln_t"),
-               baseline_settings=transport.baseline_viscosity_settings),
+               other_dispatch="switch", graph_options=("wilke_group", "warps", "replicate_ln_t", "wilke_symmetric"),
+               fixed_warps=transport.band_warps,
+               baseline_settings=transport.baseline_viscosity_settings,
+               baseline_forms={"rows": {"wilke_symmetric": False},
+                               "symmetric": {"wilke_symmetric": True, "wilke_group": None}}),
     KernelSpec("diffusion", transport.diffusion_graph, ("temperature", "pressure", "mass_fractions"),
                ("diffusion",), reference_transport.mixture_diffusion, 1e-10,
                "mixture-averaged diffusion coefficients", cantera="mix_diff_coeffs",

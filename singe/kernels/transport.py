@@ -90,11 +90,16 @@ def viscosity_species_op(k: int, coefficients, weight: float) -> Operation:
     square roots (MixTransport::updateViscosity_T)."""
     b = InstrBuilder(f"vs{k}")
     p = b.emit("sqrt", mole_number(b, k, weight), dst=f"p{k}")
+    b.emit("mul", p, inverse_root_viscosity(b, k, coefficients, weight), dst=f"q{k}")
+    return _op(b, f"viscosity_species_{k}", "species", ["lnT"], [f"p{k}", f"q{k}", f"r{k}"])
+
+
+def inverse_root_viscosity(b: InstrBuilder, k: int, coefficients, weight: float) -> Reg:
+    """r_k = eta_k^(-1/2) M_k^(1/4) (``r<k>``): one exp of the viscosity fit's cubic in ln T, its coefficients halved
+    and negated and the weight folded into the constant term."""
     scaled = [-0.5 * float(c) for c in coefficients]
     scaled[0] += 0.25 * math.log(weight)
-    r = b.emit("exp", b.polynomial(scaled, Reg("lnT")), dst=f"r{k}")
-    b.emit("mul", p, r, dst=f"q{k}")
-    return _op(b, f"viscosity_species_{k}", "species", ["lnT"], [f"p{k}", f"q{k}", f"r{k}"])
+    return b.emit("exp", b.polynomial(scaled, Reg("lnT")), dst=f"r{k}")
 
 
 MAX_WILKE_GROUP = 8  # outer species per Wilke sum (each a running sum and its r_k in registers)
@@ -192,10 +197,13 @@ def wilke_op(ks, weights: np.ndarray) -> Operation:
 
 
 def viscosity_graph(mech: Mechanism, wilke_group: int | None = None, warps: int | None = None,
-                    replicate_ln_t: bool = False) -> DataflowGraph:
-    """ln T (one warp, shared; every warp its own with ``replicate_ln_t``), per species p_k, q_k, r_k
+                    replicate_ln_t: bool = False, wilke_symmetric: bool = False) -> DataflowGraph:
+    """The viscosity kernel's graph: its symmetric form with ``wilke_symmetric`` (``viscosity_symmetric_graph``);
+    else its row form, ln T (one warp, shared; every warp its own with ``replicate_ln_t``), per species p_k, q_k, r_k
     (``viscosity_species_op``), one Wilke operation per group of outer species (``wilke_groups``: ``wilke_group``
     species, or as ``warps`` warps per CTA balance them), a reduction of their terms, the write."""
+    if wilke_symmetric:
+        return viscosity_symmetric_graph(mech, replicate_ln_t, warps)
     fits = fit_transport(mech)
     index = mech.transported_indices
     weights = mech.molecular_weights[index]
@@ -205,11 +213,160 @@ def viscosity_graph(mech: Mechanism, wilke_group: int | None = None, warps: int 
     ops = [temperature_op(replicated=replicate_ln_t)] + species[::-1]
     groups = wilke_groups(len(index), wilke_group, warps)
     ops += [wilke_op(ks, weights) for ks in groups]
-    ops.append(reduction_op("viscosity_sum", [wilke_term_name(ks) for ks in groups], "mixture_viscosity"))
+    ops += viscosity_sum_ops([wilke_term_name(ks) for ks in groups])
+    return DataflowGraph("viscosity", mech.name, tuple(ops), len(index))
+
+
+def viscosity_sum_ops(terms: list[str]) -> list[Operation]:
+    """The viscosity kernel's last operations, in either form: the sum of its ``terms``, and the write."""
     write = InstrBuilder("wv")
     write.store("viscosity", 0, Reg("mixture_viscosity"))
-    ops.append(_op(write, "write_viscosity", "output", ["mixture_viscosity"], []))
-    return DataflowGraph("viscosity", mech.name, tuple(ops), len(index))
+    return [reduction_op("viscosity_sum", terms, "mixture_viscosity"),
+            _op(write, "write_viscosity", "output", ["mixture_viscosity"], [])]
+
+
+def wilke_symmetric_factor(weight_k: float, weight_j: float) -> float:
+    """e_kj = 1 / sqrt(8 (M_k + M_j)), symmetric: d_kj = sqrt(M_j) e_kj."""
+    return 1.0 / math.sqrt(8.0 * (weight_k + weight_j))
+
+
+def viscosity_symmetric_species_op(k: int, coefficients, weight: float) -> Operation:
+    """What the symmetric form reads of species k: its mole number x_k (``mole_number``), its weight
+    w_k = x_k sqrt(M_k) and r_k = eta_k^(-1/2) M_k^(1/4), the species' one exp (``viscosity_species_op``)."""
+    b = InstrBuilder(f"vs{k}")
+    moles = mole_number(b, k, weight, dst=f"x{k}")
+    b.emit("mul", moles, Const(math.sqrt(weight)), dst=f"w{k}")
+    inverse_root_viscosity(b, k, coefficients, weight)
+    return _op(b, f"moles_{k}", "species", ["lnT"], [f"x{k}", f"w{k}", f"r{k}"])
+
+
+def symmetric_pair(b: InstrBuilder, r: int, c: int, weights: np.ndarray, dst: str | None = None) -> Reg:
+    """The pair (r, c)'s factor e_rc (r_r + r_c)^2 of the symmetric form: an add and two multiplies."""
+    total = b.emit("add", Reg(f"r{r}"), Reg(f"r{c}"))
+    return b.emit("mul", b.emit("mul", total, total), Const(wilke_symmetric_factor(weights[r], weights[c])), dst=dst)
+
+
+def viscosity_symmetric_column_op(c: int, rows: list[int], weights: np.ndarray,
+                                  previous: dict[int, str]) -> Operation:
+    """Column c of the viscosity kernel's symmetric form for one thread a point (``column_op``): each row's factor
+    (``symmetric_pair``), weighted by w."""
+    def pair(b: InstrBuilder, r: int) -> Reg:
+        return symmetric_pair(b, r, c, weights, dst=pair_value_name(c, r))
+    return column_op("viscosity", c, rows, pair, "w", previous, [f"r{c}"] + [f"r{r}" for r in rows])
+
+
+def viscosity_term_op(k: int, sums: list[str]) -> Operation:
+    """Species k's term w_k / D_k, D_k = x_k r_k^2 (the pair (k, k): e_kk 4 r_k^2 w_k) plus its row of the pair
+    matrix, the sums ``sums`` (``band_sums``, ``triangular_pair_columns``)."""
+    b = InstrBuilder(f"vt{k}")
+    row = Reg(sums[0])
+    for other in sums[1:]:
+        row = b.emit("add", row, Reg(other))
+    total = b.emit("fma", b.emit("mul", Reg(f"x{k}"), Reg(f"r{k}")), Reg(f"r{k}"), row)
+    b.emit("div", Reg(f"w{k}"), total, dst=f"term{k}")
+    return _op(b, f"viscosity_{k}", "species", [f"x{k}", f"r{k}", f"w{k}", *sums], [f"term{k}"])
+
+
+def share_name(r: int, w: int) -> str:
+    """Species r's share of its pair sum D_r from warp w's band (``viscosity_band_op``)."""
+    return f"share{r}@{w}"
+
+
+def viscosity_band_op(w: int, block: list[int], n: int, weights: np.ndarray) -> Operation:
+    """Warp w's pairs in the symmetric form: those of the columns ``block`` (``column_blocks``; column c pairs with the
+    rows of ``diffusion_columns``, every unordered pair once).  Rows outermost, in order from the block on: for
+    each row r and each of the block's columns c with it, the pair's factor e_rc (r_r + r_c)^2
+    (``symmetric_pair``) added into the column sum of c, held in a register across the band, and into
+    r's share, complete once the row is (``share_name``: the warp writes it once).  The row's r_r and w_r are
+    read once a row, the columns' values once a band; no warp waits for another's sums before its own."""
+    rows_of = diffusion_columns(n)
+    b = InstrBuilder(f"vb{w}")
+    column_sum: dict[int, Reg] = {}
+    outputs, inputs = [], [f"{v}{c}" for c in block for v in "rw"]
+    for r in sorted({r for c in block for r in rows_of[c]}, key=lambda r: (r - block[0]) % n):
+        columns = [c for c in block if r in rows_of[c]]
+        inputs += [f"r{r}", f"w{r}"]
+        share: Reg | None = None
+        for c in columns:
+            factor = symmetric_pair(b, r, c, weights)
+            column_sum[c] = b.emit("mul", factor, Reg(f"w{r}")) if c not in column_sum else \
+                b.emit("fma", factor, Reg(f"w{r}"), column_sum[c])
+            dst = share_name(r, w) if c == columns[-1] else None
+            share = b.emit("mul", factor, Reg(f"w{c}"), dst=dst) if share is None else \
+                b.emit("fma", factor, Reg(f"w{c}"), share, dst=dst)
+        outputs.append(share_name(r, w))
+    for c, value in column_sum.items():
+        b.emit("mov", value, dst=column_sum_name(c))
+        outputs.append(column_sum_name(c))
+    return _op(b, f"viscosity_band_{w}", "band", list(dict.fromkeys(inputs)), outputs)
+
+
+def band_sums(k: int, blocks: list[list[int]]) -> list[str]:
+    """What species k's pair sum D_k adds up in the symmetric form (``viscosity_band_op``): its column sum (where its
+    column has rows) and the share of every band with k among its rows."""
+    rows_of = diffusion_columns(sum(map(len, blocks)))
+    return ([column_sum_name(k)] if rows_of[k] else []) + \
+        [share_name(k, w) for w, block in enumerate(blocks) if any(k in rows_of[c] for c in block)]
+
+
+def band_warps(graph: DataflowGraph, warps: int) -> dict[str, int]:
+    """Where the viscosity kernel's symmetric form fixes its operations: band w on warp w, and species k's mole
+    number, r_k and term on the warp of its column (``column_blocks``).  None for the row form."""
+    if "viscosity_band_0" not in graph.by_name:
+        return {}
+    fixed = {}
+    for w, block in enumerate(column_blocks(graph.n_species, warps)):
+        for k in block:
+            fixed[f"moles_{k}"] = fixed[f"viscosity_{k}"] = w
+        if block:
+            fixed[f"viscosity_band_{w}"] = w
+    return fixed
+
+
+def viscosity_symmetric_graph(mech: Mechanism, replicate_ln_t: bool = False,
+                              warps: int | None = None) -> DataflowGraph:
+    """The viscosity kernel's symmetric form (``CompileOptions.wilke_symmetric``): Wilke's D_k written as
+    D_k = sum_j e_kj (r_k + r_j)^2 w_j with e_kj = 1/sqrt(8 (M_k + M_j)) symmetric and w_j = x_j sqrt(M_j)
+    (d_kj = sqrt(M_j) e_kj), so that each unordered pair's factor e_kj (r_k + r_j)^2 is computed once and added
+    into both rows: an add, two multiplies and two FMAs a pair, 2.5 FP64 instructions an ordered pair against
+    the row form's 3, and no square roots.  Then eta = sum_k w_k / D_k.
+
+    For warps (``warps`` given) the pairs are the diffusion kernel's balanced columns, in a band of adjacent
+    columns a warp (``viscosity_band_op``): each warp adds its columns' sums in registers and writes each row's
+    share once, and each species' term sums its column sum and its shares.  For one thread a point (the data-parallel
+    baseline, ``warps`` None) they are the upper triangle in row order, each species' term right after its last
+    pair (``triangular_pair_columns``), so that its sum's register is free for the rest."""
+    fits = fit_transport(mech)
+    index = mech.transported_indices
+    weights = mech.molecular_weights[index]
+    n = len(index)
+    ops = [temperature_op(replicated=replicate_ln_t)]
+    ops += [viscosity_symmetric_species_op(k, fits.viscosity[i], w) for k, (i, w) in enumerate(zip(index, weights))]
+    if warps is None:
+        column = lambda c, rows, previous: viscosity_symmetric_column_op(c, rows, weights, previous)  # noqa: E731
+        ops += triangular_pair_columns(n, column, viscosity_term_op)
+    else:
+        blocks = column_blocks(n, warps)
+        ops += [viscosity_band_op(w, block, n, weights) for w, block in enumerate(blocks) if block]
+        ops += [viscosity_term_op(k, band_sums(k, blocks)) for k in range(n)]
+    ops += viscosity_sum_ops([f"term{k}" for k in range(n)])
+    return DataflowGraph("viscosity", mech.name, tuple(ops), n)
+
+
+def triangular_pair_columns(n: int, column, output) -> list[Operation]:
+    """The pairs of ``n`` species as the upper triangle, column c taking rows c+1 .. n-1 (``column(c, rows,
+    previous)``, ``column_op``), each followed by species c's ``output(c, sums)``: its row is complete once
+    its column is (the row sum of the columns before it, its column sum)."""
+    ops: list[Operation] = []
+    last_row_sum: dict[int, str] = {}
+    for c in range(n):
+        rows = list(range(c + 1, n))
+        sums = ([column_sum_name(c)] if rows else []) + ([last_row_sum[c]] if c in last_row_sum else [])
+        if rows:
+            ops.append(column(c, rows, dict(last_row_sum)))
+            last_row_sum.update({r: row_sum_name(r, c) for r in rows})
+        ops.append(output(c, sums))
+    return ops
 
 
 # -- diffusion ---------------------------------------------------------------
@@ -238,36 +395,45 @@ def column_sum_name(c: int, turn: int | None = None) -> str:
     return f"{COLUMN_SUM}{c}" if turn is None else f"{COLUMN_SUM}{c}@{turn}"
 
 
-def pair_inverse_name(c: int, r: int) -> str:
-    """1/(P D_rc) in the operation of column c (a temporary: ``pair_slice`` finds its instructions)."""
+def pair_value_name(c: int, r: int) -> str:
+    """The pair (r, c)'s symmetric value in the operation of column c (a temporary: ``_pair_slice`` finds its
+    instructions): 1/(P D_rc) in the diffusion kernel, e_rc (r_r + r_c)^2 in the viscosity kernel's symmetric form."""
     return f"dc{c}.d{r}"
 
 
-def diffusion_column_op(c: int, rows: list[int], coefficients: np.ndarray, previous: dict[int, str]) -> Operation:
-    """1/(P D_rc) = exp(-fit_rc(ln T)) for each row r of column c (the
-    pressure is applied once per species, in the output), added into the
-    column sum sum_r x_r / (P D_rc) and into the running row sum of r,
-    ``previous[r]`` (the row sum after the column before c that has row r;
-    none for the first): two FMAs per pair, as a sequential loop over the
-    pairs computes them."""
+def column_op(kernel: str, c: int, rows: list[int], pair, weight: str, previous: dict[int, str],
+              inputs: list[str]) -> Operation:
+    """Column c of a symmetric pair matrix (paper Figure 5): for each row r, the pair's value v_rc (``pair(b, r)``
+    emits it as ``pair_value_name(c, r)``), added into the column sum sum_r v_rc m_r and into the running row sum
+    of r, ``previous[r]`` (the row sum after the column before c that has row r; none for the first) as
+    v_rc m_c, where m is the weight ``weight``<k>: two FMAs per pair, as a sequential loop over the pairs computes
+    them.  ``inputs``: what the pair values read besides the weights."""
     b = InstrBuilder(f"dc{c}")
     column_sum: Reg | None = None
     outputs = []
     for r in rows:
-        polynomial = b.polynomial([-float(a) for a in coefficients[r]], Reg("lnT"))
-        inverse = b.emit("exp", polynomial, dst=pair_inverse_name(c, r))
-        column_sum = b.emit("mul", inverse, Reg(f"x{r}")) if column_sum is None else \
-            b.emit("fma", inverse, Reg(f"x{r}"), column_sum)
+        value = pair(b, r)
+        column_sum = b.emit("mul", value, Reg(f"{weight}{r}")) if column_sum is None else \
+            b.emit("fma", value, Reg(f"{weight}{r}"), column_sum)
         if r in previous:
-            b.emit("fma", inverse, Reg(f"x{c}"), Reg(previous[r]), dst=row_sum_name(r, c))
+            b.emit("fma", value, Reg(f"{weight}{c}"), Reg(previous[r]), dst=row_sum_name(r, c))
         else:
-            b.emit("mul", inverse, Reg(f"x{c}"), dst=row_sum_name(r, c))
+            b.emit("mul", value, Reg(f"{weight}{c}"), dst=row_sum_name(r, c))
         outputs.append(row_sum_name(r, c))
     if column_sum is not None:
         b.emit("mov", column_sum, dst=column_sum_name(c))
         outputs.append(column_sum_name(c))
-    inputs = ["lnT", f"x{c}"] + [f"x{r}" for r in rows] + [previous[r] for r in rows if r in previous]
-    return _op(b, f"diffusion_column_{c}", "column", inputs, outputs)
+    reads = [*inputs, f"{weight}{c}"] + [f"{weight}{r}" for r in rows] + [previous[r] for r in rows if r in previous]
+    return _op(b, f"{kernel}_column_{c}", "column", list(dict.fromkeys(reads)), outputs)
+
+
+def diffusion_column_op(c: int, rows: list[int], coefficients: np.ndarray, previous: dict[int, str]) -> Operation:
+    """Column c of the diffusion kernel (``column_op``): 1/(P D_rc) = exp(-fit_rc(ln T)) for each row r (the
+    pressure is applied once per species, in the output), weighted by the mole numbers x."""
+    def inverse(b: InstrBuilder, r: int) -> Reg:
+        polynomial = b.polynomial([-float(a) for a in coefficients[r]], Reg("lnT"))
+        return b.emit("exp", polynomial, dst=pair_value_name(c, r))
+    return column_op("diffusion", c, rows, inverse, "x", previous, ["lnT"])
 
 
 def diffusion_output_op(k: int, weight: float, sums: list[str]) -> Operation:
@@ -479,8 +645,8 @@ def _turn_op(adder: tuple[int, int], t: int, pairs: list[tuple[int, int]], turns
         inputs[f"x{r}"] = None
         for k, c in enumerate(cols):
             inputs[f"x{c}"] = None
-            instrs += _pair_slice(columns[c], pair_inverse_name(c, r))
-            inverse = Reg(pair_inverse_name(c, r))
+            instrs += _pair_slice(columns[c], pair_value_name(c, r))
+            inverse = Reg(pair_value_name(c, r))
             summed = f"{name}.c{c}_{r}"
             instrs.append(Instr("fma", summed, (inverse, Reg(f"x{r}"), Reg(column_sum[c])))
                           if c in column_sum else Instr("mul", summed, (inverse, Reg(f"x{r}"))))

@@ -101,12 +101,14 @@ def needs_settling(compiled) -> bool:
     ptxas holds more for the warps' own partly unrolled loops; DME diffusion at 8 warps x 4 CTAs on sm_90: 12 B
     of spill stores, none with the overlay's code) or that guards its products (``CompileOptions.products``
     'cantera': the floor was checked without the guards' values; GRI-Mech chemistry at 8 warps x 2 CTAs on
-    sm_90: 8 B of spill stores, the plan 112 registers), and are not yet ``confirmed``."""
+    sm_90: 8 B of spill stores, the plan 112 registers) or that is viscosity's symmetric form
+    (``CompileOptions.wilke_symmetric``: the floor was checked for the row form; the QSSA n-dodecane at 8 warps x 3
+    CTAs: 12-16 B of spill stores, sm_80 and sm_90), and are not yet ``confirmed``."""
     plan = compiled.programs.plan
     if compiled.form == "tables" or plan is None or plan.confirmed:
         return False
     return (plan.unchecked or plan.uncertain or copies_beyond_residency(compiled) or compiled.programs.loops_per_warp
-            or guards_products(compiled.options.products))
+            or guards_products(compiled.options.products) or compiled.options.wilke_symmetric)
 
 
 def copies_beyond_residency(compiled) -> bool:

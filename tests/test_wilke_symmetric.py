@@ -173,3 +173,14 @@ def test_the_model_issues_what_the_symmetric_kernel_issues_per_warp(warps, ctas,
     print("\n" + sass.format_model_check(f"dme viscosity symmetric {warps}x{ctas} {table} {arch}", rows))
     for warp, modeled, issued in rows:
         assert abs(modeled - issued) <= SASS_TOLERANCE * issued, (warp, modeled, issued)
+
+
+def test_where_singe_chose_the_ctas_ptxas_settles_the_symmetric_form():
+    """The register plan's floor was checked against ptxas for the row form: a symmetric kernel whose CTAs per SM
+    singe chose is settled by ptxas where nvcc is installed (the QSSA n-dodecane at 8 warps spilled 12-16 B at the
+    3 CTAs planned).  The companion: the row form's plan is trusted."""
+    from singe.ptxas_check import needs_settling
+
+    mech = load("dme")
+    assert needs_settling(compile_kernel(mech, "viscosity", warps=8, wilke_symmetric=True))
+    assert not needs_settling(compile_kernel(mech, "viscosity", warps=8))

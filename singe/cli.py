@@ -97,21 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "read, the rest through the cache; else the cache), or 'bank': the code of each loop "
                              "once per warp, its constants read from the constant bank at indices ptxas knows "
                              "(ULDC.64, off the load queue; untimed on a GPU)")
-    parser.add_argument("--wilke-group", type=int, default=None, metavar="N",
-                        help="outer species per Wilke sum of the viscosity kernel: a warp reads each inner "
-                             "species' two values once per N sums (default: one sum a warp, the species over the "
-                             "warps rounded up, e.g. 7 for 52 species at 8 warps; two sums a warp where that is "
-                             "above 8; 2 where it is below 3; more: fewer shared-memory loads, more registers)")
-    parser.add_argument("--replicate-ln-t", action="store_true",
-                        help="every warp of the viscosity kernel computes ln T itself, instead of one warp sharing "
-                             "it through shared memory: a sync point less a slab, a log more a warp (DME at 5 warps "
-                             "x 8 CTAs with --constant-table bank: modeled 0.93 -> 0.96 of the baseline on the H100 "
-                             "preset; untimed on a GPU)")
-    parser.add_argument("--wilke-symmetric", action="store_true",
-                        help="the viscosity kernel's symmetric form: each unordered pair's symmetric factor computed "
-                             "once and added into both species' sums, each warp a band of adjacent columns (2.5 FP64 "
-                             "instructions an ordered pair against 3, no square roots; untimed on a GPU); no "
-                             "--wilke-group with it")
+    _add_viscosity_arguments(parser)
     parser.add_argument("--prefetch", action="store_true",
                         help="each slab prefetches the next slab's inputs into the L1 (one 128-byte line a lane), "
                              "so that its global loads need not wait on DRAM; not yet timed on a GPU (the table "
@@ -134,6 +120,25 @@ def build_parser() -> argparse.ArgumentParser:
                         help="also write <mech>_<kernel>.ref, the outputs singe.reference computes at STATES: a "
                              "state file, or a number of random states to draw (written to <mech>_states.dat)")
     return parser
+
+
+def _add_viscosity_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of the viscosity kernel's graph: its Wilke groups, ln T, and its symmetric form."""
+    parser.add_argument("--wilke-group", type=int, default=None, metavar="N",
+                        help="outer species per Wilke sum of the viscosity kernel: a warp reads each inner "
+                             "species' two values once per N sums (default: one sum a warp, the species over the "
+                             "warps rounded up, e.g. 7 for 52 species at 8 warps; two sums a warp where that is "
+                             "above 8; 2 where it is below 3; more: fewer shared-memory loads, more registers)")
+    parser.add_argument("--replicate-ln-t", action="store_true",
+                        help="every warp of the viscosity kernel computes ln T itself, instead of one warp sharing "
+                             "it through shared memory: a sync point less a slab, a log more a warp (DME at 5 warps "
+                             "x 8 CTAs with --constant-table bank: modeled 0.93 -> 0.96 of the row form's baseline on "
+                             "the H100 preset; untimed on a GPU)")
+    parser.add_argument("--wilke-symmetric", action="store_true",
+                        help="the viscosity kernel's symmetric form: each unordered pair's symmetric factor computed "
+                             "once and added into both species' sums, each warp a band of adjacent columns (2.5 FP64 "
+                             "instructions an ordered pair against 3, no square roots; untimed on a GPU); no "
+                             "--wilke-group with it")
 
 
 def describe(mech: Mechanism, seconds: float) -> str:

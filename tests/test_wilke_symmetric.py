@@ -184,3 +184,19 @@ def test_where_singe_chose_the_ctas_ptxas_settles_the_symmetric_form():
     mech = load("dme")
     assert needs_settling(compile_kernel(mech, "viscosity", warps=8, wilke_symmetric=True))
     assert not needs_settling(compile_kernel(mech, "viscosity", warps=8))
+
+
+@pytest.mark.exhaustive
+@pytest.mark.parametrize("name", ["dme", "heptane", "gri30"])
+def test_the_symmetric_form_at_every_warp_count(name):
+    """pytest -m exhaustive: the symmetric form at warps 1-32 (DME, n-heptane, GRI-Mech 3.0), verified programs and
+    the reference's viscosity to 1e-10 in the simulator, as the row form's warp counts are checked by default
+    (tests/test_compiler_transport.py)."""
+    mech = load(name)
+    T, P, Y = random_states(48, len(mech.transported_species), 11)
+    expected = reference.viscosity(mech, T, P, Y)
+    for warps in range(1, 33):
+        compiled = compile_kernel(mech, "viscosity", warps=warps, wilke_symmetric=True)
+        compiled.verify()
+        error = float(np.max(np.abs(compiled.simulate(T, P, Y) / expected - 1.0)))
+        assert error <= TOLERANCE, f"{name} warps={warps}: {error:.2e}"

@@ -58,7 +58,8 @@ STYLES = ("warp-specialized", "baseline", "tuned-baseline")
 """The kernels timed of a configuration: the warp-specialized kernel; 'baseline', the data-parallel kernel of
 its graph (what every stored run before 2026-11-28 measured); 'tuned-baseline', the data-parallel kernel of its
 graph built the way a kernel of one thread a point runs fastest (``singe.baseline_kernel``: viscosity's Wilke
-groups of 8), the one its speedup is measured against, timed only where it differs from 'baseline'."""
+groups of 8, or the symmetric form's triangle), the one its speedup is measured against, timed only where it
+differs from 'baseline'."""
 
 SETTINGS = ("paper", "defaults")
 SANITIZER_TOOLS = ("racecheck", "synccheck")

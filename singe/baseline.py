@@ -44,9 +44,10 @@ class BaselineKernel:
 
 def baseline_kernel(compiled):
     """The data-parallel baseline to compare ``compiled`` with: the same math and the same algebraic savings, its
-    graph built the way a kernel of one thread a point runs fastest (``KernelSpec.baseline_settings``: viscosity's
-    Wilke groups of 8, not the groups that balance the warps).  ``compiled`` itself where the kernel's own graph is
-    the baseline's, or where there is no graph (the table form, which has no baseline)."""
+    graph, in ``compiled``'s form, built the way a kernel of one thread a point runs fastest
+    (``KernelSpec.baseline_settings``: viscosity's Wilke groups of 8, not the groups that balance the warps, or the
+    symmetric form's triangle).  ``compiled`` itself where the kernel's own graph is the baseline's, or where there
+    is no graph (the table form, which has no baseline).  The fastest of every form: ``fastest_baseline``."""
     if compiled.spec.baseline_settings is None or compiled.form == "tables":
         return compiled
     graph = build_baseline_graph(compiled.mechanism, compiled.kernel, compiled.options)

@@ -135,8 +135,8 @@ VARIANTS = {  # name -> a singe command line (gpu_bench --sweep-best reads it), 
     "dme_viscosity_10x4_bank_lnt": "singe dme.inp --kernels viscosity --warps 10 --ctas-per-sm 4 --constant-table bank "
                                    "--replicate-ln-t",
     # --wilke-symmetric (2026-11-28, untimed): each unordered pair's factor once, added into both species' sums; its
-    # tuned baseline is the symmetric triangle, which the model puts above the row form's (H100 preset 4,397 against
-    # 4,175 Mpoints/s; A100 1,503 against 1,275).  The sweeps' best settings: 8x4 with the bank on the H100 preset
+    # tuned baseline is the symmetric triangle, which the model puts above the row form's (H100 preset 5,223 against
+    # 4,175 Mpoints/s; A100 1,579 against 1,275).  The sweeps' best settings: 8x4 with the bank on the H100 preset
     # (3,751), 6x4 on the A100's (1,383, against the row form's best 1,249), both with ln T replicated.
     "dme_viscosity_8x4_bank_lnt_sym": "singe dme.inp --kernels viscosity --warps 8 --ctas-per-sm 4 --constant-table "
                                       "bank --replicate-ln-t --wilke-symmetric",

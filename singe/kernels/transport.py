@@ -255,16 +255,41 @@ def viscosity_symmetric_column_op(c: int, rows: list[int], weights: np.ndarray,
     return column_op("viscosity", c, rows, pair, "w", previous, [f"r{c}"] + [f"r{r}" for r in rows])
 
 
-def viscosity_term_op(k: int, sums: list[str]) -> Operation:
-    """Species k's term w_k / D_k, D_k = x_k r_k^2 (the pair (k, k): e_kk 4 r_k^2 w_k) plus its row of the pair
-    matrix, the sums ``sums`` (``band_sums``, ``triangular_pair_columns``)."""
-    b = InstrBuilder(f"vt{k}")
+def pair_sum(b: InstrBuilder, k: int, sums: list[str]) -> Reg:
+    """D_k = x_k r_k^2 (the pair (k, k): e_kk 4 r_k^2 w_k) plus its row of the pair matrix, the sums ``sums``
+    (``band_sums``, ``triangular_pair_columns``)."""
     row = Reg(sums[0])
     for other in sums[1:]:
         row = b.emit("add", row, Reg(other))
-    total = b.emit("fma", b.emit("mul", Reg(f"x{k}"), Reg(f"r{k}")), Reg(f"r{k}"), row)
-    b.emit("div", Reg(f"w{k}"), total, dst=f"term{k}")
+    return b.emit("fma", b.emit("mul", Reg(f"x{k}"), Reg(f"r{k}")), Reg(f"r{k}"), row, dst=f"D{k}")
+
+
+def viscosity_term_op(k: int, sums: list[str]) -> Operation:
+    """Species k's term w_k / D_k (``pair_sum``), on the warp of its column."""
+    b = InstrBuilder(f"vt{k}")
+    b.emit("div", Reg(f"w{k}"), pair_sum(b, k, sums), dst=f"term{k}")
     return _op(b, f"viscosity_{k}", "species", [f"x{k}", f"r{k}", f"w{k}", *sums], [f"term{k}"])
+
+
+def viscosity_pair_sum_op(k: int, sums: list[str]) -> Operation:
+    """Species k's D_k (``pair_sum``) alone, for the triangle's fractions (``viscosity_fraction_op``)."""
+    b = InstrBuilder(f"vt{k}")
+    pair_sum(b, k, sums)
+    return _op(b, f"viscosity_{k}", "species", [f"x{k}", f"r{k}", *sums], [f"D{k}"])
+
+
+def viscosity_fraction_op(ks: tuple[int, ...]) -> Operation:
+    """The terms w_k / D_k of the species ``ks`` added as one fraction, N/D + n/d = (N d + n D) / (D d): one
+    division for the group (``wilke_op``'s fraction; each D_k sums every species, so the product of
+    ``MAX_WILKE_GROUP`` of them stays in range as the row form's does)."""
+    b = InstrBuilder("vf" + "_".join(map(str, ks)))
+    numerator, denominator = Reg(f"w{ks[0]}"), Reg(f"D{ks[0]}")
+    for k in ks[1:]:
+        numerator = b.emit("fma", numerator, Reg(f"D{k}"), b.emit("mul", Reg(f"w{k}"), denominator))
+        denominator = b.emit("mul", denominator, Reg(f"D{k}"))
+    b.emit("div", numerator, denominator, dst=wilke_term_name(ks))
+    return _op(b, f"viscosity_fraction_{ks[0]}", "species", [f"{v}{k}" for k in ks for v in "wD"],
+               [wilke_term_name(ks)])
 
 
 def share_name(r: int, w: int) -> str:
@@ -333,9 +358,10 @@ def viscosity_symmetric_graph(mech: Mechanism, replicate_ln_t: bool = False,
 
     For warps (``warps`` given) the pairs are the diffusion kernel's balanced columns, in a band of adjacent
     columns a warp (``viscosity_band_op``): each warp adds its columns' sums in registers and writes each row's
-    share once, and each species' term sums its column sum and its shares.  For one thread a point (the data-parallel
-    baseline, ``warps`` None) they are the upper triangle in row order, each species' term right after its last
-    pair (``triangular_pair_columns``), so that its sum's register is free for the rest."""
+    share once, and each species' term sums its column sum and its shares.  For one thread a point (the
+    data-parallel baseline, ``warps`` None) they are the upper triangle in row order, each species' D_k right
+    after its last pair, so that its sum's register is free for the rest, and the terms in fractions of
+    ``MAX_WILKE_GROUP`` (``triangular_pair_columns``)."""
     fits = fit_transport(mech)
     index = mech.transported_indices
     weights = mech.molecular_weights[index]
@@ -344,20 +370,25 @@ def viscosity_symmetric_graph(mech: Mechanism, replicate_ln_t: bool = False,
     ops += [viscosity_symmetric_species_op(k, fits.viscosity[i], w) for k, (i, w) in enumerate(zip(index, weights))]
     if warps is None:
         column = lambda c, rows, previous: viscosity_symmetric_column_op(c, rows, weights, previous)  # noqa: E731
-        ops += triangular_pair_columns(n, column, viscosity_term_op)
+        triangle, terms = triangular_pair_columns(n, column)
+        ops += triangle
     else:
         blocks = column_blocks(n, warps)
         ops += [viscosity_band_op(w, block, n, weights) for w, block in enumerate(blocks) if block]
         ops += [viscosity_term_op(k, band_sums(k, blocks)) for k in range(n)]
-    ops += viscosity_sum_ops([f"term{k}" for k in range(n)])
+        terms = [f"term{k}" for k in range(n)]
+    ops += viscosity_sum_ops(terms)
     return DataflowGraph("viscosity", mech.name, tuple(ops), n)
 
 
-def triangular_pair_columns(n: int, column, output) -> list[Operation]:
+def triangular_pair_columns(n: int, column) -> tuple[list[Operation], list[str]]:
     """The pairs of ``n`` species as the upper triangle, column c taking rows c+1 .. n-1 (``column(c, rows,
-    previous)``, ``column_op``), each followed by species c's ``output(c, sums)``: its row is complete once
-    its column is (the row sum of the columns before it, its column sum)."""
+    previous)``, ``column_op``), each followed by species c's D_c (``viscosity_pair_sum_op``): its row is complete
+    once its column is (the row sum of the columns before it, its column sum); each ``MAX_WILKE_GROUP`` species'
+    terms as one fraction (``viscosity_fraction_op``) after the last of them.  Returns the operations and the
+    fractions' terms."""
     ops: list[Operation] = []
+    terms: list[str] = []
     last_row_sum: dict[int, str] = {}
     for c in range(n):
         rows = list(range(c + 1, n))
@@ -365,8 +396,11 @@ def triangular_pair_columns(n: int, column, output) -> list[Operation]:
         if rows:
             ops.append(column(c, rows, dict(last_row_sum)))
             last_row_sum.update({r: row_sum_name(r, c) for r in rows})
-        ops.append(output(c, sums))
-    return ops
+        ops.append(viscosity_pair_sum_op(c, sums))
+        if c % MAX_WILKE_GROUP == MAX_WILKE_GROUP - 1 or c == n - 1:
+            ops.append(viscosity_fraction_op(tuple(range(c - c % MAX_WILKE_GROUP, c + 1))))
+            terms.append(ops[-1].outputs[0])
+    return ops, terms
 
 
 # -- diffusion ---------------------------------------------------------------

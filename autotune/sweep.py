@@ -562,24 +562,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def refuse_unknown(what: str, given: list[str], allowed) -> None:
+    """Exit with 'sweep: WHAT X, Y (choose from ...)' where ``given`` has words not in ``allowed``."""
+    unknown = [v for v in given if v not in allowed]
+    if unknown:
+        raise SystemExit(f"sweep: {what} {', '.join(unknown)} (choose from {', '.join(allowed)})")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    unknown = [p for p in args.placements if p not in PLACEMENTS]
-    if unknown:
-        raise SystemExit(f"sweep: unknown placement {', '.join(unknown)} (choose from {', '.join(PLACEMENTS)})")
-    unknown = [t for t in args.constant_tables if t not in CONSTANT_TABLES]
-    if unknown:
-        raise SystemExit(f"sweep: unknown constant table {', '.join(unknown)} "
-                         f"(choose from {', '.join(CONSTANT_TABLES)})")
+    refuse_unknown("unknown placement", args.placements, PLACEMENTS)
+    refuse_unknown("unknown constant table", args.constant_tables, CONSTANT_TABLES)
     if any(not 1 <= g <= MAX_WILKE_GROUP for g in args.wilke_groups if g is not None):
         raise SystemExit(f"sweep: --wilke-groups must be from 1 to {MAX_WILKE_GROUP}")
-    unknown = [v for v in args.ln_t if v not in LN_T]
-    if unknown:
-        raise SystemExit(f"sweep: --ln-t: unknown {', '.join(unknown)} (choose from {', '.join(LN_T)})")
-    unknown = [v for v in args.wilke_forms if v not in WILKE_FORMS]
-    if unknown:
-        raise SystemExit(f"sweep: --wilke-forms: unknown {', '.join(unknown)} "
-                         f"(choose from {', '.join(WILKE_FORMS)})")
+    refuse_unknown("--ln-t: unknown", args.ln_t, LN_T)
+    refuse_unknown("--wilke-forms: unknown", args.wilke_forms, WILKE_FORMS)
     start = time.perf_counter()
     try:
         _init_worker(args.mechanism, args.kernel, args.states, args.seed, args.ptxas)
